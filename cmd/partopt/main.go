@@ -1,0 +1,57 @@
+// Command partopt proves which parts of the MAP labeling of a discrete graphical model
+// are optimal (persistency), from a laptop to a cluster. Run "partopt help".
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// Exit codes of the CLI contract.
+const (
+	exitOK       = 0
+	exitInternal = 1
+	exitBadInput = 2
+)
+
+// internalError marks failures that are not the user's input (exit code 1).
+type internalError struct{ err error }
+
+func (e internalError) Error() string { return e.err.Error() }
+func (e internalError) Unwrap() error { return e.err }
+
+// run executes the CLI and returns the exit code: 0 on success, 2 on bad input (bad
+// arguments, unreadable or malformed files), 1 on internal failures.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "partopt: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	if errors.As(err, new(internalError)) {
+		return exitInternal
+	}
+	return exitBadInput
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "partopt",
+		Short:         "Partial optimality (persistency) for MAP inference in discrete graphical models",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newInfoCmd(), newEnergyCmd())
+	return root
+}

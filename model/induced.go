@@ -1,0 +1,194 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+)
+
+// SubModel is the model induced by a node set A of a parent model: its variables are
+// the nodes of A (in the order given), its factors are the parent factors whose
+// variables all lie in A, and its offset is zero. Functions are shared with the parent.
+type SubModel struct {
+	Model *Model
+	// Vars[i] is the parent variable of sub-model variable i.
+	Vars []int
+	// Factors[j] is the parent factor of sub-model factor j (ascending).
+	Factors []int
+	// Boundary lists, ascending, the parent factors with variables both in A and
+	// outside A (∂E_A in the paper).
+	Boundary []int
+}
+
+// Local returns, for every parent variable, its index in a node list, or -1.
+func (m *Model) local(nodes []int) ([]int32, error) {
+	loc := make([]int32, len(m.labels))
+	for i := range loc {
+		loc[i] = -1
+	}
+	for i, v := range nodes {
+		if v < 0 || v >= len(m.labels) {
+			return nil, fmt.Errorf("model: node %d out of range [0,%d)", v, len(m.labels))
+		}
+		if loc[v] >= 0 {
+			return nil, fmt.Errorf("model: node %d listed twice", v)
+		}
+		loc[v] = int32(i)
+	}
+	return loc, nil
+}
+
+// Induced returns the sub-model induced by nodes (distinct variables of m). It costs
+// O(NumVars) plus the size of the factors touching nodes.
+func (m *Model) Induced(nodes []int) (*SubModel, error) {
+	loc, err := m.local(nodes)
+	if err != nil {
+		return nil, err
+	}
+	s := &SubModel{Vars: slices.Clone(nodes)}
+	for _, v := range nodes {
+		for _, f := range m.VarFactors(v) {
+			vars := m.FactorVars(int(f))
+			inside, first := 0, int32(-1)
+			for _, u := range vars {
+				if loc[u] >= 0 {
+					inside++
+					if first < 0 {
+						first = u
+					}
+				}
+			}
+			if first != int32(v) { // visit each factor once, from its first inside node
+				continue
+			}
+			if inside == len(vars) {
+				s.Factors = append(s.Factors, int(f))
+			} else {
+				s.Boundary = append(s.Boundary, int(f))
+			}
+		}
+	}
+	slices.Sort(s.Factors)
+	slices.Sort(s.Boundary)
+
+	labels := make([]int32, len(nodes))
+	for i, v := range nodes {
+		labels[i] = m.labels[v]
+	}
+	b := newChildBuilder(labels, &m.funcs)
+	vars := make([]int, 0, 8)
+	for _, f := range s.Factors {
+		vars = vars[:0]
+		for _, u := range m.FactorVars(f) {
+			vars = append(vars, int(loc[u]))
+		}
+		b.appendFactor(m.facFunc[f], vars)
+	}
+	s.Model, err = b.Build()
+	return s, err
+}
+
+// Conditioned is a model with some variables of a parent fixed: for every labeling x
+// of the parent that agrees with the fixed labels, parent.Energy(x) equals
+// Model.Energy of x restricted to Vars.
+type Conditioned struct {
+	Model *Model
+	// Vars[i] is the parent variable of conditioned variable i (the free variables, ascending).
+	Vars []int
+}
+
+// Condition fixes variable v to label fixed[v] wherever fixed[v] ≥ 0 (len(fixed) ==
+// NumVars; −1 means free). Factors over fixed variables only move to the offset;
+// factors with some fixed variables become lower-order factors of the free ones, and
+// all unary results for one variable are summed into one new unary factor. Factors
+// with no fixed variable keep their shared function.
+func (m *Model) Condition(fixed []int) (*Conditioned, error) {
+	if len(fixed) != len(m.labels) {
+		return nil, fmt.Errorf("model: condition: %d entries for %d variables", len(fixed), len(m.labels))
+	}
+	c := &Conditioned{}
+	for v, l := range fixed {
+		if l >= int(m.labels[v]) || l < -1 {
+			return nil, fmt.Errorf("model: condition: variable %d: label %d out of range [0,%d)", v, l, m.labels[v])
+		}
+		if l < 0 {
+			c.Vars = append(c.Vars, v)
+		}
+	}
+	loc, _ := m.local(c.Vars)
+	labels := make([]int32, len(c.Vars))
+	for i, v := range c.Vars {
+		labels[i] = m.labels[v]
+	}
+	b := newChildBuilder(labels, &m.funcs)
+	b.offset = m.offset
+	unary := make([][]float64, len(c.Vars))
+
+	var x, free, vars []int
+	var table []float64
+	for f := range m.facFunc {
+		fn := m.funcs.at(int(m.facFunc[f]))
+		fv := m.FactorVars(f)
+		x, free, vars = x[:0], free[:0], vars[:0]
+		for d, u := range fv {
+			if fixed[u] >= 0 {
+				x = append(x, fixed[u])
+			} else {
+				x = append(x, 0)
+				free = append(free, d)
+				vars = append(vars, int(loc[u]))
+			}
+		}
+		switch {
+		case len(free) == len(fv):
+			b.appendFactor(m.facFunc[f], vars)
+		case len(free) == 0:
+			b.offset += fn.Value(x)
+		default:
+			table = reducedTable(fn, x, free, table[:0])
+			if len(free) == 1 {
+				acc := unary[vars[0]]
+				if acc == nil {
+					acc = make([]float64, len(table))
+					unary[vars[0]] = acc
+				}
+				for i, t := range table {
+					acc[i] += t
+				}
+				continue
+			}
+			if err := b.AddTable(vars, table); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for v, t := range unary {
+		if t != nil {
+			if err := b.AddTable([]int{v}, t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var err error
+	c.Model, err = b.Build()
+	return c, err
+}
+
+// reducedTable enumerates fn over its free argument positions (last fastest), the
+// others held at x, appending the values to dst.
+func reducedTable(fn *Function, x []int, free []int, dst []float64) []float64 {
+	for {
+		dst = append(dst, fn.Value(x))
+		i := len(free) - 1
+		for ; i >= 0; i-- {
+			d := free[i]
+			x[d]++
+			if x[d] < fn.Shape[d] {
+				break
+			}
+			x[d] = 0
+		}
+		if i < 0 {
+			return dst
+		}
+	}
+}

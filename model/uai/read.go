@@ -1,0 +1,245 @@
+package uai
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/partopt/partopt/model"
+	"github.com/ulikunitz/xz"
+)
+
+// Format is a model file format.
+type Format int
+
+const (
+	// Unknown is returned by FormatOf for names it does not recognise.
+	Unknown Format = iota
+	// UAI is the probability-domain MARKOV / BAYES format (.uai).
+	UAI
+	// LG is the log-domain variant (.LG).
+	LG
+	// WCSP is toulbar2's weighted CSP format (.wcsp).
+	WCSP
+)
+
+func (f Format) String() string {
+	return [...]string{"unknown", "uai", "LG", "wcsp"}[f]
+}
+
+// maxCount bounds every declared count (variables, factors, labels, entries).
+const maxCount = math.MaxInt32
+
+// FormatOf returns the format of a file name and whether it is compressed (.gz, .xz).
+func FormatOf(name string) (Format, string) {
+	base, comp := name, ""
+	for _, c := range []string{".gz", ".xz"} {
+		if strings.HasSuffix(strings.ToLower(base), c) {
+			base, comp = base[:len(base)-len(c)], c
+			break
+		}
+	}
+	switch strings.ToLower(filepath.Ext(base)) {
+	case ".uai":
+		return UAI, comp
+	case ".lg":
+		return LG, comp
+	case ".wcsp":
+		return WCSP, comp
+	}
+	return Unknown, comp
+}
+
+// Open opens a file for reading, decompressing .gz and .xz.
+func Open(path string) (io.ReadCloser, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	_, comp := FormatOf(path)
+	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
+	switch comp {
+	case ".gz":
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		r = zr
+	case ".xz":
+		zr, err := xz.NewReader(r)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		r = zr
+	}
+	return readCloser{r, f}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// ReadFile reads a model, choosing the format by the file name.
+func ReadFile(path string) (*model.Model, error) {
+	format, _ := FormatOf(path)
+	if format == Unknown {
+		return nil, fmt.Errorf("%s: unknown model format (want .uai, .LG or .wcsp, optionally .gz or .xz)", path)
+	}
+	r, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	hint := 1 << 16
+	if st, err := os.Stat(path); err == nil && !strings.HasSuffix(path, "z") {
+		hint = max(hint, int(min(st.Size(), maxCount)))
+	}
+	return read(r, path, format, hint)
+}
+
+// Read reads a model in the given format; name is used in error messages.
+func Read(r io.Reader, name string, format Format) (*model.Model, error) {
+	return read(r, name, format, 1<<16)
+}
+
+// read reads a model; sizeHint bounds preallocation (the input length when known).
+func read(r io.Reader, name string, format Format, sizeHint int) (*model.Model, error) {
+	s := newScanner(r, name, sizeHint)
+	switch format {
+	case UAI, LG:
+		return readUAI(s, format == LG)
+	case WCSP:
+		return readWCSP(s)
+	}
+	return nil, fmt.Errorf("%s: cannot read format %v", name, format)
+}
+
+func readUAI(s *scanner, logDomain bool) (*model.Model, error) {
+	kind, err := s.word("MARKOV or BAYES")
+	if err != nil {
+		return nil, err
+	}
+	if k := strings.ToUpper(kind); k != "MARKOV" && k != "BAYES" {
+		return nil, s.errorf("expected MARKOV or BAYES, found %q", clip([]byte(kind)))
+	}
+	labels, err := readLabels(s)
+	if err != nil {
+		return nil, err
+	}
+	b := model.NewBuilder(labels)
+	nf, err := s.int("the number of factors", maxCount)
+	if err != nil {
+		return nil, err
+	}
+	// Scopes come first, tables after; keep them flat, growing with the file (a factor
+	// takes at least 4 bytes of it, scope and table).
+	order := make([]int32, 0, min(nf, s.sizeHint/4))
+	vars := make([]int32, 0, min(2*nf, s.sizeHint/4))
+	for f := 0; f < nf; f++ {
+		k, ok := s.readInt(len(labels))
+		if !ok {
+			return nil, s.fail(fmt.Sprintf("the number of variables of factor %d (at most %d)", f, len(labels)))
+		}
+		order = append(order, int32(k))
+		for i := 0; i < k; i++ {
+			v, ok := s.readInt(len(labels) - 1)
+			if !ok {
+				return nil, s.fail(fmt.Sprintf("a variable of factor %d (0..%d)", f, len(labels)-1))
+			}
+			vars = append(vars, int32(v))
+		}
+	}
+	b.Grow(len(order), len(vars))
+	var table []float64
+	scope := make([]int, 0, 8)
+	pos := 0
+	for f := 0; f < nf; f++ {
+		scope = scope[:0]
+		size := 1
+		for _, v := range vars[pos : pos+int(order[f])] {
+			scope = append(scope, int(v))
+			k := labels[v]
+			if size > model.MaxTableSize/k {
+				return nil, s.errorf("factor %d: table over %v would have more than %d entries", f, scope, model.MaxTableSize)
+			}
+			size *= k
+		}
+		pos += int(order[f])
+		cnt, ok := s.readInt(maxCount)
+		if !ok {
+			return nil, s.fail(fmt.Sprintf("the number of table entries of factor %d", f))
+		}
+		if cnt != size {
+			return nil, s.errorf("factor %d has %d table entries, its scope %v needs %d", f, cnt, scope, size)
+		}
+		table = table[:0]
+		for i := 0; i < cnt; i++ {
+			v, ok := s.readFloat()
+			if !ok {
+				return nil, s.fail(fmt.Sprintf("entry %d of the table of factor %d (a number)", i, f))
+			}
+			e, err := toEnergy(v, logDomain)
+			if err != nil {
+				return nil, s.errorf("factor %d, entry %d: %v", f, i, err)
+			}
+			table = append(table, e)
+		}
+		if err := b.AddTable(scope, table); err != nil {
+			return nil, s.errorf("factor %d: %v", f, err)
+		}
+	}
+	if err := s.expectEOF(); err != nil {
+		return nil, err
+	}
+	return b.Build()
+}
+
+// toEnergy converts a probability (or its logarithm) to an energy.
+func toEnergy(v float64, logDomain bool) (float64, error) {
+	if math.IsNaN(v) {
+		return 0, fmt.Errorf("NaN is not allowed")
+	}
+	if logDomain {
+		if math.IsInf(v, 1) {
+			return 0, fmt.Errorf("log value +Inf (energy −Inf) is not allowed")
+		}
+		return -v, nil
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("negative probability %v", v)
+	}
+	if math.IsInf(v, 1) {
+		return 0, fmt.Errorf("probability +Inf (energy −Inf) is not allowed")
+	}
+	if v == 0 {
+		return math.Inf(1), nil
+	}
+	return -math.Log(v), nil
+}
+
+func readLabels(s *scanner) ([]int, error) {
+	n, err := s.int("the number of variables", maxCount)
+	if err != nil {
+		return nil, err
+	}
+	labels := make([]int, 0, min(n, s.sizeHint/2))
+	for v := 0; v < n; v++ {
+		k, ok := s.readInt(maxCount)
+		if !ok {
+			return nil, s.fail(fmt.Sprintf("the label count of variable %d", v))
+		}
+		if k < 1 {
+			return nil, s.errorf("variable %d has %d labels, want ≥ 1", v, k)
+		}
+		labels = append(labels, k)
+	}
+	return labels, nil
+}
