@@ -25,6 +25,7 @@ type Builder struct {
 
 	tables []float64 // current chunk that small tables are carved from
 	shapes []int
+	recent [4][]int // the last shape stored of each order < 4, reused when equal
 }
 
 const arenaChunk = 1 << 16
@@ -210,12 +211,19 @@ func (b *Builder) Build() (*Model, error) {
 }
 
 func (b *Builder) allocShape(s []int) []int {
+	if len(s) < len(b.recent) && slices.Equal(b.recent[len(s)], s) && b.recent[len(s)] != nil {
+		return b.recent[len(s)]
+	}
 	if len(s) > cap(b.shapes)-len(b.shapes) {
 		b.shapes = make([]int, 0, max(arenaChunk, len(s)))
 	}
 	n := len(b.shapes)
 	b.shapes = append(b.shapes, s...)
-	return b.shapes[n : n+len(s) : n+len(s)]
+	shape := b.shapes[n : n+len(s) : n+len(s)]
+	if len(s) < len(b.recent) {
+		b.recent[len(s)] = shape
+	}
+	return shape
 }
 
 func (b *Builder) allocTable(t []float64) []float64 {

@@ -19,7 +19,7 @@ type SubModel struct {
 	Boundary []int
 }
 
-// Local returns, for every parent variable, its index in a node list, or -1.
+// local returns, for every parent variable, its index in a node list, or -1.
 func (m *Model) local(nodes []int) ([]int32, error) {
 	loc := make([]int32, len(m.labels))
 	for i := range loc {

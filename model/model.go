@@ -183,7 +183,7 @@ func (m *Model) MemoryBytes() int64 {
 		8*len(m.adjStart) + 4*len(m.adjFac))
 	for i := 0; i < m.funcs.len(); i++ {
 		f := m.funcs.at(i)
-		b += 72 + int64(8*len(f.Shape)+8*len(f.Table))
+		b += 72 + int64(8*len(f.Table)) // shapes are mostly shared
 	}
 	return b
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/partopt/partopt/internal/testutil"
 )
 
 const (
@@ -42,38 +44,18 @@ func lastEnergy(t *testing.T, stdout string) float64 {
 	return e
 }
 
-func closeTo(a, b, rel float64) bool {
-	if math.IsInf(a, 1) || math.IsInf(b, 1) {
-		return a == b
-	}
-	return math.Abs(a-b) <= rel*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
-}
-
-func readTSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows [][]string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		rows = append(rows, strings.Split(line, "\t"))
-	}
-	return rows
-}
-
 // TestEnergyOfCommittedFixtures: every fixture labeling (UAI, LG, BAYES, .gz, .xz,
 // WCSP, evidence, one-label variables, forbidden states) against the independent
 // reference of scripts/refenergy.py.
 func TestEnergyOfCommittedFixtures(t *testing.T) {
-	for _, row := range readTSV(t, filepath.Join(fixtures, "energies.tsv")) {
+	for _, row := range testutil.ReadTSV(t, filepath.Join(fixtures, "energies.tsv")) {
 		t.Run(row[0]+"/"+row[1], func(t *testing.T) {
 			want, _ := strconv.ParseFloat(row[2], 64)
 			code, out, errOut := partopt("energy", filepath.Join(fixtures, row[0]), filepath.Join(fixtures, row[1]))
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			if got := lastEnergy(t, out); !closeTo(got, want, 1e-9) {
+			if got := lastEnergy(t, out); !testutil.CloseTo(got, want, 1e-9) {
 				t.Errorf("energy %v, reference %v", got, want)
 			}
 			_, hasEvid := os.Stat(filepath.Join(fixtures, row[0]) + ".evid")
@@ -92,7 +74,7 @@ func TestEnergyReproducesSharedOracle(t *testing.T) {
 		t.Skipf("../shared/models not present (%v): shared-model energies not checked", err)
 	}
 	oracle := map[string]float64{}
-	for _, row := range readTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv"))[1:] {
+	for _, row := range testutil.ReadTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv"))[1:] {
 		fields := strings.Fields(row[1]) // "OPT 59.580 …" or "best 282.997 (unproven)"
 		v, err := strconv.ParseFloat(fields[1], 64)
 		if err != nil {
@@ -100,7 +82,7 @@ func TestEnergyReproducesSharedOracle(t *testing.T) {
 		}
 		oracle[row[0]] = v
 	}
-	rows := readTSV(t, filepath.Join(fixtures, "shared-energies.tsv"))
+	rows := testutil.ReadTSV(t, filepath.Join(fixtures, "shared-energies.tsv"))
 	if len(rows) != len(oracle) {
 		t.Errorf("reference has %d rows, oracle %d", len(rows), len(oracle))
 	}
@@ -112,7 +94,7 @@ func TestEnergyReproducesSharedOracle(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			got := lastEnergy(t, out)
-			if !closeTo(got, want, 1e-6) {
+			if !testutil.CloseTo(got, want, 1e-6) {
 				t.Errorf("energy %.12g, reference %.12g", got, want)
 			}
 			if o, ok := oracle[row[0]]; !ok || math.Abs(got-o) > 5e-4+1e-9*math.Abs(o) {

@@ -12,26 +12,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/internal/testutil"
+
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/uai"
 )
 
 const fixtures = "../../testdata"
 
-// closeTo compares energies to a relative tolerance; +Inf equals only +Inf.
-func closeTo(a, b, rel float64) bool {
-	if math.IsInf(a, 1) || math.IsInf(b, 1) {
-		return a == b
-	}
-	return math.Abs(a-b) <= rel*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
-}
-
 // TestFixtureEnergies compares the energy of every committed fixture labeling with the
 // independent reference of scripts/refenergy.py (testdata/energies.tsv). Evidence is
 // left to the CLI tests; rows whose model has evidence are checked without it here
 // only where the labeling agrees with it.
 func TestFixtureEnergies(t *testing.T) {
-	for _, row := range readTSV(t, filepath.Join(fixtures, "energies.tsv")) {
+	for _, row := range testutil.ReadTSV(t, filepath.Join(fixtures, "energies.tsv")) {
 		modelPath, solPath, want := filepath.Join(fixtures, row[0]), filepath.Join(fixtures, row[1]), parseEnergy(t, row[2])
 		if math.IsInf(want, 1) && strings.Contains(row[1], "contradicts") {
 			continue // +Inf only through the evidence, which the CLI applies
@@ -48,24 +42,11 @@ func TestFixtureEnergies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := m.Energy(x); !closeTo(got, want, 1e-9) {
+			if got := m.Energy(x); !testutil.CloseTo(got, want, 1e-9) {
 				t.Errorf("energy %v, reference %v", got, want)
 			}
 		})
 	}
-}
-
-func readTSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows [][]string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		rows = append(rows, strings.Split(line, "\t"))
-	}
-	return rows
 }
 
 func parseEnergy(t *testing.T, s string) float64 {
@@ -204,7 +185,7 @@ func TestWriteReadRoundTripKeepsEveryEnergy(t *testing.T) {
 			t.Fatalf("%v: %v", format, err)
 		}
 		allLabelings(m, func(x []int) {
-			if a, b := m.Energy(x), back.Energy(x); !closeTo(a, b, 1e-12) {
+			if a, b := m.Energy(x), back.Energy(x); !testutil.CloseTo(a, b, 1e-12) {
 				t.Fatalf("%v: labeling %v: energy %v, after round trip %v", format, x, a, b)
 			}
 		})
@@ -229,7 +210,7 @@ func TestWriteFileCompressedRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		x := []int{2, 1, 0, 1, 3}
-		if a, b := m.Energy(x), back.Energy(x); !closeTo(a, b, 1e-12) {
+		if a, b := m.Energy(x), back.Energy(x); !testutil.CloseTo(a, b, 1e-12) {
 			t.Errorf("%s: energy %v, after round trip %v", name, a, b)
 		}
 	}
@@ -388,8 +369,9 @@ func slicesEqual(a, b []int) bool {
 }
 
 // writePottsGrid streams a w×h Potts grid with k labels in the UAI format: random
-// unaries and one distinct contrast-like weight per edge, the worst case for sharing.
-func writePottsGrid(path string, w, h, k int, seed uint64) error {
+// unaries and contrast-like edge weights, one distinct weight per edge when uniform is
+// false (the worst case for sharing functions), one weight for all edges otherwise.
+func writePottsGrid(path string, w, h, k int, uniform bool, seed uint64) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -433,7 +415,11 @@ func writePottsGrid(path string, w, h, k int, seed uint64) error {
 		bw.Write(append(buf, '\n'))
 	}
 	for e := 0; e < edges; e++ {
-		p := strconv.AppendFloat(nil, math.Exp(-0.1-rng.Float64()), 'g', 6, 64)
+		weight := 0.5
+		if !uniform {
+			weight = 0.1 + rng.Float64()
+		}
+		p := strconv.AppendFloat(nil, math.Exp(-weight), 'g', 6, 64)
 		buf = append(buf[:0], '\n')
 		buf = strconv.AppendInt(buf, int64(k*k), 10)
 		buf = append(buf, '\n')
@@ -472,7 +458,7 @@ func TestMillionVariablePottsGridLoadsInWellUnderOneGiB(t *testing.T) {
 		t.Skip("writes a 60 MB model file; skipped in -short mode")
 	}
 	path := filepath.Join(t.TempDir(), "grid.uai")
-	if err := writePottsGrid(path, 1000, 1000, 2, 7); err != nil {
+	if err := writePottsGrid(path, 1000, 1000, 2, false, 7); err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
@@ -496,9 +482,20 @@ func TestMillionVariablePottsGridLoadsInWellUnderOneGiB(t *testing.T) {
 	runtime.KeepAlive(m)
 }
 
+// BenchmarkReadPottsGrid1000x1000 loads a 10⁶-variable, 2·10⁶-edge binary Potts grid
+// from a UAI file, with one weight for all edges and with a distinct weight per edge.
 func BenchmarkReadPottsGrid1000x1000(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		uniform bool
+	}{{"uniform-weight", true}, {"distinct-weights", false}} {
+		b.Run(c.name, func(b *testing.B) { benchmarkReadPottsGrid(b, c.uniform) })
+	}
+}
+
+func benchmarkReadPottsGrid(b *testing.B, uniform bool) {
 	path := filepath.Join(b.TempDir(), "grid.uai")
-	if err := writePottsGrid(path, 1000, 1000, 2, 7); err != nil {
+	if err := writePottsGrid(path, 1000, 1000, 2, uniform, 7); err != nil {
 		b.Fatal(err)
 	}
 	st, _ := os.Stat(path)
