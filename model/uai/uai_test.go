@@ -234,14 +234,55 @@ func TestWriteRefusesEnergiesProbabilitiesCannotHold(t *testing.T) {
 	}
 }
 
-func TestReadPottsGridRecognisesPotts(t *testing.T) {
+// Constants are carried by order-0 factors of up to ±700 each; one too large for a
+// bounded number of them is an error, never a file that grows without limit.
+func TestWriteLargeConstants(t *testing.T) {
+	for _, c := range []struct {
+		constant float64
+		ok       bool
+	}{{1e5, true}, {-3e6, true}, {1e8, false}} {
+		b := model.NewBuilder([]int{2})
+		b.AddTable([]int{0}, []float64{0, 1})
+		b.AddConstant(c.constant)
+		m, _ := b.Build()
+		var buf bytes.Buffer
+		err := uai.Write(&buf, m, uai.UAI)
+		if !c.ok {
+			if err == nil || !strings.Contains(err.Error(), "write the .LG format") {
+				t.Errorf("constant %g: error %v, want advice to use .LG", c.constant, err)
+			}
+			continue
+		}
+		if err != nil || buf.Len() > 200_000 {
+			t.Fatalf("constant %g: %d bytes, %v", c.constant, buf.Len(), err)
+		}
+		back, err := uai.Read(&buf, "c", uai.UAI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := back.Energy([]int{1}), m.Energy([]int{1}); !testutil.CloseTo(got, want, 1e-12) {
+			t.Errorf("constant %g: energy %v after round trip, want %v", c.constant, got, want)
+		}
+	}
+}
+
+// TestReadIsingGridRecognisesPotts: in pgmpy's 4×4 Ising grid the 12 attractive
+// couplings (equal diagonal above equal off-diagonal probabilities) are Potts up to a
+// constant; the 12 repulsive ones (negative weight) must stay explicit.
+func TestReadIsingGridRecognisesPotts(t *testing.T) {
 	m, err := uai.ReadFile(filepath.Join(fixtures, "grid4x4.uai.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := m.Stats()
-	if s.Vars != 16 || s.FactorsByOrder[2] != 24 {
-		t.Fatalf("stats %+v", s)
+	if s.Vars != 16 || s.FactorsByOrder[2] != 24 || s.FactorsByKind[model.Potts] != 12 {
+		t.Fatalf("stats %+v, want 16 variables, 24 pairwise factors, 12 of them Potts", s)
+	}
+	for f := 0; f < m.NumFactors(); f++ {
+		fn := m.FactorFunction(f)
+		if fn.Kind == model.Explicit && fn.Order() == 2 && fn.Table[1] > fn.Table[0] && fn.Table[1] == fn.Table[2] && fn.Table[0] == fn.Table[3] {
+			t.Errorf("factor %d: attractive symmetric table %v left explicit", f, fn.Table)
+		}
 	}
 }
 

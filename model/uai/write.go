@@ -43,9 +43,12 @@ func WriteFile(path string, m *model.Model) error {
 // Write writes m as a MARKOV network in the UAI (probability) or LG (log) format.
 // Parametric functions are written as explicit tables; the offset becomes order-0
 // factors. In the probability format a factor whose energies exceed ±300 is written
-// relative to its minimum (the shift moves to the order-0 factors), so energies of any
-// magnitude survive; a factor whose finite energies span more than 700 cannot be
-// written as probabilities and is an error (use LG).
+// relative to its minimum (the shift moves to the order-0 factors, each carrying up to
+// ±700); a factor whose finite energies span more than 700, or constants needing more
+// than maxConstantFactors order-0 factors, cannot be written as probabilities and are
+// an error (use LG). In LG a forbidden entry is written as -inf, which this package
+// reads back but toulbar2 1.1.1 does not (it silently reads it and every later entry
+// as 0): give toulbar2 the probability format (see oracle.Toulbar2).
 func Write(w io.Writer, m *model.Model, format Format) error {
 	if format != UAI && format != LG {
 		return fmt.Errorf("uai: cannot write format %v", format)
@@ -60,7 +63,10 @@ func Write(w io.Writer, m *model.Model, format Format) error {
 		}
 		tables[f], shift = t, shift+s
 	}
-	constants := splitConstant(shift, logDomain)
+	constants, err := splitConstant(shift, logDomain)
+	if err != nil {
+		return err
+	}
 
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var buf []byte
@@ -157,22 +163,27 @@ func factorTable(m *model.Model, f int, logDomain bool) ([]float64, float64, err
 	return t, shift, nil
 }
 
+// maxConstantFactors bounds the order-0 factors that carry a constant in the
+// probability format (±700 each, so constants up to 7·10⁶).
+const maxConstantFactors = 10000
+
 // splitConstant returns order-0 table entries whose energies sum to c.
-func splitConstant(c float64, logDomain bool) []float64 {
-	if c == 0 {
-		return nil
-	}
-	if logDomain {
-		return []float64{-c}
-	}
-	if math.IsInf(c, 1) {
-		return []float64{0}
+func splitConstant(c float64, logDomain bool) ([]float64, error) {
+	switch {
+	case c == 0:
+		return nil, nil
+	case logDomain:
+		return []float64{-c}, nil
+	case math.IsInf(c, 1):
+		return []float64{0}, nil
+	case math.Abs(c) > 700*maxConstantFactors:
+		return nil, fmt.Errorf("uai: the constant energy %g needs more than %d order-0 factors as probabilities; write the .LG format", c, maxConstantFactors)
 	}
 	var out []float64
-	for math.Abs(c) > 300 {
-		step := math.Copysign(300, c)
+	for math.Abs(c) > 700 {
+		step := math.Copysign(700, c)
 		out = append(out, math.Exp(-step))
 		c -= step
 	}
-	return append(out, math.Exp(-c))
+	return append(out, math.Exp(-c)), nil
 }
