@@ -17,6 +17,7 @@ var generators = []struct {
 	{"PottsGrid", func(rng *rand.Rand) *model.Model { return random.PottsGrid(rng, 4, 3, 3) }},
 	{"DensePairwise", func(rng *rand.Rand) *model.Model { return random.DensePairwise(rng, 7, 4, 0.6) }},
 	{"HigherOrder", func(rng *rand.Rand) *model.Model { return random.HigherOrder(rng, 7, 3, 4, 20) }},
+	{"PottsDenoising", func(rng *rand.Rand) *model.Model { return random.PottsDenoising(rng, 5, 4, 4, 1.2, 4, 2) }},
 }
 
 func TestSameSeedSameModel(t *testing.T) {

@@ -1,0 +1,264 @@
+package trws
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/partopt/partopt/model"
+)
+
+// Edge kinds, one message kernel each.
+const (
+	kindPotts uint8 = iota
+	kindTruncLinear
+	kindTruncQuad
+	kindTable // explicit table, row = tail label
+)
+
+// Solver holds a pairwise model in the solver's layout and the TRW-S state (messages),
+// which persists across calls to Solve. It is not safe for concurrent use.
+type Solver struct {
+	n      int
+	labels []int32 // label count per node
+	uoff   []int32 // node i's unary and scratch rows are [uoff[i], uoff[i+1])
+	u32    []float32
+	u64    []float64 // exact unary (+Inf allowed), for energies
+	offset float64
+	big    float32 // penalty standing in for +Inf in float32 arithmetic
+
+	// Edges, tail < head in the processing order, in model factor order.
+	tail, head []int32
+	kind       []uint8
+	w, t       []float32 // Potts / truncated parameters
+	tab        []int32   // kindTable: offset of the table (row = tail label) in tables
+	fn         []*model.Function
+	swap       []bool  // the model factor lists (head, tail)
+	moff       []int32 // messages into head at moff, into tail at moff+K(head)
+	msg        []float32
+	tables     []float32
+
+	// Node adjacency: edges where the node is the head (earlier neighbours) first,
+	// then edges where it is the tail (later neighbours).
+	astart []int32
+	aedge  []int32
+	nbwd   []int32 // number of earlier neighbours
+	gamma  []float32
+
+	vars []int // solver node → variable of the model the solver was built from
+
+	// Per-node results of the last check pass.
+	primal    []int32
+	argmin    []int32
+	consLabel []int32
+
+	mk      int       // largest label count
+	scratch []float32 // 4·mk: D, h, primal scores, distance transforms
+	envV    []int32   // parabola envelope of the truncated quadratic kernel
+	envZ    []float64
+	iters   int // iterations run so far (all calls)
+}
+
+// ErrNotPairwise is returned for models with factors of order > 2.
+var ErrNotPairwise = errors.New("trws: the model has factors of order > 2; use the higher-order solver")
+
+// New builds a solver for the pairwise model m (factors of order ≤ 2).
+func New(m *model.Model) (*Solver, error) {
+	n := m.NumVars()
+	s := &Solver{n: n, labels: m.LabelCounts(), offset: m.Offset(), vars: make([]int, n)}
+	for v := range s.vars {
+		s.vars[v] = v
+	}
+	s.uoff = make([]int32, n+1)
+	for v := 0; v < n; v++ {
+		if int64(s.uoff[v])+int64(s.labels[v]) > math.MaxInt32 {
+			return nil, fmt.Errorf("trws: more than %d unary entries", math.MaxInt32)
+		}
+		s.uoff[v+1] = s.uoff[v] + s.labels[v]
+	}
+	s.u64 = make([]float64, s.uoff[n])
+	tableOf := map[tableKey]int32{}
+	var spread float64 // Σ of finite ranges, sizes the +Inf penalty
+	npair := 0
+	for f := 0; f < m.NumFactors(); f++ {
+		switch len(m.FactorVars(f)) {
+		case 1:
+		case 2:
+			npair++
+		default:
+			return nil, ErrNotPairwise
+		}
+	}
+	s.tail, s.head = make([]int32, 0, npair), make([]int32, 0, npair)
+	for f := 0; f < m.NumFactors(); f++ {
+		vars, fn := m.FactorVars(f), m.FactorFunction(f)
+		if len(vars) == 1 {
+			u := s.u64[s.uoff[vars[0]]:s.uoff[vars[0]+1]]
+			for l := range u {
+				u[l] += fn.Table[l]
+			}
+			spread += finiteRange(fn)
+			continue
+		}
+		a, b := vars[0], vars[1]
+		swap := a > b
+		if swap {
+			a, b = b, a
+		}
+		s.tail, s.head, s.swap, s.fn = append(s.tail, a), append(s.head, b), append(s.swap, swap), append(s.fn, fn)
+		var k uint8
+		var tab int32 = -1
+		switch fn.Kind {
+		case model.Potts:
+			k = kindPotts
+		case model.TruncatedLinear:
+			k = kindTruncLinear
+		case model.TruncatedQuadratic:
+			k = kindTruncQuad
+		default:
+			k = kindTable
+			tab = s.table(fn, swap, tableOf)
+		}
+		s.kind = append(s.kind, k)
+		s.w = append(s.w, float32(fn.W))
+		s.t = append(s.t, float32(math.Min(fn.T, math.MaxFloat32)))
+		s.tab = append(s.tab, tab)
+		spread += finiteRange(fn)
+	}
+	s.big = penalty(spread)
+	for i, v := range s.tables {
+		if math.IsInf(float64(v), 1) {
+			s.tables[i] = s.big
+		}
+	}
+	s.u32 = toFloat32(s.u64, s.big)
+	s.finishGraph()
+	return s, nil
+}
+
+type tableKey struct {
+	fn         *model.Function
+	transposed bool
+}
+
+// table returns the offset in s.tables of fn's table as float32 with rows indexed by
+// the tail label (transposed when the model factor lists the head first), adding it
+// the first time. +Inf entries are replaced by the penalty once it is known.
+func (s *Solver) table(fn *model.Function, transposed bool, cache map[tableKey]int32) int32 {
+	key := tableKey{fn, transposed}
+	if off, ok := cache[key]; ok {
+		return off
+	}
+	off := int32(len(s.tables))
+	ka, kb := fn.Shape[0], fn.Shape[1]
+	if !transposed {
+		for _, v := range fn.Table {
+			s.tables = append(s.tables, float32(v))
+		}
+	} else {
+		for b := 0; b < kb; b++ {
+			for a := 0; a < ka; a++ {
+				s.tables = append(s.tables, float32(fn.Table[a*kb+b]))
+			}
+		}
+	}
+	cache[key] = off
+	return off
+}
+
+// finishGraph sizes the messages, the adjacency, γ and the scratch buffers from the
+// edge list. Messages start at zero.
+func (s *Solver) finishGraph() {
+	n, ne := s.n, len(s.tail)
+	s.moff = make([]int32, ne)
+	size := int32(0)
+	for e := 0; e < ne; e++ {
+		s.moff[e] = size
+		size += s.labels[s.head[e]] + s.labels[s.tail[e]]
+	}
+	if s.msg == nil {
+		s.msg = make([]float32, size)
+	}
+	deg := make([]int32, n+1)
+	s.nbwd = make([]int32, n)
+	for e := 0; e < ne; e++ {
+		deg[s.tail[e]+1]++
+		deg[s.head[e]+1]++
+		s.nbwd[s.head[e]]++
+	}
+	for v := 0; v < n; v++ {
+		deg[v+1] += deg[v]
+	}
+	s.astart = deg
+	s.aedge = make([]int32, 2*ne)
+	bwdNext := make([]int32, n) // earlier neighbours fill [astart, astart+nbwd)
+	fwdNext := make([]int32, n)
+	for v := 0; v < n; v++ {
+		bwdNext[v] = s.astart[v]
+		fwdNext[v] = s.astart[v] + s.nbwd[v]
+	}
+	for e := 0; e < ne; e++ {
+		h, t := s.head[e], s.tail[e]
+		s.aedge[bwdNext[h]] = int32(e)
+		bwdNext[h]++
+		s.aedge[fwdNext[t]] = int32(e)
+		fwdNext[t]++
+	}
+	s.gamma = make([]float32, n)
+	maxK := int32(1)
+	for v := 0; v < n; v++ {
+		nf := s.astart[v+1] - s.astart[v] - s.nbwd[v]
+		if d := max(nf, s.nbwd[v]); d > 0 {
+			s.gamma[v] = 1 / float32(d)
+		}
+		maxK = max(maxK, s.labels[v])
+	}
+	s.mk = int(maxK)
+	s.scratch = make([]float32, 4*maxK)
+	s.envV = make([]int32, maxK+1)
+	s.envZ = make([]float64, maxK+2)
+	s.primal = make([]int32, n)
+	s.argmin = make([]int32, n)
+	s.consLabel = make([]int32, n)
+	for v := range s.consLabel {
+		s.consLabel[v] = -1
+	}
+}
+
+// finiteRange is the spread of the finite values of fn (0 for parametric kinds beyond W·T).
+func finiteRange(fn *model.Function) float64 {
+	switch fn.Kind {
+	case model.Potts:
+		return fn.W
+	case model.TruncatedLinear, model.TruncatedQuadratic:
+		return fn.W * math.Min(fn.T, float64(max(fn.Shape[0], fn.Shape[1])*max(fn.Shape[0], fn.Shape[1])))
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range fn.Table {
+		if !math.IsInf(v, 1) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi < lo {
+		return 0
+	}
+	return hi - lo
+}
+
+// penalty is the float32 value standing in for +Inf: larger than any difference of
+// finite energies, so a labeling with a forbidden state never beats a feasible one.
+func penalty(spread float64) float32 {
+	return float32(math.Min(2*spread+1, 1e30))
+}
+
+func toFloat32(v []float64, big float32) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		if math.IsInf(x, 1) {
+			out[i] = big
+		} else {
+			out[i] = float32(x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,157 @@
+package trws
+
+import "math"
+
+// The kernels compute a message out(y) = min_x h(x) + θ(x, y) for one pairwise kind,
+// normalise it to minimum 0 and return the constant subtracted. h has the sender's
+// label count, out the receiver's; they may differ (rectangular terms). No kernel
+// branches on the kind inside its label loops.
+
+const inf32 = math.MaxFloat32
+
+// normalize subtracts the minimum of out and returns it.
+func normalize(out []float32) float32 {
+	m := out[0]
+	for _, v := range out[1:] {
+		if v < m {
+			m = v
+		}
+	}
+	for i := range out {
+		out[i] -= m
+	}
+	return m
+}
+
+func minOf(h []float32) float32 {
+	m := h[0]
+	for _, v := range h[1:] {
+		if v < m {
+			m = v
+		}
+	}
+	return m
+}
+
+// pottsMessage: θ = w·[x≠y]. out = min(h − min h, w), as Kolmogorov's typePotts.
+func pottsMessage(h, out []float32, w float32) float32 {
+	hmin := minOf(h)
+	n := min(len(h), len(out))
+	for y, v := range h[:n] {
+		v -= hmin
+		if v > w {
+			v = w
+		}
+		out[y] = v
+	}
+	for y := n; y < len(out); y++ {
+		out[y] = w
+	}
+	if len(h) != len(out) { // the minimum of h may lie outside the receiver's labels
+		return hmin + normalize(out)
+	}
+	return hmin
+}
+
+// truncLinearMessage: θ = w·min(|x−y|, T), by the two-pass L1 distance transform over
+// max(len(h), len(out)) positions, then truncation. buf needs that many entries.
+func truncLinearMessage(h, out []float32, w, T float32, buf []float32) float32 {
+	r := max(len(h), len(out))
+	f := buf[:r]
+	copy(f, h)
+	for y := len(h); y < r; y++ {
+		f[y] = inf32
+	}
+	for y := 1; y < r; y++ {
+		if v := f[y-1] + w; v < f[y] {
+			f[y] = v
+		}
+	}
+	for y := r - 2; y >= 0; y-- {
+		if v := f[y+1] + w; v < f[y] {
+			f[y] = v
+		}
+	}
+	top := minOf(h) + w*T
+	for y := range out {
+		out[y] = min(f[y], top)
+	}
+	return normalize(out)
+}
+
+// truncQuadMessage: θ = w·min((x−y)², T), by the lower envelope of parabolas
+// (Felzenszwalb & Huttenlocher) in float64, then truncation. v and z need len(h)+1
+// entries.
+func truncQuadMessage(h, out []float32, w, T float32, v []int32, z []float64) float32 {
+	hmin := minOf(h)
+	if w <= 0 {
+		for y := range out {
+			out[y] = 0
+		}
+		return hmin
+	}
+	wf := float64(w)
+	// z[0] = −Inf stops the pops at k = 0: the first parabola is never removed by
+	// the intersection test alone, only overtaken.
+	k := 0
+	v[0], z[0], z[1] = 0, math.Inf(-1), math.Inf(1)
+	for q := 1; q < len(h); q++ {
+		fq := float64(h[q]) + wf*float64(q*q)
+		var s float64
+		for {
+			p := int(v[k])
+			s = (fq - (float64(h[p]) + wf*float64(p*p))) / (2 * wf * float64(q-p))
+			if s > z[k] {
+				break
+			}
+			k--
+		}
+		k++
+		v[k], z[k], z[k+1] = int32(q), s, math.Inf(1)
+	}
+	top := hmin + w*T
+	k = 0
+	for y := range out {
+		for z[k+1] < float64(y) {
+			k++
+		}
+		d := float64(y) - float64(v[k])
+		out[y] = min(float32(wf*d*d+float64(h[v[k]])), top)
+	}
+	return normalize(out)
+}
+
+// tableMessageFromTail: out(y) = min_x h(x) + tab[x·len(out) + y] (rows = sender labels).
+func tableMessageFromTail(h, out, tab []float32) float32 {
+	kb := len(out)
+	h0 := h[0]
+	for y, t := range tab[:kb] {
+		out[y] = h0 + t
+	}
+	for x := 1; x < len(h); x++ {
+		hx := h[x]
+		row := tab[x*kb : x*kb+kb]
+		for y, t := range row {
+			if c := hx + t; c < out[y] {
+				out[y] = c
+			}
+		}
+	}
+	return normalize(out)
+}
+
+// tableMessageFromHead: out(x) = min_y h(y) + tab[x·len(h) + y] (rows = receiver labels).
+func tableMessageFromHead(h, out, tab []float32) float32 {
+	kh := len(h)
+	for x := range out {
+		row := tab[x*kh : x*kh+kh]
+		m := h[0] + row[0]
+		for y := 1; y < kh; y++ {
+			if c := h[y] + row[y]; c < m {
+				m = c
+			}
+		}
+		out[x] = m
+	}
+	return normalize(out)
+}

@@ -1,0 +1,74 @@
+package trws
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/partopt/partopt/model"
+)
+
+// TestKernelsEqualTheGeneralTableKernel: every specialised message kernel computes the
+// same message and normalisation as the O(K²) kernel on the expanded table, for square
+// and rectangular terms, both directions, and inputs holding the forbidden penalty.
+func TestKernelsEqualTheGeneralTableKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 3000; trial++ {
+		ks, kd := 1+rng.IntN(9), 1+rng.IntN(9)
+		if trial%3 == 0 {
+			kd = ks
+		}
+		w := float32(rng.Float64() * 3)
+		T := float32(0.5 + rng.Float64()*20)
+		kind := []model.Kind{model.Potts, model.TruncatedLinear, model.TruncatedQuadratic}[trial%3]
+		fn := model.Function{Kind: kind, Shape: []int{ks, kd}, W: float64(w), T: float64(T)}
+		h := make([]float32, ks)
+		for i := range h {
+			h[i] = float32(rng.NormFloat64() * 4)
+			if rng.IntN(6) == 0 {
+				h[i] = 1e20 // a forbidden label's penalty
+			}
+		}
+		tab := make([]float32, ks*kd)
+		for x := 0; x < ks; x++ {
+			for y := 0; y < kd; y++ {
+				tab[x*kd+y] = float32(fn.Pairwise(x, y))
+			}
+		}
+		want := make([]float32, kd)
+		wantC := tableMessageFromTail(h, want, tab)
+		got := make([]float32, kd)
+		var gotC float32
+		switch kind {
+		case model.Potts:
+			gotC = pottsMessage(h, got, w)
+		case model.TruncatedLinear:
+			gotC = truncLinearMessage(h, got, w, T, make([]float32, max(ks, kd)))
+		default:
+			gotC = truncQuadMessage(h, got, w, T, make([]int32, ks+1), make([]float64, ks+2))
+		}
+		tol := func(a float32) float32 { return 1e-5 * max(1, float32(math.Abs(float64(a)))) }
+		if d := gotC - wantC; d > tol(wantC) || -d > tol(wantC) {
+			t.Fatalf("%v %dx%d w=%v T=%v h=%v: normalisation %v, table kernel %v", kind, ks, kd, w, T, h, gotC, wantC)
+		}
+		for y := range got {
+			if d := got[y] - want[y]; d > tol(want[y]+wantC) || -d > tol(want[y]+wantC) {
+				t.Fatalf("%v %dx%d w=%v T=%v h=%v: message %v, table kernel %v", kind, ks, kd, w, T, h, got, want)
+			}
+		}
+		// The head-side table kernel is the tail-side one on the transposed table.
+		tr := make([]float32, ks*kd)
+		for x := 0; x < ks; x++ {
+			for y := 0; y < kd; y++ {
+				tr[y*ks+x] = tab[x*kd+y]
+			}
+		}
+		back := make([]float32, kd)
+		backC := tableMessageFromHead(h, back, tr)
+		for y := range back {
+			if back[y] != want[y] || backC != wantC {
+				t.Fatalf("head-side kernel %v (%v), tail-side %v (%v)", back, backC, want, wantC)
+			}
+		}
+	}
+}

@@ -1,0 +1,396 @@
+package trws
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// ConsistencyTolerance is τ of the consistency definition (see the package doc).
+const ConsistencyTolerance = 1e-5
+
+// Options are the stopping rules and reporting of Solve. Use DefaultOptions and change
+// what you need.
+type Options struct {
+	// MaxIterations caps the iterations of this call (one forward + one backward pass).
+	MaxIterations int
+	// GapTolerance stops when Energy − LowerBound ≤ GapTolerance·max(1, |Energy|), or
+	// when every variable is consistent. 0 disables every early stop (gap, agreement,
+	// stall): the call runs exactly MaxIterations iterations.
+	GapTolerance float64
+	// StallIterations stops when, for this many iterations, neither the number of
+	// consistent variables grew nor the bound rose by more than StallTolerance·
+	// max(1, |bound|). 0 disables. The paper stopped on agreement alone, which ends runs
+	// whose bound still rises and lets pruning erode nearly tight models.
+	StallIterations int
+	StallTolerance  float64
+	// CheckEvery is how often (in iterations) the primal labeling, its energy and the
+	// consistency labels are computed; the last iteration always checks.
+	CheckEvery int
+	// Progress, if set, is called after every check.
+	Progress func(Progress)
+}
+
+// DefaultOptions: 1500 iterations (the paper's cap), gap 1e-9 relative, stall after
+// 100 iterations without 1e-9 relative bound growth or new consistent variables,
+// checks every iteration.
+func DefaultOptions() Options {
+	return Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-9, CheckEvery: 1}
+}
+
+// Progress is reported after every check.
+type Progress struct {
+	Iteration int
+	// Bound is this iteration's lower bound, LowerBound the best of this call.
+	Bound      float64
+	LowerBound float64
+	Energy     float64 // best so far in this call
+	Agreeing   int     // variables with a consistency label
+	Variables  int
+}
+
+// Stop says why Solve returned.
+type Stop int
+
+const (
+	StopIterations Stop = iota // the iteration cap
+	StopGap                    // duality gap within GapTolerance
+	StopAgreement              // every variable consistent
+	StopStall                  // neither bound nor agreement improved for StallIterations
+	StopCanceled               // the context ended
+)
+
+func (s Stop) String() string {
+	return [...]string{"iterations", "gap", "agreement", "stall", "canceled"}[s]
+}
+
+// Result is the outcome of Solve.
+type Result struct {
+	// LowerBound is the largest bound of this call's iterations, ≤ min E.
+	LowerBound float64
+	// Labeling is the best labeling found in this call and Energy its energy.
+	Labeling []int
+	Energy   float64
+	// Consistent[v] is v's consistency label after the last iteration, or −1.
+	Consistent []int
+	Agreeing   int
+	// Agreement reports that every variable is consistent: Consistent is then an
+	// optimal labeling, and Certificate proves it.
+	Agreement  bool
+	Iterations int
+	Stop       Stop
+	Seconds    float64
+}
+
+// Gap is Energy − LowerBound.
+func (r *Result) Gap() float64 { return r.Energy - r.LowerBound }
+
+// Solve runs TRW-S from the current messages until a stopping rule fires. It returns
+// the context's error, with a valid Result for the work done, when ctx ends.
+func (s *Solver) Solve(ctx context.Context, opt Options) (Result, error) {
+	start := time.Now()
+	if opt.CheckEvery < 1 {
+		opt.CheckEvery = 1
+	}
+	res := Result{LowerBound: math.Inf(-1), Energy: math.Inf(1), Labeling: make([]int, s.n)}
+	bestAgree, lastProgress := -1, 0
+	progressBound := math.Inf(-1)
+	checked := false
+	var err error
+	for it := 1; ; it++ {
+		if err = ctx.Err(); err != nil {
+			res.Stop = StopCanceled
+			if it > 1 {
+				res.Agreeing = s.check()
+				s.record(&res, !checked)
+			}
+			break
+		}
+		s.forward()
+		lb := s.backward()
+		s.iters++
+		res.Iterations = it
+		res.LowerBound = math.Max(res.LowerBound, lb)
+		last := it >= opt.MaxIterations
+		if !last && it%opt.CheckEvery != 0 {
+			continue
+		}
+		res.Agreeing = s.check()
+		s.record(&res, !checked)
+		checked = true
+		if opt.Progress != nil {
+			opt.Progress(Progress{Iteration: it, Bound: lb, LowerBound: res.LowerBound, Energy: res.Energy, Agreeing: res.Agreeing, Variables: s.n})
+		}
+		if res.Agreeing > bestAgree || res.LowerBound > progressBound+opt.StallTolerance*math.Max(1, math.Abs(progressBound)) {
+			bestAgree, progressBound, lastProgress = max(bestAgree, res.Agreeing), res.LowerBound, it
+		}
+		switch {
+		case last:
+			res.Stop = StopIterations
+		case opt.GapTolerance <= 0:
+			continue
+		case res.Agreeing == s.n:
+			res.Stop = StopAgreement
+		case res.Energy-res.LowerBound <= opt.GapTolerance*math.Max(1, math.Abs(res.Energy)):
+			res.Stop = StopGap
+		case opt.StallIterations > 0 && it-lastProgress >= opt.StallIterations:
+			res.Stop = StopStall
+		default:
+			continue
+		}
+		break
+	}
+	res.Agreement = res.Agreeing == s.n
+	if !res.Agreement && res.Stop != StopCanceled && res.Energy-res.LowerBound <= 1e-6*math.Max(1, math.Abs(res.Energy)) {
+		s.certifyBest(&res)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// certifyBest handles a closed gap without node-wise agreement (ties, or a stop before
+// agreement formed): if the polished certificate proves the best labeling optimal,
+// that labeling becomes every variable's consistency label. An LP-optimal integral
+// labeling is what the persistency criterion needs, so integral correctness holds.
+func (s *Solver) certifyBest(res *Result) {
+	m, err := s.Model()
+	if err != nil {
+		return
+	}
+	v, err := s.Certificate(res.Labeling).Check(m)
+	if err != nil || !v.Certified {
+		return
+	}
+	copy(res.Consistent, res.Labeling)
+	res.Agreeing, res.Agreement = s.n, true
+	res.LowerBound = math.Max(res.LowerBound, v.Bound)
+}
+
+// record copies the check pass's outcome into res: consistency labels, and the primal
+// labeling when it is the first or beats the best one.
+func (s *Solver) record(res *Result, first bool) {
+	res.Consistent = res.Consistent[:0]
+	for _, l := range s.consLabel {
+		res.Consistent = append(res.Consistent, int(l))
+	}
+	if e := s.energy(s.primal); first || e < res.Energy {
+		res.Energy = e
+		for v, l := range s.primal {
+			res.Labeling[v] = int(l)
+		}
+	}
+}
+
+// msgInto returns the message of edge e into node i (an endpoint of e).
+func (s *Solver) msgInto(e int32, i int32) []float32 {
+	off, kh := s.moff[e], s.labels[s.head[e]]
+	if s.head[e] == i {
+		return s.msg[off : off+kh]
+	}
+	return s.msg[off+kh : off+kh+s.labels[s.tail[e]]]
+}
+
+// sumInto sets d to node i's unary plus every message into i.
+func (s *Solver) sumInto(i int32, d []float32) {
+	copy(d, s.u32[s.uoff[i]:s.uoff[i+1]])
+	for _, e := range s.aedge[s.astart[i]:s.astart[i+1]] {
+		m := s.msgInto(e, i)
+		for x, v := range m[:len(d)] {
+			d[x] += v
+		}
+	}
+}
+
+// send computes edge e's message from its tail (fromTail) or head, with h over the
+// sender's labels, into the receiver's message slot, and returns the normalisation.
+func (s *Solver) send(e int32, fromTail bool, h []float32) float32 {
+	off, kh, kt := s.moff[e], s.labels[s.head[e]], s.labels[s.tail[e]]
+	var out []float32
+	if fromTail {
+		out = s.msg[off : off+kh]
+	} else {
+		out = s.msg[off+kh : off+kh+kt]
+	}
+	switch s.kind[e] {
+	case kindPotts:
+		return pottsMessage(h, out, s.w[e])
+	case kindTruncLinear:
+		return truncLinearMessage(h, out, s.w[e], s.t[e], s.scratch[3*s.mk:])
+	case kindTruncQuad:
+		return truncQuadMessage(h, out, s.w[e], s.t[e], s.envV, s.envZ)
+	}
+	tab := s.tables[s.tab[e] : s.tab[e]+kh*kt]
+	if fromTail {
+		return tableMessageFromTail(h, out, tab)
+	}
+	return tableMessageFromHead(h, out, tab)
+}
+
+// forward is the forward pass: nodes in increasing order send to later neighbours.
+func (s *Solver) forward() {
+	mk := s.mk
+	D, H := s.scratch[:mk], s.scratch[mk:2*mk]
+	for i := int32(0); i < int32(s.n); i++ {
+		k := s.labels[i]
+		d, h := D[:k], H[:k]
+		s.sumInto(i, d)
+		g := s.gamma[i]
+		for _, e := range s.aedge[s.astart[i]+s.nbwd[i] : s.astart[i+1]] {
+			back := s.msgInto(e, i)
+			for x, v := range d {
+				h[x] = g*v - back[x]
+			}
+			s.send(e, true, h)
+		}
+	}
+}
+
+// backward is the backward pass; it returns the lower bound (see the package doc).
+func (s *Solver) backward() float64 {
+	mk := s.mk
+	D, H := s.scratch[:mk], s.scratch[mk:2*mk]
+	lb := 0.0
+	for i := int32(s.n) - 1; i >= 0; i-- {
+		k := s.labels[i]
+		d, h := D[:k], H[:k]
+		s.sumInto(i, d)
+		lb += float64(normalize(d))
+		g := s.gamma[i]
+		for _, e := range s.aedge[s.astart[i] : s.astart[i]+s.nbwd[i]] {
+			fwd := s.msgInto(e, i)
+			for x, v := range d {
+				h[x] = g*v - fwd[x]
+			}
+			lb += float64(s.send(e, false, h))
+		}
+	}
+	return lb + s.offset
+}
+
+// pairValue is θ_e(a, b) in float32 with a the tail's label and b the head's.
+func (s *Solver) pairValue(e int32, a, b int32) float32 {
+	switch s.kind[e] {
+	case kindPotts:
+		if a == b {
+			return 0
+		}
+		return s.w[e]
+	case kindTruncLinear:
+		d := a - b
+		if d < 0 {
+			d = -d
+		}
+		return s.w[e] * min(float32(d), s.t[e])
+	case kindTruncQuad:
+		d := float32(a - b)
+		return s.w[e] * min(d*d, s.t[e])
+	}
+	return s.tables[s.tab[e]+a*s.labels[s.head[e]]+b]
+}
+
+// check recomputes every D_i from the messages (in increasing order), rounds the
+// primal labeling (each node minimises its unary, the pairwise terms to earlier
+// neighbours at their rounded labels, and the messages from later neighbours, as
+// Kolmogorov's ComputeSolution), and sets the consistency labels of the package doc.
+// It returns the number of consistent variables.
+func (s *Solver) check() int {
+	mk := s.mk
+	D, P, H := s.scratch[:mk], s.scratch[mk:2*mk], s.scratch[2*mk:3*mk]
+	for i := int32(0); i < int32(s.n); i++ {
+		k := s.labels[i]
+		d, p, h := D[:k], P[:k], H[:k]
+		s.sumInto(i, d)
+		copy(p, s.u32[s.uoff[i]:s.uoff[i+1]])
+		adj := s.aedge[s.astart[i]:s.astart[i+1]]
+		nb := s.nbwd[i]
+		for _, e := range adj[:nb] {
+			xt := s.primal[s.tail[e]]
+			for y := range p {
+				p[y] += s.pairValue(e, xt, int32(y))
+			}
+		}
+		for _, e := range adj[nb:] {
+			for y, v := range s.msgInto(e, i)[:k] {
+				p[y] += v
+			}
+		}
+		s.primal[i] = argmin(p)
+		l := uniqueArgmin(d)
+		s.argmin[i], s.consLabel[i] = l, l
+		if l < 0 {
+			continue
+		}
+		dmin := d[l]
+		g := s.gamma[i]
+		for _, e := range adj[:nb] {
+			j := s.tail[e]
+			xj := s.argmin[j]
+			if xj < 0 {
+				continue
+			}
+			fwd := s.msgInto(e, i)
+			best := float32(inf32)
+			for y, v := range d {
+				h[y] = g*(v-dmin) - fwd[y]
+				best = min(best, h[y]+s.pairValue(e, xj, int32(y)))
+			}
+			val := h[l] + s.pairValue(e, xj, l)
+			if val-best > ConsistencyTolerance*max(1, abs32(val)) {
+				s.consLabel[i], s.consLabel[j] = -1, -1
+			}
+		}
+	}
+	agree := 0
+	for _, l := range s.consLabel {
+		if l >= 0 {
+			agree++
+		}
+	}
+	return agree
+}
+
+func abs32(x float32) float32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func argmin(v []float32) int32 {
+	best := int32(0)
+	for x := 1; x < len(v); x++ {
+		if v[x] < v[best] {
+			best = int32(x)
+		}
+	}
+	return best
+}
+
+// uniqueArgmin returns the minimiser of d when every other entry exceeds it by more
+// than ConsistencyTolerance·max(1, |min|), else −1.
+func uniqueArgmin(d []float32) int32 {
+	l := argmin(d)
+	margin := ConsistencyTolerance * max(1, abs32(d[l]))
+	for x, v := range d {
+		if int32(x) != l && v-d[l] <= margin {
+			return -1
+		}
+	}
+	return l
+}
+
+// energy is the exact (float64) energy of a labeling of the solver's nodes.
+func (s *Solver) energy(x []int32) float64 {
+	e := s.offset
+	for i := 0; i < s.n; i++ {
+		e += s.u64[int(s.uoff[i])+int(x[i])]
+	}
+	for ed, fn := range s.fn {
+		a, b := int(x[s.tail[ed]]), int(x[s.head[ed]])
+		if s.swap[ed] {
+			a, b = b, a
+		}
+		e += fn.Pairwise(a, b)
+	}
+	return e
+}

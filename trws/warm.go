@@ -1,0 +1,130 @@
+package trws
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/partopt/partopt/model"
+)
+
+// NumVars is the number of variables (nodes) of the solver's current problem.
+func (s *Solver) NumVars() int { return s.n }
+
+// Vars maps the solver's variables to the variables of the model it was first built
+// from (the identity until Restrict).
+func (s *Solver) Vars() []int { return s.vars }
+
+// Iterations is the number of iterations run over the solver's lifetime.
+func (s *Solver) Iterations() int { return s.iters }
+
+// AddUnary adds delta (len = labels of v, +Inf allowed, no NaN or −Inf) to the unary
+// term of the solver's variable v. The messages are kept: the next Solve starts from
+// them (a warm start).
+func (s *Solver) AddUnary(v int, delta []float64) error {
+	if v < 0 || v >= s.n {
+		return fmt.Errorf("trws: AddUnary: variable %d out of range [0,%d)", v, s.n)
+	}
+	lo, hi := s.uoff[v], s.uoff[v+1]
+	if len(delta) != int(hi-lo) {
+		return fmt.Errorf("trws: AddUnary: %d values for a variable with %d labels", len(delta), hi-lo)
+	}
+	for l, d := range delta {
+		if err := model.CheckValue(d); err != nil {
+			return fmt.Errorf("trws: AddUnary: variable %d, label %d: %w", v, l, err)
+		}
+	}
+	for l, d := range delta {
+		i := int(lo) + l
+		s.u64[i] += d
+		if x := s.u64[i]; math.IsInf(x, 1) || x > float64(s.big) {
+			// Lowering a finite energy to the penalty keeps the bound valid.
+			s.u32[i] = s.big
+		} else {
+			s.u32[i] = float32(x)
+		}
+	}
+	return nil
+}
+
+// Restrict returns a solver on the node subset keep (solver variables, any order,
+// distinct) with the edges among them, their unary terms and their messages: a warm
+// start for the sub-problem of a pruning iteration. The new solver numbers the kept
+// nodes in increasing order, has offset 0 (like model.Induced) and shares the tables.
+func (s *Solver) Restrict(keep []int) (*Solver, error) {
+	keep = slices.Clone(keep)
+	slices.Sort(keep)
+	loc := make([]int32, s.n)
+	for i := range loc {
+		loc[i] = -1
+	}
+	for i, v := range keep {
+		if v < 0 || v >= s.n || loc[v] >= 0 {
+			return nil, fmt.Errorf("trws: Restrict: node %d out of range or repeated", v)
+		}
+		loc[v] = int32(i)
+	}
+	r := &Solver{n: len(keep), big: s.big, tables: s.tables, vars: make([]int, len(keep))}
+	r.labels = make([]int32, len(keep))
+	r.uoff = make([]int32, len(keep)+1)
+	for i, v := range keep {
+		r.vars[i] = s.vars[v]
+		r.labels[i] = s.labels[v]
+		r.uoff[i+1] = r.uoff[i] + s.labels[v]
+		r.u64 = append(r.u64, s.u64[s.uoff[v]:s.uoff[v+1]]...)
+		r.u32 = append(r.u32, s.u32[s.uoff[v]:s.uoff[v+1]]...)
+	}
+	var kept []int
+	for e := range s.tail {
+		if t, h := loc[s.tail[e]], loc[s.head[e]]; t >= 0 && h >= 0 {
+			kept = append(kept, e)
+			r.tail, r.head = append(r.tail, t), append(r.head, h)
+			r.kind, r.w, r.t, r.tab = append(r.kind, s.kind[e]), append(r.w, s.w[e]), append(r.t, s.t[e]), append(r.tab, s.tab[e])
+			r.fn, r.swap = append(r.fn, s.fn[e]), append(r.swap, s.swap[e])
+		}
+	}
+	size := 0
+	for _, e := range kept {
+		size += int(s.labels[s.head[e]] + s.labels[s.tail[e]])
+	}
+	r.msg = make([]float32, 0, size)
+	for _, e := range kept {
+		off := s.moff[e]
+		r.msg = append(r.msg, s.msg[off:off+s.labels[s.head[e]]+s.labels[s.tail[e]]]...)
+	}
+	r.finishGraph()
+	return r, nil
+}
+
+// Model returns the solver's current problem as a model: the pairwise factors in edge
+// order (the order of a Certificate's edges), then one unary factor per variable with
+// its accumulated unary term (constant ones become offset).
+func (s *Solver) Model() (*model.Model, error) {
+	labels := make([]int, s.n)
+	for i, k := range s.labels {
+		labels[i] = int(k)
+	}
+	b := model.NewBuilder(labels)
+	if err := b.AddConstant(s.offset); err != nil {
+		return nil, err
+	}
+	for e, fn := range s.fn {
+		id, err := b.AddFunction(*fn)
+		if err != nil {
+			return nil, err
+		}
+		a, h := int(s.tail[e]), int(s.head[e])
+		if s.swap[e] {
+			a, h = h, a
+		}
+		if err := b.AddFactor(id, a, h); err != nil {
+			return nil, err
+		}
+	}
+	for i := 0; i < s.n; i++ {
+		if err := b.AddTable([]int{i}, s.u64[s.uoff[i]:s.uoff[i+1]]); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
