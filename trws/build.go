@@ -34,7 +34,8 @@ type Solver struct {
 	tab        []int32   // kindTable: offset of the table (row = tail label) in tables
 	fn         []*model.Function
 	swap       []bool  // the model factor lists (head, tail)
-	moff       []int32 // messages into head at moff, into tail at moff+K(head)
+	mhead      []int32 // offset in msg of the message into the head
+	mtail      []int32 // and into the tail
 	msg        []float32
 	tables     []float32
 
@@ -42,6 +43,8 @@ type Solver struct {
 	// then edges where it is the tail (later neighbours).
 	astart []int32
 	aedge  []int32
+	ain    []int32 // offset of the message into the node along aedge[k]
+	aout   []int32 // offset of the message out of it (into the neighbour)
 	nbwd   []int32 // number of earlier neighbours
 	gamma  []float32
 
@@ -52,6 +55,7 @@ type Solver struct {
 	argmin    []int32
 	consLabel []int32
 
+	pottsW  []float32 // Potts weight per adjacency entry when the Potts passes apply
 	mk      int       // largest label count
 	scratch []float32 // 4·mk: D, h, primal scores, distance transforms
 	envV    []int32   // parabola envelope of the truncated quadratic kernel
@@ -166,19 +170,12 @@ func (s *Solver) table(fn *model.Function, transposed bool, cache map[tableKey]i
 	return off
 }
 
-// finishGraph sizes the messages, the adjacency, γ and the scratch buffers from the
-// edge list. Messages start at zero.
+// finishGraph builds the adjacency, lays out the messages, and sizes γ and the
+// scratch buffers from the edge list. Messages are grouped by receiving node, in
+// adjacency order, so that a node reads all its incoming messages as one block. When
+// s.msg is nil the messages start at zero.
 func (s *Solver) finishGraph() {
 	n, ne := s.n, len(s.tail)
-	s.moff = make([]int32, ne)
-	size := int32(0)
-	for e := 0; e < ne; e++ {
-		s.moff[e] = size
-		size += s.labels[s.head[e]] + s.labels[s.tail[e]]
-	}
-	if s.msg == nil {
-		s.msg = make([]float32, size)
-	}
 	deg := make([]int32, n+1)
 	s.nbwd = make([]int32, n)
 	for e := 0; e < ne; e++ {
@@ -197,12 +194,30 @@ func (s *Solver) finishGraph() {
 		bwdNext[v] = s.astart[v]
 		fwdNext[v] = s.astart[v] + s.nbwd[v]
 	}
+	headPos, tailPos := make([]int32, ne), make([]int32, ne)
 	for e := 0; e < ne; e++ {
 		h, t := s.head[e], s.tail[e]
-		s.aedge[bwdNext[h]] = int32(e)
+		headPos[e], tailPos[e] = bwdNext[h], fwdNext[t]
+		s.aedge[bwdNext[h]], s.aedge[fwdNext[t]] = int32(e), int32(e)
 		bwdNext[h]++
-		s.aedge[fwdNext[t]] = int32(e)
 		fwdNext[t]++
+	}
+	s.ain, s.aout = make([]int32, 2*ne), make([]int32, 2*ne)
+	size := int32(0)
+	for v := 0; v < n; v++ {
+		for k := s.astart[v]; k < s.astart[v+1]; k++ {
+			s.ain[k] = size
+			size += s.labels[v]
+		}
+	}
+	s.mhead, s.mtail = make([]int32, ne), make([]int32, ne)
+	for e := 0; e < ne; e++ {
+		hp, tp := headPos[e], tailPos[e]
+		s.mhead[e], s.mtail[e] = s.ain[hp], s.ain[tp]
+		s.aout[hp], s.aout[tp] = s.ain[tp], s.ain[hp]
+	}
+	if s.msg == nil {
+		s.msg = make([]float32, size)
 	}
 	s.gamma = make([]float32, n)
 	maxK := int32(1)
@@ -217,6 +232,7 @@ func (s *Solver) finishGraph() {
 	s.scratch = make([]float32, 4*maxK)
 	s.envV = make([]int32, maxK+1)
 	s.envZ = make([]float64, maxK+2)
+	s.setupPottsFast()
 	s.primal = make([]int32, n)
 	s.argmin = make([]int32, n)
 	s.consLabel = make([]int32, n)

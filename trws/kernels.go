@@ -33,7 +33,22 @@ func minOf(h []float32) float32 {
 	return m
 }
 
-// pottsMessage: θ = w·[x≠y]. out = min(h − min h, w), as Kolmogorov's typePotts.
+// pottsSquare: θ = w·[x≠y] with as many labels on both sides; hmin = min h.
+// out = min(h − hmin, w), as Kolmogorov's typePotts.
+func pottsSquare(h, out []float32, hmin, w float32) float32 {
+	out = out[:len(h)]
+	y := 0
+	for ; y+4 <= len(h); y += 4 {
+		hh, oo := h[y:y+4:y+4], out[y:y+4:y+4]
+		oo[0], oo[1], oo[2], oo[3] = min(hh[0]-hmin, w), min(hh[1]-hmin, w), min(hh[2]-hmin, w), min(hh[3]-hmin, w)
+	}
+	for ; y < len(h); y++ {
+		out[y] = min(h[y]-hmin, w)
+	}
+	return hmin
+}
+
+// pottsMessage: θ = w·[x≠y] on any shape. out = min(h − min h, w).
 func pottsMessage(h, out []float32, w float32) float32 {
 	hmin := minOf(h)
 	n := min(len(h), len(out))
@@ -74,7 +89,11 @@ func truncLinearMessage(h, out []float32, w, T float32, buf []float32) float32 {
 	}
 	top := minOf(h) + w*T
 	for y := range out {
-		out[y] = min(f[y], top)
+		v := f[y]
+		if v > top {
+			v = top
+		}
+		out[y] = v
 	}
 	return normalize(out)
 }

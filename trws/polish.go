@@ -15,11 +15,10 @@ func (s *Solver) polish() []float64 {
 	}
 	big := float64(s.big)
 	into := func(e, i int32) []float64 {
-		off, kh := s.moff[e], s.labels[s.head[e]]
 		if s.head[e] == i {
-			return msg[off : off+kh]
+			return msg[s.mhead[e] : s.mhead[e]+s.labels[i]]
 		}
-		return msg[off+kh : off+kh+s.labels[s.tail[e]]]
+		return msg[s.mtail[e] : s.mtail[e]+s.labels[i]]
 	}
 	d := make([]float64, s.mk)
 	h := make([]float64, s.mk)

@@ -32,10 +32,11 @@ type Options struct {
 }
 
 // DefaultOptions: 1500 iterations (the paper's cap), gap 1e-9 relative, stall after
-// 100 iterations without 1e-9 relative bound growth or new consistent variables,
-// checks every iteration.
+// 100 iterations without 1e-7 relative bound growth or new consistent variables,
+// checks every 5 iterations (a check costs about one iteration; Kolmogorov's code
+// computes its labeling every 5 too).
 func DefaultOptions() Options {
-	return Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-9, CheckEvery: 1}
+	return Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 }
 
 // Progress is reported after every check.
@@ -131,7 +132,7 @@ func (s *Solver) Solve(ctx context.Context, opt Options) (Result, error) {
 			continue
 		case res.Agreeing == s.n:
 			res.Stop = StopAgreement
-		case res.Energy-res.LowerBound <= opt.GapTolerance*math.Max(1, math.Abs(res.Energy)):
+		case gapWithin(res.Energy, res.LowerBound, opt.GapTolerance):
 			res.Stop = StopGap
 		case opt.StallIterations > 0 && it-lastProgress >= opt.StallIterations:
 			res.Stop = StopStall
@@ -141,11 +142,17 @@ func (s *Solver) Solve(ctx context.Context, opt Options) (Result, error) {
 		break
 	}
 	res.Agreement = res.Agreeing == s.n
-	if !res.Agreement && res.Stop != StopCanceled && res.Energy-res.LowerBound <= 1e-6*math.Max(1, math.Abs(res.Energy)) {
+	if !res.Agreement && res.Stop != StopCanceled && gapWithin(res.Energy, res.LowerBound, 1e-6) {
 		s.certifyBest(&res)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
+}
+
+// gapWithin reports energy − bound ≤ tol·max(1, |energy|) for a finite energy (an
+// infinite one has no gap to close).
+func gapWithin(energy, bound, tol float64) bool {
+	return !math.IsInf(energy, 0) && energy-bound <= tol*math.Max(1, math.Abs(energy))
 }
 
 // certifyBest handles a closed gap without node-wise agreement (ties, or a stop before
@@ -183,88 +190,10 @@ func (s *Solver) record(res *Result, first bool) {
 
 // msgInto returns the message of edge e into node i (an endpoint of e).
 func (s *Solver) msgInto(e int32, i int32) []float32 {
-	off, kh := s.moff[e], s.labels[s.head[e]]
 	if s.head[e] == i {
-		return s.msg[off : off+kh]
+		return s.msg[s.mhead[e] : s.mhead[e]+s.labels[i]]
 	}
-	return s.msg[off+kh : off+kh+s.labels[s.tail[e]]]
-}
-
-// sumInto sets d to node i's unary plus every message into i.
-func (s *Solver) sumInto(i int32, d []float32) {
-	copy(d, s.u32[s.uoff[i]:s.uoff[i+1]])
-	for _, e := range s.aedge[s.astart[i]:s.astart[i+1]] {
-		m := s.msgInto(e, i)
-		for x, v := range m[:len(d)] {
-			d[x] += v
-		}
-	}
-}
-
-// send computes edge e's message from its tail (fromTail) or head, with h over the
-// sender's labels, into the receiver's message slot, and returns the normalisation.
-func (s *Solver) send(e int32, fromTail bool, h []float32) float32 {
-	off, kh, kt := s.moff[e], s.labels[s.head[e]], s.labels[s.tail[e]]
-	var out []float32
-	if fromTail {
-		out = s.msg[off : off+kh]
-	} else {
-		out = s.msg[off+kh : off+kh+kt]
-	}
-	switch s.kind[e] {
-	case kindPotts:
-		return pottsMessage(h, out, s.w[e])
-	case kindTruncLinear:
-		return truncLinearMessage(h, out, s.w[e], s.t[e], s.scratch[3*s.mk:])
-	case kindTruncQuad:
-		return truncQuadMessage(h, out, s.w[e], s.t[e], s.envV, s.envZ)
-	}
-	tab := s.tables[s.tab[e] : s.tab[e]+kh*kt]
-	if fromTail {
-		return tableMessageFromTail(h, out, tab)
-	}
-	return tableMessageFromHead(h, out, tab)
-}
-
-// forward is the forward pass: nodes in increasing order send to later neighbours.
-func (s *Solver) forward() {
-	mk := s.mk
-	D, H := s.scratch[:mk], s.scratch[mk:2*mk]
-	for i := int32(0); i < int32(s.n); i++ {
-		k := s.labels[i]
-		d, h := D[:k], H[:k]
-		s.sumInto(i, d)
-		g := s.gamma[i]
-		for _, e := range s.aedge[s.astart[i]+s.nbwd[i] : s.astart[i+1]] {
-			back := s.msgInto(e, i)
-			for x, v := range d {
-				h[x] = g*v - back[x]
-			}
-			s.send(e, true, h)
-		}
-	}
-}
-
-// backward is the backward pass; it returns the lower bound (see the package doc).
-func (s *Solver) backward() float64 {
-	mk := s.mk
-	D, H := s.scratch[:mk], s.scratch[mk:2*mk]
-	lb := 0.0
-	for i := int32(s.n) - 1; i >= 0; i-- {
-		k := s.labels[i]
-		d, h := D[:k], H[:k]
-		s.sumInto(i, d)
-		lb += float64(normalize(d))
-		g := s.gamma[i]
-		for _, e := range s.aedge[s.astart[i] : s.astart[i]+s.nbwd[i]] {
-			fwd := s.msgInto(e, i)
-			for x, v := range d {
-				h[x] = g*v - fwd[x]
-			}
-			lb += float64(s.send(e, false, h))
-		}
-	}
-	return lb + s.offset
+	return s.msg[s.mtail[e] : s.mtail[e]+s.labels[i]]
 }
 
 // pairValue is θ_e(a, b) in float32 with a the tail's label and b the head's.

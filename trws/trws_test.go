@@ -571,3 +571,16 @@ func TestGoldenDenoisingTrace(t *testing.T) {
 		t.Errorf("energy after 200 iterations %.6f, reference 91473.5551193885", r.Energy)
 	}
 }
+
+// A forbidden rounded labeling has infinite energy and no gap: it must not stop the run.
+func TestInfiniteEnergyNeverStopsOnGap(t *testing.T) {
+	b := model.NewBuilder([]int{2, 2})
+	b.AddTable([]int{0, 1}, []float64{math.Inf(1), 0, 0, math.Inf(1)})
+	b.AddTable([]int{0}, []float64{0, 1})
+	b.AddTable([]int{1}, []float64{0, 1})
+	m, _ := b.Build()
+	_, r := solve(t, m, trws.DefaultOptions())
+	if math.IsInf(r.Energy, 1) || r.Energy != 1 {
+		t.Errorf("energy %v (stop %v after %d), want the optimum 1", r.Energy, r.Stop, r.Iterations)
+	}
+}

@@ -83,16 +83,11 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 			r.fn, r.swap = append(r.fn, s.fn[e]), append(r.swap, s.swap[e])
 		}
 	}
-	size := 0
-	for _, e := range kept {
-		size += int(s.labels[s.head[e]] + s.labels[s.tail[e]])
-	}
-	r.msg = make([]float32, 0, size)
-	for _, e := range kept {
-		off := s.moff[e]
-		r.msg = append(r.msg, s.msg[off:off+s.labels[s.head[e]]+s.labels[s.tail[e]]]...)
-	}
 	r.finishGraph()
+	for i, e := range kept {
+		copy(r.msg[r.mhead[i]:r.mhead[i]+r.labels[r.head[i]]], s.msg[s.mhead[e]:])
+		copy(r.msg[r.mtail[i]:r.mtail[i]+r.labels[r.tail[i]]], s.msg[s.mtail[e]:])
+	}
 	return r, nil
 }
 

@@ -2,11 +2,9 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
-	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/spf13/cobra"
 )
@@ -37,16 +35,16 @@ note says so on stderr. --no-evid ignores it.`,
 			if err := m.CheckLabeling(x); err != nil {
 				return fmt.Errorf("%s: %w", args[1], err)
 			}
+			ev, err := loadEvidence(args[0], m, noEvid)
+			if err != nil {
+				return err
+			}
 			e := m.Energy(x)
-			if path, ok := uai.EvidencePathFor(args[0]); ok && !noEvid {
-				ev, err := uai.ReadEvidenceFile(path)
-				if err != nil {
+			if ev != nil {
+				if e, err = ev.energy(m, x, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
-				if e, err = energyWithEvidence(m, ev, x, cmd.ErrOrStderr()); err != nil {
-					return fmt.Errorf("%s: %w", path, err)
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "partopt: applied evidence %s (%d observed variables); --no-evid ignores it\n", path, ev.Len())
+				ev.note(cmd.ErrOrStderr())
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "energy %s\n", formatEnergy(e))
 			return nil
@@ -54,30 +52,6 @@ note says so on stderr. --no-evid ignores it.`,
 	}
 	cmd.Flags().BoolVar(&noEvid, "no-evid", false, "ignore MODEL.evid")
 	return cmd
-}
-
-// energyWithEvidence conditions m on the evidence, as toulbar2 does, and evaluates x on
-// the free variables. A labeling that contradicts the evidence has energy +Inf.
-func energyWithEvidence(m *model.Model, ev uai.Evidence, x []int, stderr io.Writer) (float64, error) {
-	fixed, err := ev.Fixed(m.LabelCounts())
-	if err != nil {
-		return 0, err
-	}
-	for v, l := range fixed {
-		if l >= 0 && x[v] != l {
-			fmt.Fprintf(stderr, "partopt: the labeling gives variable %d label %d, the evidence %d: energy +Inf\n", v, x[v], l)
-			return math.Inf(1), nil
-		}
-	}
-	c, err := m.Condition(fixed)
-	if err != nil {
-		return 0, err
-	}
-	y := make([]int, len(c.Vars))
-	for i, v := range c.Vars {
-		y[i] = x[v]
-	}
-	return c.Model.Energy(y), nil
 }
 
 // formatEnergy prints the shortest decimal that reads back to e, and +Inf for forbidden.

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,9 +31,15 @@ func (e internalError) Unwrap() error { return e.err }
 // run executes the CLI and returns the exit code: 0 on success, 2 on bad input (bad
 // arguments, unreadable or malformed files), 1 on internal failures.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run with a context that commands which can be interrupted (solve)
+// watch besides the signals; tests use it to cancel them.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -52,6 +59,6 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newInfoCmd(), newEnergyCmd())
+	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd())
 	return root
 }

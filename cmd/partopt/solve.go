@@ -1,0 +1,393 @@
+// The solve command: run a MAP solver on a model, write the labeling and a report.
+//
+// Dependency: golang.org/x/term, the Go project's terminal package (maintained with
+// the standard library; its only dependency is golang.org/x/sys). It tells whether
+// stderr is a terminal, and how wide, so that progress is shown to a person watching
+// and never written into logs or redirected output. The progress display itself is
+// one \r-updated status line, a few lines below: a progress-bar library would add
+// dependencies and draw a bar towards --max-iterations, which TRW-S rarely reaches
+// (it stops on gap, agreement or stall), so the bar would mislead.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/trws"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// solveMethods are the values of --method; defaultSolveMethod is the default.
+var solveMethods = []string{"trws"}
+
+const defaultSolveMethod = "trws"
+
+// Output files of solve, in DIR.
+const (
+	labelsFile = "labels.sol"
+	reportFile = "report.json"
+)
+
+type solveFlags struct {
+	method          string
+	output          string
+	maxIterations   int
+	gapTolerance    float64
+	stallIterations int
+	checkEvery      int
+	noEvid          bool
+}
+
+func newSolveCmd() *cobra.Command {
+	var f solveFlags
+	// The CLI's defaults are part of its contract, so they are spelled out here rather
+	// than taken from trws.DefaultOptions (which they equal today).
+	def := trws.Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
+	cmd := &cobra.Command{
+		Use:   "solve MODEL -o DIR",
+		Short: "Find a low-energy labeling and a lower bound; write labels.sol and report.json",
+		Long: `Solve the MAP problem of MODEL approximately and write to DIR (created if missing):
+
+  DIR/labels.sol   the best labeling found, UAI MPE format ("MPE", then
+                   "n x0 ... xn-1"): a full labeling of MODEL, the observed
+                   variables at their evidence labels
+  DIR/report.json  "method", "model", "variables", "lower_bound", "energy", "gap",
+                   "agreeing_fraction", "agreement", "iterations", "stop",
+                   "seconds", and the evidence, free variables, agreeing count
+                   and options used
+
+Method trws (the default) is sequential tree-reweighted message passing (TRW-S) on
+the local polytope relaxation; it needs a pairwise model (factors of order <= 2).
+It stops when energy - bound <= --gap-tolerance * max(1, |energy|), when every
+variable agrees (the labeling is then optimal), when neither the bound nor the
+agreement improved for --stall-iterations iterations, or after --max-iterations.
+--gap-tolerance 0 disables the early stops: exactly --max-iterations iterations run.
+
+"energy" is the energy of labels.sol on MODEL, as "partopt energy MODEL
+DIR/labels.sol" prints it; "lower_bound" <= the minimum energy (computed in
+float64 from the solver's final dual, valid up to float64 rounding), both with the
+evidence applied; "gap" is energy - lower_bound. "agreeing_fraction" is the
+fraction of the solved (free) variables whose relaxed solution is locally
+integral and consistent with their neighbours (1 for a model with no free
+variable); "agreement" says all are. "seconds" is the solver's time, loading
+excluded. JSON numbers cannot be infinite: a forbidden energy (and its gap) is
+written as the string "+Inf", the bound of a run with no finished iteration as
+"-Inf".
+
+When MODEL.evid exists it is applied (the observed variables are conditioned on)
+and a note says so on stderr; --no-evid ignores it.
+
+On a terminal a status line on stderr shows the progress; otherwise stderr stays
+quiet. Ctrl-C (SIGINT) or SIGTERM stops the solver early: the outputs of the work
+done are written, "stop" is "canceled", a note on stderr says so, and the exit code
+is 0. The last line of stdout is the summary
+  energy <E> bound <B> gap <G> agreeing <fraction> iterations <n> stop <reason>`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSolve(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.method, "method", defaultSolveMethod, "solver: "+strings.Join(solveMethods, ", "))
+	fl.StringVarP(&f.output, "output", "o", "", "output directory (required; created if missing)")
+	fl.IntVar(&f.maxIterations, "max-iterations", def.MaxIterations, "iteration cap")
+	fl.Float64Var(&f.gapTolerance, "gap-tolerance", def.GapTolerance, "stop when the relative gap is this small; 0 runs exactly --max-iterations")
+	fl.IntVar(&f.stallIterations, "stall-iterations", def.StallIterations, "stop after this many iterations without progress; 0 disables")
+	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
+	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
+	cmd.MarkFlagRequired("output")
+	return cmd
+}
+
+func (f solveFlags) validate() error {
+	switch {
+	case !slices.Contains(solveMethods, f.method):
+		return fmt.Errorf("unknown --method %q (available: %s)", f.method, strings.Join(solveMethods, ", "))
+	case f.output == "":
+		return errors.New("--output: empty directory name")
+	case f.maxIterations < 1:
+		return fmt.Errorf("--max-iterations %d: want at least 1", f.maxIterations)
+	case !(f.gapTolerance >= 0):
+		return fmt.Errorf("--gap-tolerance %v: want a number ≥ 0", f.gapTolerance)
+	case f.stallIterations < 0:
+		return fmt.Errorf("--stall-iterations %d: want at least 0", f.stallIterations)
+	case f.checkEvery < 1:
+		return fmt.Errorf("--check-every %d: want at least 1", f.checkEvery)
+	}
+	return nil
+}
+
+// trwsOptions are the solver options of the flags.
+func (f solveFlags) trwsOptions() trws.Options {
+	opt := trws.DefaultOptions()
+	opt.MaxIterations = f.maxIterations
+	opt.GapTolerance = f.gapTolerance
+	opt.StallIterations = f.stallIterations
+	opt.CheckEvery = f.checkEvery
+	return opt
+}
+
+// solveReport is report.json.
+type solveReport struct {
+	Method           string        `json:"method"`
+	Model            string        `json:"model"`
+	Evidence         string        `json:"evidence,omitempty"`
+	Observed         int           `json:"observed"`
+	Variables        int           `json:"variables"`
+	FreeVariables    int           `json:"free_variables"`
+	LowerBound       jsonFloat     `json:"lower_bound"`
+	Energy           jsonFloat     `json:"energy"`
+	Gap              jsonFloat     `json:"gap"`
+	Agreeing         int           `json:"agreeing"`
+	AgreeingFraction float64       `json:"agreeing_fraction"`
+	Agreement        bool          `json:"agreement"`
+	Iterations       int           `json:"iterations"`
+	Stop             string        `json:"stop"`
+	Seconds          float64       `json:"seconds"`
+	Options          reportOptions `json:"options"`
+}
+
+type reportOptions struct {
+	MaxIterations   int     `json:"max_iterations"`
+	GapTolerance    float64 `json:"gap_tolerance"`
+	StallIterations int     `json:"stall_iterations"`
+	StallTolerance  float64 `json:"stall_tolerance"`
+	CheckEvery      int     `json:"check_every"`
+}
+
+// jsonFloat is a float64 that encodes ±Inf and NaN, which JSON numbers cannot hold, as
+// the strings "+Inf", "-Inf" and "NaN".
+type jsonFloat float64
+
+// MarshalJSON implements json.Marshaler.
+func (x jsonFloat) MarshalJSON() ([]byte, error) {
+	if f := float64(x); math.IsInf(f, 0) || math.IsNaN(f) {
+		return json.Marshal(formatEnergy(f))
+	}
+	return json.Marshal(float64(x))
+}
+
+func runSolve(cmd *cobra.Command, modelPath string, f solveFlags) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if err := f.validate(); err != nil {
+		return err
+	}
+	m, err := uai.ReadFile(modelPath)
+	if err != nil {
+		return err
+	}
+	ev, err := loadEvidence(modelPath, m, f.noEvid)
+	if err != nil {
+		return err
+	}
+	solved, c := m, (*model.Conditioned)(nil)
+	if ev != nil {
+		if c, err = ev.condition(m); err != nil {
+			return err
+		}
+		solved = c.Model
+	}
+	if err := checkPairwise(solved, modelPath); err != nil {
+		return err
+	}
+	if ev != nil {
+		ev.note(stderr)
+	}
+	if err := prepareOutput(f.output); err != nil {
+		return err
+	}
+	s, err := trws.New(solved)
+	if err != nil {
+		return fmt.Errorf("%s: %w", modelPath, err)
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt := f.trwsOptions()
+	status := newStatusLine(stderr, opt.MaxIterations)
+	if status != nil {
+		opt.Progress = status.update
+	}
+	res, err := s.Solve(ctx, opt)
+	stop() // a second Ctrl-C while the outputs are written ends the process
+	status.clear()
+	if err != nil && ctx.Err() == nil {
+		return internalError{err}
+	}
+
+	// A bound valid up to float64 rounding (Result.LowerBound sums float32 values).
+	bound := res.LowerBound
+	if res.Iterations > 0 {
+		if bound, err = s.Bound(); err != nil {
+			return internalError{err}
+		}
+	}
+	// The energy as `partopt energy` computes it: with evidence, on the conditioned
+	// model, whose offset holds the observed factors (and so does the bound's).
+	x, energy := res.Labeling, solved.Energy(res.Labeling)
+	if ev != nil {
+		x = ev.extend(c, res.Labeling)
+	}
+	rep := solveReport{
+		Method: f.method, Model: modelPath,
+		Variables: m.NumVars(), FreeVariables: solved.NumVars(),
+		LowerBound: jsonFloat(bound), Energy: jsonFloat(energy),
+		Gap:      jsonFloat(energy - bound),
+		Agreeing: res.Agreeing, AgreeingFraction: 1, Agreement: res.Agreement,
+		Iterations: res.Iterations, Stop: res.Stop.String(), Seconds: res.Seconds,
+		Options: reportOptions{opt.MaxIterations, opt.GapTolerance, opt.StallIterations, opt.StallTolerance, opt.CheckEvery},
+	}
+	if ev != nil {
+		rep.Evidence, rep.Observed = ev.path, m.NumVars()-solved.NumVars()
+	}
+	if n := solved.NumVars(); n > 0 {
+		rep.AgreeingFraction = float64(res.Agreeing) / float64(n)
+	}
+	if err := writeFileAtomic(filepath.Join(f.output, labelsFile), func(w io.Writer) error {
+		return uai.WriteSolution(w, x)
+	}); err != nil {
+		return internalError{err}
+	}
+	if err := writeFileAtomic(filepath.Join(f.output, reportFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}); err != nil {
+		return internalError{err}
+	}
+	if res.Stop == trws.StopCanceled {
+		fmt.Fprintf(stderr, "partopt: interrupted after %d iterations (stop canceled); wrote the best labeling found to %s\n", res.Iterations, f.output)
+	}
+	fmt.Fprintf(stdout, "energy %s bound %s gap %s agreeing %.6g iterations %d stop %s\n",
+		formatEnergy(energy), formatEnergy(bound), formatEnergy(float64(rep.Gap)),
+		rep.AgreeingFraction, res.Iterations, rep.Stop)
+	return nil
+}
+
+// checkPairwise refuses models with factors of order > 2, which TRW-S cannot solve.
+func checkPairwise(m *model.Model, name string) error {
+	high, top := 0, 0
+	for f := 0; f < m.NumFactors(); f++ {
+		if k := len(m.FactorVars(f)); k > 2 {
+			high, top = high+1, max(top, k)
+		}
+	}
+	if high > 0 {
+		return fmt.Errorf("%s: the trws method needs a pairwise model (factors of order ≤ 2), but %d factors have order > 2 (up to %d)", name, high, top)
+	}
+	return nil
+}
+
+// prepareOutput creates dir if missing and checks that files can be written there,
+// so that a bad -o fails before the solver runs rather than after.
+func prepareOutput(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	probe, err := os.CreateTemp(dir, ".partopt-probe-*")
+	if err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// writeFileAtomic writes path through a temporary file in the same directory and
+// renames it into place, so readers never see a partial file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	err = write(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// statusLine shows the solver's progress on one terminal line, rewritten in place at
+// most every `every`.
+type statusLine struct {
+	w       io.Writer
+	width   int // terminal columns; the line is cut to width − 1
+	maxIter int
+	every   time.Duration
+	now     func() time.Time
+	last    time.Time
+	shown   bool
+}
+
+// newStatusLine returns a status line on stderr when it is a terminal, else nil.
+func newStatusLine(stderr io.Writer, maxIter int) *statusLine {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width < 20 {
+		width = 80
+	}
+	return &statusLine{w: stderr, width: width, maxIter: maxIter, every: 100 * time.Millisecond, now: time.Now}
+}
+
+// update is the solver's Progress callback.
+func (s *statusLine) update(p trws.Progress) {
+	t := s.now()
+	if s.shown && t.Sub(s.last) < s.every {
+		return
+	}
+	s.last, s.shown = t, true
+	line := progressText(p, s.maxIter)
+	if len(line) > s.width-1 {
+		line = line[:s.width-1]
+	}
+	fmt.Fprintf(s.w, "\r%s\x1b[K", line)
+}
+
+// clear erases the status line, if any was shown.
+func (s *statusLine) clear() {
+	if s != nil && s.shown {
+		fmt.Fprint(s.w, "\r\x1b[K")
+	}
+}
+
+// progressText is the status line's text (ASCII, so that cutting it by bytes is safe).
+func progressText(p trws.Progress, maxIter int) string {
+	frac := 1.0
+	if p.Variables > 0 {
+		frac = float64(p.Agreeing) / float64(p.Variables)
+	}
+	return fmt.Sprintf("iter %d/%d  bound %.9g  energy %s  gap %.3g  agreeing %.1f%%",
+		p.Iteration, maxIter, p.LowerBound, shortEnergy(p.Energy), p.Energy-p.LowerBound, math.Floor(frac*1000)/10)
+}
+
+func shortEnergy(e float64) string {
+	if math.IsInf(e, 1) {
+		return "+Inf"
+	}
+	return fmt.Sprintf("%.9g", e)
+}

@@ -1,0 +1,137 @@
+package trws
+
+// The message passes. They are the hot loops: flat slices, offsets precomputed per
+// adjacency entry, no allocation, and one kernel call per edge chosen by a switch
+// outside the label loops.
+
+// sumInto sets d to node i's unary plus every message into i (one contiguous block)
+// and returns min d. It walks the labels four at a time and, for each group, adds all
+// messages in registers before storing once.
+func (s *Solver) sumInto(i int32, d []float32) float32 {
+	k := len(d)
+	u := s.u32[s.uoff[i]:]
+	u = u[:k]
+	a0, a1 := s.astart[i], s.astart[i+1]
+	deg := int(a1 - a0)
+	var block []float32
+	if deg > 0 {
+		block = s.msg[s.ain[a0]:]
+		block = block[:deg*k]
+	}
+	m0, m1, m2, m3 := float32(inf32), float32(inf32), float32(inf32), float32(inf32)
+	x := 0
+	for ; x+4 <= k; x += 4 {
+		uu := u[x : x+4 : x+4]
+		d0, d1, d2, d3 := uu[0], uu[1], uu[2], uu[3]
+		for p := x; p < len(block); p += k {
+			m := block[p : p+4 : p+4]
+			d0 += m[0]
+			d1 += m[1]
+			d2 += m[2]
+			d3 += m[3]
+		}
+		dd := d[x : x+4 : x+4]
+		dd[0], dd[1], dd[2], dd[3] = d0, d1, d2, d3
+		m0, m1, m2, m3 = min(m0, d0), min(m1, d1), min(m2, d2), min(m3, d3)
+	}
+	for ; x < k; x++ {
+		v := u[x]
+		for p := x; p < len(block); p += k {
+			v += block[p]
+		}
+		d[x] = v
+		m0 = min(m0, v)
+	}
+	return min(min(m0, m1), min(m2, m3))
+}
+
+// reparam sets h = g·d − back and returns min h, four labels at a time with four
+// independent minima (a single running minimum is a chain of dependent MINSS).
+func reparam(h, d, back []float32, g float32) float32 {
+	k := len(d)
+	back, h = back[:k], h[:k]
+	m0, m1, m2, m3 := float32(inf32), float32(inf32), float32(inf32), float32(inf32)
+	x := 0
+	for ; x+4 <= k; x += 4 {
+		dd, bb, hh := d[x:x+4:x+4], back[x:x+4:x+4], h[x:x+4:x+4]
+		h0, h1, h2, h3 := g*dd[0]-bb[0], g*dd[1]-bb[1], g*dd[2]-bb[2], g*dd[3]-bb[3]
+		hh[0], hh[1], hh[2], hh[3] = h0, h1, h2, h3
+		m0, m1, m2, m3 = min(m0, h0), min(m1, h1), min(m2, h2), min(m3, h3)
+	}
+	for ; x < k; x++ {
+		hx := g*d[x] - back[x]
+		h[x] = hx
+		m0 = min(m0, hx)
+	}
+	return min(min(m0, m1), min(m2, m3))
+}
+
+// send sends along adjacency entry k of node i the message min_x h(x) + θ(x,·),
+// where h = g·d − (message into i along k), into the neighbour's slot; it returns the
+// normalisation constant. fromTail says whether i is the edge's tail.
+func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32 {
+	hmin := reparam(h, d, s.msg[s.ain[k]:], g)
+	e := s.aedge[k]
+	kr := s.labels[s.tail[e]]
+	if fromTail {
+		kr = s.labels[s.head[e]]
+	}
+	out := s.msg[s.aout[k] : s.aout[k]+kr]
+	switch s.kind[e] {
+	case kindPotts:
+		if len(out) == len(h) {
+			return pottsSquare(h, out, hmin, s.w[e])
+		}
+		return pottsMessage(h, out, s.w[e])
+	case kindTruncLinear:
+		return truncLinearMessage(h, out, s.w[e], s.t[e], s.scratch[3*s.mk:])
+	case kindTruncQuad:
+		return truncQuadMessage(h, out, s.w[e], s.t[e], s.envV, s.envZ)
+	}
+	tab := s.tables[s.tab[e] : s.tab[e]+int32(len(h)*len(out))]
+	if fromTail {
+		return tableMessageFromTail(h, out, tab)
+	}
+	return tableMessageFromHead(h, out, tab)
+}
+
+// forward is the forward pass: nodes in increasing order send to later neighbours.
+func (s *Solver) forward() {
+	if s.pottsW != nil {
+		s.forwardPotts()
+		return
+	}
+	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
+	for i := int32(0); i < int32(s.n); i++ {
+		k := s.labels[i]
+		d, h := D[:k], H[:k]
+		s.sumInto(i, d)
+		g := s.gamma[i]
+		for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
+			s.send(a, d, h, g, true)
+		}
+	}
+}
+
+// backward is the backward pass; it returns the lower bound (see the package doc):
+// Σ_i min D_i + Σ_e c_e. Kolmogorov subtracts min D_i from D_i before sending; here
+// the shift is taken out of the message constants instead (c_e − γ·min D_i), which
+// gives the same messages and bound without a pass over D.
+func (s *Solver) backward() float64 {
+	if s.pottsW != nil {
+		return s.backwardPotts()
+	}
+	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
+	lb := 0.0
+	for i := int32(s.n) - 1; i >= 0; i-- {
+		k := s.labels[i]
+		d, h := D[:k], H[:k]
+		dmin := s.sumInto(i, d)
+		lb += float64(dmin)
+		g := s.gamma[i]
+		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
+			lb += float64(s.send(a, d, h, g, false)) - float64(g)*float64(dmin)
+		}
+	}
+	return lb + s.offset
+}
