@@ -55,12 +55,12 @@ type Solver struct {
 	argmin    []int32
 	consLabel []int32
 
-	pottsW  []float32 // Potts weight per adjacency entry when the Potts passes apply
-	mk      int       // largest label count
-	scratch []float32 // 4·mk: D, h, primal scores, distance transforms
-	envV    []int32   // parabola envelope of the truncated quadratic kernel
-	envZ    []float64
-	iters   int // iterations run so far (all calls)
+	allPotts bool      // every edge Potts and one label count: the Potts passes apply
+	mk       int       // largest label count
+	scratch  []float32 // 4·mk: D, h, primal scores, distance transforms
+	envV     []int32   // parabola envelope of the truncated quadratic kernel
+	envZ     []float64
+	iters    int // iterations run so far (all calls)
 }
 
 // ErrNotPairwise is returned for models with factors of order > 2.

@@ -97,7 +97,7 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 
 // forward is the forward pass: nodes in increasing order send to later neighbours.
 func (s *Solver) forward() {
-	if s.pottsW != nil {
+	if s.allPotts {
 		s.forwardPotts()
 		return
 	}
@@ -118,7 +118,7 @@ func (s *Solver) forward() {
 // the shift is taken out of the message constants instead (c_e − γ·min D_i), which
 // gives the same messages and bound without a pass over D.
 func (s *Solver) backward() float64 {
-	if s.pottsW != nil {
+	if s.allPotts {
 		return s.backwardPotts()
 	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]

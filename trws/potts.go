@@ -2,12 +2,12 @@ package trws
 
 // Potts grids — every edge Potts, every node with the same label count — are the
 // commonest large models (segmentation). For them the passes below replace the
-// general ones: the weight is read per adjacency entry (sequentially), h is written
-// straight into the outgoing message slot, and nothing is called per edge.
+// general ones: h is written straight into the outgoing message slot, and nothing is
+// dispatched per edge.
 
 // setupPottsFast enables the fast passes when they apply.
 func (s *Solver) setupPottsFast() {
-	s.pottsW = nil
+	s.allPotts = false
 	if s.n == 0 {
 		return
 	}
@@ -21,10 +21,7 @@ func (s *Solver) setupPottsFast() {
 			return
 		}
 	}
-	s.pottsW = make([]float32, len(s.aedge))
-	for a, e := range s.aedge {
-		s.pottsW[a] = s.w[e]
-	}
+	s.allPotts = true
 }
 
 // pottsSend writes into out the Potts message min(h − min h, w) with h = g·d − back,
@@ -63,7 +60,7 @@ func (s *Solver) forwardPotts() {
 		s.sumInto(i, d)
 		g := s.gamma[i]
 		for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
-			pottsSend(d, s.msg[s.ain[a]:], s.msg[s.aout[a]:], g, s.pottsW[a])
+			pottsSend(d, s.msg[s.ain[a]:], s.msg[s.aout[a]:], g, s.w[s.aedge[a]])
 		}
 	}
 }
@@ -76,7 +73,7 @@ func (s *Solver) backwardPotts() float64 {
 		g := s.gamma[i]
 		lb += float64(dmin)
 		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
-			lb += float64(pottsSend(d, s.msg[s.ain[a]:], s.msg[s.aout[a]:], g, s.pottsW[a]) - g*dmin)
+			lb += float64(pottsSend(d, s.msg[s.ain[a]:], s.msg[s.aout[a]:], g, s.w[s.aedge[a]]) - g*dmin)
 		}
 	}
 	return lb + s.offset

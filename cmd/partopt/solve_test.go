@@ -417,3 +417,21 @@ func TestSolveFlagDefaults(t *testing.T) {
 		t.Errorf("-o is %+v, want --output", f)
 	}
 }
+
+// TestReadmeExampleSolves runs the README's first command on its bundled model: the
+// relaxation is tight there, so the run ends in full agreement with a zero gap.
+func TestReadmeExampleSolves(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := partopt("solve", filepath.Join(fixtures, "denoise32.uai.gz"), "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "agreeing 1 ") || !strings.Contains(stdout, "stop agreement") {
+		t.Errorf("summary %q, want full agreement", stdout)
+	}
+	for _, f := range []string{"labels.sol", "report.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
