@@ -98,7 +98,11 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 // forward is the forward pass: nodes in increasing order send to later neighbours.
 func (s *Solver) forward() {
 	if s.allPotts {
-		s.forwardPotts()
+		if s.mk == 8 {
+			s.forwardPotts8()
+		} else {
+			s.forwardPotts()
+		}
 		return
 	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
@@ -119,6 +123,9 @@ func (s *Solver) forward() {
 // gives the same messages and bound without a pass over D.
 func (s *Solver) backward() float64 {
 	if s.allPotts {
+		if s.mk == 8 {
+			return s.backwardPotts8()
+		}
 		return s.backwardPotts()
 	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
