@@ -47,6 +47,30 @@ func (s *Solver) AddUnary(v int, delta []float64) error {
 	return nil
 }
 
+// SetUnary replaces the unary term of the solver's variable v by values (as AddUnary,
+// messages kept).
+func (s *Solver) SetUnary(v int, values []float64) error {
+	if v < 0 || v >= s.n {
+		return fmt.Errorf("trws: SetUnary: variable %d out of range [0,%d)", v, s.n)
+	}
+	delta := make([]float64, len(values))
+	cur := s.u64[s.uoff[v]:s.uoff[v+1]]
+	if len(values) != len(cur) {
+		return fmt.Errorf("trws: SetUnary: %d values for a variable with %d labels", len(values), len(cur))
+	}
+	for l := range cur {
+		if err := model.CheckValue(values[l]); err != nil {
+			return fmt.Errorf("trws: SetUnary: variable %d, label %d: %w", v, l, err)
+		}
+		cur[l] = 0
+		delta[l] = values[l]
+	}
+	return s.AddUnary(v, delta)
+}
+
+// NumEdges is the number of pairwise terms of the current problem.
+func (s *Solver) NumEdges() int { return len(s.tail) }
+
 // Restrict returns a solver on the node subset keep (solver variables, any order,
 // distinct) with the edges among them, their unary terms and their messages: a warm
 // start for the sub-problem of a pruning iteration. The new solver numbers the kept

@@ -1,0 +1,233 @@
+package persistency
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/partopt/partopt/model"
+)
+
+// Options configure Run.
+type Options struct {
+	// Variant of the boundary potentials (default Invariant).
+	Variant Variant
+	// Solver is the integrally correct relaxation solver (default TRWS with
+	// trws.DefaultOptions).
+	Solver Relaxation
+	// Progress, if set, is called after every pruning iteration.
+	Progress func(Progress)
+}
+
+// Progress reports a pruning iteration.
+type Progress struct {
+	Iteration int // 0 is the initial relaxed solve
+	SetSize   int // |A^t|
+	Variables int
+	Bound     float64 // lower bound of the iteration's relaxed solve
+}
+
+// Result is the outcome of Run: a persistent labeling with its certificate.
+type Result struct {
+	Variant Variant
+	// Set is A*, ascending; Persistent[v] is the proven label of v, or −1.
+	Set        []int
+	Persistent []int
+	// Labeling is complete: the persistent labels, and elsewhere the best labeling
+	// of the initial relaxed solve. Energy is its energy.
+	Labeling []int
+	Energy   float64
+	// LowerBound is the initial relaxed solve's lower bound on min E.
+	LowerBound float64
+	// Certificate proves that Persistent on Set minimises the relaxation of
+	// Ê_{Set, Persistent} (nil when Set is empty); Verify checks it.
+	Certificate    *Certificate
+	CertificateGap float64
+	// Score is the paper's persistency score, Fraction the plain fraction of variables.
+	Score, Fraction   float64
+	PruningIterations int
+	SolverIterations  int
+	Seconds           float64
+	SolverSeconds     float64
+}
+
+// Run is Algorithm 1 of the paper: solve the relaxation on V, keep the consistent
+// (integral) nodes A⁰ with their labels x⁰, then repeatedly solve the relaxation of
+// Ê_{A^t,x^t} and drop every node without a consistency label and every boundary
+// node whose label differs from x^t (interior nodes keep their new label, which
+// cannot change Ê), until nothing is dropped. The final solve's certificate is
+// checked before any label is reported: no certificate, no persistent label.
+func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
+	start := time.Now()
+	solver := opt.Solver
+	if solver == nil {
+		solver = TRWS{}
+	}
+	n := m.NumVars()
+	res := &Result{Variant: opt.Variant, Persistent: make([]int, n)}
+	for v := range res.Persistent {
+		res.Persistent[v] = -1
+	}
+	var solverTime time.Duration
+	solve := func(p *model.Model, from *Warm) (*Outcome, error) {
+		t := time.Now()
+		out, err := solver.Solve(ctx, p, from)
+		solverTime += time.Since(t)
+		if err == nil {
+			res.SolverIterations += out.Iterations
+		}
+		return out, err
+	}
+	out, err := solve(m, nil)
+	if err != nil {
+		return nil, err
+	}
+	res.Labeling = append([]int(nil), out.Labeling...)
+	res.LowerBound = out.LowerBound
+	report := func(it, size int, bound float64) {
+		if opt.Progress != nil {
+			opt.Progress(Progress{Iteration: it, SetSize: size, Variables: n, Bound: bound})
+		}
+	}
+	// A^0 and x^0; x holds the current labels on A (indexed by model variable).
+	x := make([]int, n)
+	var A []int
+	for v, l := range out.Consistent {
+		if l >= 0 {
+			A = append(A, v)
+			x[v] = l
+		}
+	}
+	report(0, len(A), out.LowerBound)
+	var prevVars []int // the variables of out's problem; nil: the whole model
+	for it := 1; len(A) > 0; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res.PruningIterations = it
+		sp, err := BuildSubproblem(m, A, x, opt.Variant)
+		if err != nil {
+			return nil, err
+		}
+		if len(sp.Hopeless) > 0 {
+			A = without(A, sp.Hopeless)
+			out, prevVars = nil, nil
+			report(it, len(A), math.NaN())
+			continue
+		}
+		var from *Warm
+		if out != nil {
+			from = &Warm{Prev: out, Vars: warmVars(prevVars, A)}
+		}
+		next, err := solve(sp.Model, from)
+		if err != nil {
+			return nil, err
+		}
+		var kept []int
+		for i, v := range A {
+			l := next.Consistent[i]
+			if l < 0 || (sp.Boundary[i] && l != x[v]) {
+				continue
+			}
+			kept = append(kept, i)
+		}
+		report(it, len(kept), next.LowerBound)
+		if len(kept) == len(A) {
+			// Nothing dropped: certify the final labeling on A.
+			final := make([]int, len(A))
+			for i, v := range A {
+				final[i] = next.Consistent[i]
+				x[v] = final[i]
+			}
+			cert, err := next.Certify(final)
+			if err != nil {
+				return nil, err
+			}
+			chk, err := cert.Check(sp.Model)
+			if err != nil {
+				return nil, err
+			}
+			res.CertificateGap = chk.Gap
+			if !chk.Certified {
+				return nil, errors.New("persistency: the final sub-problem's certificate does not check (the solver is not integrally correct at this tolerance)")
+			}
+			res.Certificate = cert
+			res.Set = A
+			for _, v := range A {
+				res.Persistent[v] = x[v]
+				res.Labeling[v] = x[v]
+			}
+			break
+		}
+		newA := make([]int, len(kept))
+		for j, i := range kept {
+			newA[j] = A[i]
+			x[A[i]] = next.Consistent[i]
+		}
+		out, prevVars, A = next, A, newA
+	}
+	res.Energy = m.Energy(res.Labeling)
+	res.Score, res.Fraction = Score(m, res.Persistent)
+	res.Seconds = time.Since(start).Seconds()
+	res.SolverSeconds = solverTime.Seconds()
+	return res, nil
+}
+
+// warmVars maps each variable of A (ascending) to its index in prev (ascending, a
+// superset of A); prev == nil means the previous problem was the whole model.
+func warmVars(prev, A []int) []int {
+	vars := make([]int, len(A))
+	if prev == nil {
+		copy(vars, A)
+		return vars
+	}
+	j := 0
+	for i, v := range A {
+		for prev[j] != v {
+			j++
+		}
+		vars[i] = j
+	}
+	return vars
+}
+
+// without returns A minus the entries at the (ascending) positions drop.
+func without(A []int, drop []int) []int {
+	out := make([]int, 0, len(A)-len(drop))
+	j := 0
+	for i, v := range A {
+		if j < len(drop) && drop[j] == i {
+			j++
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// Score returns the paper's persistency score 1 − Σ_{u∉A} ln|X_u| / Σ_u ln|X_u| (a
+// variable with one label weighs nothing; 1 when all do) and the plain fraction of
+// variables with a persistent label (persistent[v] ≥ 0).
+func Score(m *model.Model, persistent []int) (score, fraction float64) {
+	total, missing := 0.0, 0.0
+	count := 0
+	for v, l := range persistent {
+		w := math.Log(float64(m.NumLabels(v)))
+		total += w
+		if l >= 0 {
+			count++
+		} else {
+			missing += w
+		}
+	}
+	score = 1
+	if total > 0 {
+		score = 1 - missing/total
+	}
+	fraction = 1
+	if len(persistent) > 0 {
+		fraction = float64(count) / float64(len(persistent))
+	}
+	return score, fraction
+}

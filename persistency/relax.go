@@ -1,0 +1,213 @@
+package persistency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/oracle"
+	"github.com/partopt/partopt/trws"
+)
+
+// Relaxation is an integrally correct solver for the relaxation of the sub-problems
+// (paper §4, Definition 3): whenever it gives every variable a consistency label, that
+// labeling is optimal for the relaxation, and Outcome.Certify can prove it. Any such
+// solver keeps Algorithm 1 sound (Proposition 2); a weaker one only finds less.
+type Relaxation interface {
+	// Solve solves the relaxation of p. When from is not nil it is a warm start: p's
+	// variable i is variable from.Vars[i] of from.Prev's problem, p's factors inside
+	// are those of that problem among these variables, and only unary terms changed.
+	Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error)
+}
+
+// Warm describes a warm start (see Relaxation).
+type Warm struct {
+	Prev *Outcome
+	Vars []int
+}
+
+// Outcome is what a Relaxation returns.
+type Outcome struct {
+	// Consistent[i] is the consistency label of variable i, or −1 (# in the paper).
+	Consistent []int
+	// Labeling is the best labeling found, Energy its energy, LowerBound ≤ min E.
+	Labeling           []int
+	Energy, LowerBound float64
+	Iterations         int
+	// Certify returns a certificate that the labeling x of p is optimal for the
+	// relaxation of p (Check decides).
+	Certify func(x []int) (*Certificate, error)
+	state   any
+}
+
+// TRWS is the Relaxation of pairwise models by TRW-S, warm-started across iterations
+// (messages kept, unary terms replaced).
+type TRWS struct {
+	Options trws.Options
+}
+
+// Solve implements Relaxation.
+func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
+	var s *trws.Solver
+	if from != nil && from.Prev != nil {
+		if prev, ok := from.Prev.state.(*trws.Solver); ok {
+			s = warmSolver(prev, p, from.Vars)
+		}
+	}
+	if s == nil {
+		var err error
+		if s, err = trws.New(p); err != nil {
+			return nil, err
+		}
+	}
+	opt := t.Options
+	if opt.MaxIterations == 0 {
+		opt = trws.DefaultOptions()
+	}
+	r, err := s.Solve(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{
+		Consistent: r.Consistent, Labeling: r.Labeling, Energy: r.Energy, LowerBound: r.LowerBound,
+		Iterations: r.Iterations, state: s,
+		Certify: func(x []int) (*Certificate, error) {
+			return &Certificate{Labeling: append([]int(nil), x...), Dual: s.Certificate(x)}, nil
+		},
+	}, nil
+}
+
+// warmSolver restricts prev to vars and installs p's unary terms; nil when p's pairwise
+// structure is not the restriction's (then the caller starts cold).
+func warmSolver(prev *trws.Solver, p *model.Model, vars []int) *trws.Solver {
+	s, err := prev.Restrict(vars)
+	if err != nil {
+		return nil
+	}
+	pairs := 0
+	unary := make([][]float64, p.NumVars())
+	for f := 0; f < p.NumFactors(); f++ {
+		fv := p.FactorVars(f)
+		switch len(fv) {
+		case 1:
+			u := unary[fv[0]]
+			if u == nil {
+				u = make([]float64, p.NumLabels(int(fv[0])))
+				unary[fv[0]] = u
+			}
+			for l, x := range p.FactorFunction(f).Table {
+				u[l] += x
+			}
+		case 2:
+			pairs++
+		default:
+			return nil
+		}
+	}
+	if pairs != s.NumEdges() {
+		return nil
+	}
+	for v, u := range unary {
+		if u == nil {
+			u = make([]float64, p.NumLabels(v))
+		}
+		if s.SetUnary(v, u) != nil {
+			return nil
+		}
+	}
+	return s
+}
+
+// Exhaustive is the exact "relaxation" of tiny models: enumeration of all labelings.
+// It labels every variable with an optimal labeling, so Algorithm 1 then decides by
+// Theorem 1's criterion itself (y ∈ argmin Ê), which is sound for any order; it serves
+// higher-order and test models. Limit bounds the labelings enumerated (default 2^22).
+type Exhaustive struct {
+	Limit int
+}
+
+// Solve implements Relaxation.
+func (x Exhaustive) Solve(_ context.Context, p *model.Model, _ *Warm) (*Outcome, error) {
+	limit := x.limit()
+	lab, e, err := oracle.BruteForce(p, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Labeling: lab, Energy: e, LowerBound: e, Consistent: append([]int(nil), lab...)}
+	if math.IsInf(e, 1) {
+		for i := range out.Consistent {
+			out.Consistent[i] = -1 // nothing to prove when every labeling is forbidden
+		}
+	}
+	out.Certify = func(y []int) (*Certificate, error) {
+		return &Certificate{Labeling: append([]int(nil), y...), Exhaustive: true, Limit: limit}, nil
+	}
+	return out, nil
+}
+
+func (x Exhaustive) limit() int {
+	if x.Limit > 0 {
+		return x.Limit
+	}
+	return 1 << 22
+}
+
+// Certificate proves that Labeling is optimal for the relaxation of a sub-problem: by
+// an LP dual (Dual, checked by trws.Certificate.Check) or by enumeration (Exhaustive:
+// Labeling is a minimiser of the sub-problem itself, Theorem 1's criterion).
+type Certificate struct {
+	Labeling   []int
+	Dual       *trws.Certificate
+	Exhaustive bool
+	Limit      int
+}
+
+// CheckResult is the outcome of Certificate.Check.
+type CheckResult struct {
+	Energy, Bound, Gap float64
+	Certified          bool
+}
+
+// Check verifies the certificate against the sub-problem p from p alone.
+func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
+	if c == nil {
+		return CheckResult{}, errors.New("persistency: no certificate")
+	}
+	switch {
+	case c.Dual != nil:
+		if !equalInts(c.Dual.Labeling, c.Labeling) {
+			return CheckResult{}, errors.New("persistency: the dual certificate is for another labeling")
+		}
+		v, err := c.Dual.Check(p)
+		return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}, err
+	case c.Exhaustive:
+		if err := p.CheckLabeling(c.Labeling); err != nil {
+			return CheckResult{}, err
+		}
+		_, min, err := oracle.BruteForce(p, c.Limit)
+		if err != nil {
+			return CheckResult{}, fmt.Errorf("persistency: exhaustive certificate: %w", err)
+		}
+		e := p.Energy(c.Labeling)
+		gap := e - min
+		if math.IsInf(e, 1) && math.IsInf(min, 1) {
+			gap = 0
+		}
+		return CheckResult{Energy: e, Bound: min, Gap: gap, Certified: !math.IsInf(e, 1) && gap <= 1e-9*math.Max(1, math.Abs(e))}, nil
+	}
+	return CheckResult{}, errors.New("persistency: empty certificate")
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

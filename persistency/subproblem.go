@@ -1,0 +1,93 @@
+package persistency
+
+import (
+	"math"
+
+	"github.com/partopt/partopt/model"
+)
+
+// Subproblem is Ê_{A,y}: the factors of the model inside A plus one boundary potential
+// per factor that leaves A, over the variables of A (ascending, numbered 0..|A|−1).
+type Subproblem struct {
+	Model *model.Model
+	// Vars lists A: Vars[i] is the model variable of sub-problem variable i.
+	Vars []int
+	// Boundary[i] says whether Vars[i] is a boundary node (in a factor leaving A).
+	Boundary []bool
+	// Hopeless lists sub-problem variables that a boundary potential gives −Inf for
+	// some label other than y's: y can never satisfy the criterion there.
+	Hopeless []int
+}
+
+// BuildSubproblem builds Ê_{A,y} for the model m, the node set A (ascending model
+// variables) and the test labeling y (a labeling of m; only its values on A are read).
+// The construction is deterministic: Verify rebuilds the same model.
+func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, error) {
+	ind, err := m.Induced(A)
+	if err != nil {
+		return nil, err
+	}
+	sp := &Subproblem{Vars: ind.Vars, Boundary: make([]bool, len(A))}
+	local := make(map[int32]int, 2*len(ind.Boundary))
+	for i, v := range A {
+		local[int32(v)] = i
+	}
+	labels := make([]int, len(A))
+	for i, v := range A {
+		labels[i] = m.NumLabels(v)
+	}
+	b := model.NewBuilder(labels)
+	args := make([]int, 0, 8)
+	for _, f := range ind.Factors {
+		id, err := b.AddFunction(*m.FactorFunction(f))
+		if err != nil {
+			return nil, err
+		}
+		args = args[:0]
+		for _, u := range m.FactorVars(f) {
+			args = append(args, local[u])
+		}
+		if err := b.AddFactor(id, args...); err != nil {
+			return nil, err
+		}
+	}
+	hopeless := map[int]bool{}
+	var in, yIn, inVars []int
+	for _, f := range ind.Boundary {
+		in, yIn, inVars = in[:0], yIn[:0], inVars[:0]
+		for p, u := range m.FactorVars(f) {
+			if i, ok := local[u]; ok {
+				in, yIn, inVars = append(in, p), append(yIn, y[u]), append(inVars, i)
+				sp.Boundary[i] = true
+			}
+		}
+		tab := BoundaryPotential(m.FactorFunction(f), in, yIn, v)
+		if hasNegInf(tab) {
+			for _, i := range inVars {
+				hopeless[i] = true
+			}
+			continue
+		}
+		if err := b.AddTable(inVars, tab); err != nil {
+			return nil, err
+		}
+	}
+	for i := range A {
+		if hopeless[i] {
+			sp.Hopeless = append(sp.Hopeless, i)
+		}
+	}
+	if sp.Model, err = b.Build(); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+func hasNegInf(t []float64) bool {
+	for _, x := range t {
+		if math.IsInf(x, -1) {
+			return true
+		}
+	}
+	return false
+}
