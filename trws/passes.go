@@ -4,6 +4,15 @@ package trws
 // adjacency entry, no allocation, and one kernel call per edge chosen by a switch
 // outside the label loops.
 
+// block returns the messages into a node with adjacency entries [a0, a1), k labels
+// each (empty for an isolated node, whose a0 may be the end of the arrays).
+func (s *Solver) block(a0, a1 int32, k int) []float32 {
+	if a0 == a1 {
+		return nil
+	}
+	return s.msg[s.ain[a0] : int(s.ain[a0])+int(a1-a0)*k]
+}
+
 // sumInto sets d to node i's unary plus every message into i (one contiguous block)
 // and returns min d. It walks the labels four at a time and, for each group, adds all
 // messages in registers before storing once.
@@ -12,12 +21,7 @@ func (s *Solver) sumInto(i int32, d []float32) float32 {
 	u := s.u32[s.uoff[i]:]
 	u = u[:k]
 	a0, a1 := s.astart[i], s.astart[i+1]
-	deg := int(a1 - a0)
-	var block []float32
-	if deg > 0 {
-		block = s.msg[s.ain[a0]:]
-		block = block[:deg*k]
-	}
+	block := s.block(a0, a1, k)
 	m0, m1, m2, m3 := float32(inf32), float32(inf32), float32(inf32), float32(inf32)
 	x := 0
 	for ; x+4 <= k; x += 4 {

@@ -10,7 +10,7 @@ func (s *Solver) forwardPotts8() {
 		a0, a1 := s.astart[i], s.astart[i+1]
 		u := (*[8]float32)(s.u32[s.uoff[i]:])
 		d0, d1, d2, d3, d4, d5, d6, d7 := u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7]
-		for block := s.msg[s.ain[a0] : s.ain[a0]+8*(a1-a0)]; len(block) >= 8; block = block[8:] {
+		for block := s.block(a0, a1, 8); len(block) >= 8; block = block[8:] {
 			m := (*[8]float32)(block)
 			d0 += m[0]
 			d1 += m[1]
@@ -52,7 +52,7 @@ func (s *Solver) backwardPotts8() float64 {
 		a0, a1 := s.astart[i], s.astart[i+1]
 		u := (*[8]float32)(s.u32[s.uoff[i]:])
 		d0, d1, d2, d3, d4, d5, d6, d7 := u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7]
-		for block := s.msg[s.ain[a0] : s.ain[a0]+8*(a1-a0)]; len(block) >= 8; block = block[8:] {
+		for block := s.block(a0, a1, 8); len(block) >= 8; block = block[8:] {
 			m := (*[8]float32)(block)
 			d0 += m[0]
 			d1 += m[1]

@@ -584,3 +584,20 @@ func TestInfiniteEnergyNeverStopsOnGap(t *testing.T) {
 		t.Errorf("energy %v (stop %v after %d), want the optimum 1", r.Energy, r.Stop, r.Iterations)
 	}
 }
+
+// Pruning leaves isolated nodes (all neighbours dropped), also at the end of the node
+// order, in every kernel path (generic, Potts, K=8 Potts).
+func TestRestrictToIsolatedNodes(t *testing.T) {
+	for _, k := range []int{3, 8} {
+		m := random.PottsDenoising(random.New(5), 6, 5, k, 1, 4, 1)
+		s, _ := solve(t, m, trws.DefaultOptions())
+		r, err := s.Restrict([]int{0, 2, 7, 29}) // no two adjacent: every node isolated
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := r.Solve(context.Background(), trws.DefaultOptions())
+		if err != nil || !res.Agreement {
+			t.Fatalf("K=%d: %+v %v", k, res, err)
+		}
+	}
+}

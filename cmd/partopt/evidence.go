@@ -85,3 +85,58 @@ func (ev *evidence) extend(c *model.Conditioned, y []int) []int {
 	}
 	return x
 }
+
+// problem is a model as solve and verify see it: read, and conditioned on MODEL.evid
+// unless --no-evid.
+type problem struct {
+	path   string
+	m      *model.Model       // the model of the file
+	ev     *evidence          // nil without evidence
+	c      *model.Conditioned // nil without evidence
+	solved *model.Model       // c.Model, or m
+}
+
+// loadProblem reads the model and its evidence and conditions on it; it writes
+// nothing (the evidence note is the caller's, once the run is accepted).
+func loadProblem(modelPath string, noEvid bool) (*problem, error) {
+	m, err := uai.ReadFile(modelPath)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := loadEvidence(modelPath, m, noEvid)
+	if err != nil {
+		return nil, err
+	}
+	p := &problem{path: modelPath, m: m, ev: ev, solved: m}
+	if ev != nil {
+		if p.c, err = ev.condition(m); err != nil {
+			return nil, err
+		}
+		p.solved = p.c.Model
+	}
+	return p, nil
+}
+
+// extend returns the labeling of the file's model that is y on the solved model's
+// variables and the evidence label on the observed ones.
+func (p *problem) extend(y []int) []int {
+	if p.ev == nil {
+		return y
+	}
+	return p.ev.extend(p.c, y)
+}
+
+// parentVar is the file's variable of solved-model variable i.
+func (p *problem) parentVar(i int) int {
+	if p.c == nil {
+		return i
+	}
+	return p.c.Vars[i]
+}
+
+// note tells stderr that the evidence was applied, if it was.
+func (p *problem) note(stderr io.Writer) {
+	if p.ev != nil {
+		p.ev.note(stderr)
+	}
+}

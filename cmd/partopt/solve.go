@@ -25,24 +25,113 @@ import (
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/trws"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
 // solveMethods are the values of --method; defaultSolveMethod is the default.
-var solveMethods = []string{"trws"}
+var solveMethods = []string{"pbp", "trws"}
 
-const defaultSolveMethod = "trws"
+const defaultSolveMethod = "pbp"
 
-// Output files of solve, in DIR.
+// Output files of solve, in DIR; pbp writes all four, trws the first two.
 const (
-	labelsFile = "labels.sol"
-	reportFile = "report.json"
+	labelsFile      = "labels.sol"
+	reportFile      = "report.json"
+	persistentFile  = "persistent.evid"
+	certificateFile = "certificate.gob"
 )
+
+// solveHelp is solve's long help: the contract of its outputs.
+const solveHelp = `Solve the MAP problem of MODEL and write to DIR (created if missing).
+
+Method pbp (the default) proves partial optimality: it finds persistent variables,
+whose labels agree with some optimal labeling, by the pruning method of Swoboda et
+al. (TPAMI 2016), and writes
+
+  DIR/labels.sol       a full labeling of MODEL, UAI MPE format ("MPE", then
+                       "n x0 ... xn-1"): the persistent variables at their proven
+                       labels, the others from the best labeling of the relaxation,
+                       the observed variables at their evidence labels
+  DIR/persistent.evid  UAI evidence ("k v1 l1 ... vk lk"): the persistent variables
+                       (MODEL's indices) with their labels, plus the observed
+                       variables of MODEL.evid. MODEL with persistent.evid as its
+                       evidence is the reduced problem: any UAI solver that
+                       conditions on it finds a labeling that an optimum of MODEL
+                       extends (e.g. toulbar2 MODEL DIR/persistent.evid; but
+                       toulbar2 1.1.1 ignores a file of exactly one observation,
+                       "1 v l", taking it for the UAI 2010 form)
+  DIR/certificate.gob  the proof, for "partopt verify MODEL DIR": the boundary
+                       variant, the persistent labels and the LP dual certificate
+                       (partopt's own gzip-compressed binary format, not Go gob)
+  DIR/report.json      "method", "boundary", "model", "variables", "free_variables",
+                       "persistent_variables" (among the free ones),
+                       "persistent_fraction" (the paper's score: 1 − Σ ln|X_v| over
+                       the non-persistent free v / Σ ln|X_v| over all free v),
+                       "fraction" (persistent_variables / free_variables),
+                       "pruning_iterations", "solver_iterations", "lower_bound",
+                       "energy", "gap", "certificate_gap", "verified", "seconds",
+                       "solver_seconds", and the evidence, solver and options used
+
+--boundary selects the boundary potentials: invariant (the default; the paper's §6,
+never weaker) or original (eq. 3.4). The relaxation is solved by TRW-S with the
+options below for pairwise models; a model with factors of order > 2 is solved by
+enumeration when (after conditioning) it has at most 2^20 labelings, and is refused
+otherwise (higher-order models need the higher-order solver of a later release).
+"energy" is the energy of labels.sol as "partopt energy MODEL DIR/labels.sol"
+prints it; "lower_bound" is the bound of the first relaxed solve (on the whole
+model), recomputed in float64 from its dual as the trws method does (valid up to
+float64 rounding; by enumeration it is the minimum); "gap" is energy − lower_bound;
+"certificate_gap" is energy − bound of the proof on the final sub-problem (at
+most 1e-9 relative: a proof with a larger gap is rejected). "verified" is true: the
+result was re-checked from the model (persistency.Verify) before anything was
+written. "seconds" is the time of the method, "solver_seconds" the part spent in
+the relaxation solver. On a terminal a status line on stderr shows the pruning
+iteration, |A| (the variables still candidates) and the bound; otherwise stderr
+stays quiet. The last line of stdout is
+  persistent <persistent_fraction> variables <k>/<free> iterations <pruning> energy <E> bound <B> gap <certificate_gap>
+Ctrl-C (SIGINT) or SIGTERM stops pbp with nothing written and exit code 1: a
+partial run proves nothing.
+
+Method trws is sequential tree-reweighted message passing (TRW-S) on the local
+polytope relaxation; it needs a pairwise model (factors of order <= 2). It writes
+
+  DIR/labels.sol   the best labeling found (as above)
+  DIR/report.json  "method", "model", "variables", "lower_bound", "energy", "gap",
+                   "agreeing_fraction", "agreement", "iterations", "stop",
+                   "seconds", and the evidence, free variables, agreeing count
+                   and options used
+
+It stops when energy - bound <= --gap-tolerance * max(1, |energy|), when every
+variable agrees (the labeling is then optimal), when neither the bound nor the
+agreement improved for --stall-iterations iterations, or after --max-iterations.
+--gap-tolerance 0 disables the early stops: exactly --max-iterations iterations run.
+(pbp uses the same options for each of its TRW-S solves.)
+
+"energy" is the energy of labels.sol on MODEL, as "partopt energy MODEL
+DIR/labels.sol" prints it; "lower_bound" <= the minimum energy (computed in
+float64 from the solver's final dual, valid up to float64 rounding), both with the
+evidence applied; "gap" is energy - lower_bound. "agreeing_fraction" is the
+fraction of the solved (free) variables whose relaxed solution is locally
+integral and consistent with their neighbours (1 for a model with no free
+variable); "agreement" says all are. "seconds" is the solver's time, loading
+excluded. On a terminal a status line on stderr shows the progress; otherwise
+stderr stays quiet. Ctrl-C (SIGINT) or SIGTERM stops the solver early: the outputs
+of the work done are written, "stop" is "canceled", a note on stderr says so, and
+the exit code is 0. The last line of stdout is the summary
+  energy <E> bound <B> gap <G> agreeing <fraction> iterations <n> stop <reason>
+
+For both methods: JSON numbers cannot be infinite, so a forbidden energy (and its
+gap) is written as the string "+Inf", a bound of no finished iteration as "-Inf".
+When MODEL.evid exists it is applied (the observed variables are conditioned on)
+and a note says so on stderr; --no-evid ignores it. Exit codes: 0 success, 2 bad
+input (with a one-line message), 1 internal error or interrupted pbp run.`
 
 type solveFlags struct {
 	method          string
+	boundary        string
 	output          string
 	maxIterations   int
 	gapTolerance    float64
@@ -58,50 +147,16 @@ func newSolveCmd() *cobra.Command {
 	def := trws.Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	cmd := &cobra.Command{
 		Use:   "solve MODEL -o DIR",
-		Short: "Find a low-energy labeling and a lower bound; write labels.sol and report.json",
-		Long: `Solve the MAP problem of MODEL approximately and write to DIR (created if missing):
-
-  DIR/labels.sol   the best labeling found, UAI MPE format ("MPE", then
-                   "n x0 ... xn-1"): a full labeling of MODEL, the observed
-                   variables at their evidence labels
-  DIR/report.json  "method", "model", "variables", "lower_bound", "energy", "gap",
-                   "agreeing_fraction", "agreement", "iterations", "stop",
-                   "seconds", and the evidence, free variables, agreeing count
-                   and options used
-
-Method trws (the default) is sequential tree-reweighted message passing (TRW-S) on
-the local polytope relaxation; it needs a pairwise model (factors of order <= 2).
-It stops when energy - bound <= --gap-tolerance * max(1, |energy|), when every
-variable agrees (the labeling is then optimal), when neither the bound nor the
-agreement improved for --stall-iterations iterations, or after --max-iterations.
---gap-tolerance 0 disables the early stops: exactly --max-iterations iterations run.
-
-"energy" is the energy of labels.sol on MODEL, as "partopt energy MODEL
-DIR/labels.sol" prints it; "lower_bound" <= the minimum energy (computed in
-float64 from the solver's final dual, valid up to float64 rounding), both with the
-evidence applied; "gap" is energy - lower_bound. "agreeing_fraction" is the
-fraction of the solved (free) variables whose relaxed solution is locally
-integral and consistent with their neighbours (1 for a model with no free
-variable); "agreement" says all are. "seconds" is the solver's time, loading
-excluded. JSON numbers cannot be infinite: a forbidden energy (and its gap) is
-written as the string "+Inf", the bound of a run with no finished iteration as
-"-Inf".
-
-When MODEL.evid exists it is applied (the observed variables are conditioned on)
-and a note says so on stderr; --no-evid ignores it.
-
-On a terminal a status line on stderr shows the progress; otherwise stderr stays
-quiet. Ctrl-C (SIGINT) or SIGTERM stops the solver early: the outputs of the work
-done are written, "stop" is "canceled", a note on stderr says so, and the exit code
-is 0. The last line of stdout is the summary
-  energy <E> bound <B> gap <G> agreeing <fraction> iterations <n> stop <reason>`,
-		Args: cobra.ExactArgs(1),
+		Short: "Prove persistent labels (pbp) or solve the relaxation (trws); write labels.sol, report.json, ...",
+		Long:  solveHelp,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSolve(cmd, args[0], f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.method, "method", defaultSolveMethod, "solver: "+strings.Join(solveMethods, ", "))
+	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "pbp boundary potentials: invariant or original")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (required; created if missing)")
 	fl.IntVar(&f.maxIterations, "max-iterations", def.MaxIterations, "iteration cap")
 	fl.Float64Var(&f.gapTolerance, "gap-tolerance", def.GapTolerance, "stop when the relative gap is this small; 0 runs exactly --max-iterations")
@@ -116,6 +171,8 @@ func (f solveFlags) validate() error {
 	switch {
 	case !slices.Contains(solveMethods, f.method):
 		return fmt.Errorf("unknown --method %q (available: %s)", f.method, strings.Join(solveMethods, ", "))
+	case f.method != "pbp" && f.boundary != persistency.Invariant.String():
+		return fmt.Errorf("--boundary %s: only --method pbp has boundary potentials", f.boundary)
 	case f.output == "":
 		return errors.New("--output: empty directory name")
 	case f.maxIterations < 1:
@@ -126,6 +183,9 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--stall-iterations %d: want at least 0", f.stallIterations)
 	case f.checkEvery < 1:
 		return fmt.Errorf("--check-every %d: want at least 1", f.checkEvery)
+	}
+	if _, err := persistency.ParseVariant(f.boundary); err != nil {
+		return fmt.Errorf("--boundary %q: want invariant or original", f.boundary)
 	}
 	return nil
 }
@@ -181,31 +241,27 @@ func (x jsonFloat) MarshalJSON() ([]byte, error) {
 }
 
 func runSolve(cmd *cobra.Command, modelPath string, f solveFlags) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	if err := f.validate(); err != nil {
 		return err
 	}
-	m, err := uai.ReadFile(modelPath)
+	in, err := loadProblem(modelPath, f.noEvid)
 	if err != nil {
 		return err
 	}
-	ev, err := loadEvidence(modelPath, m, f.noEvid)
-	if err != nil {
-		return err
+	if f.method == "pbp" {
+		return runPBP(cmd, in, f)
 	}
-	solved, c := m, (*model.Conditioned)(nil)
-	if ev != nil {
-		if c, err = ev.condition(m); err != nil {
-			return err
-		}
-		solved = c.Model
-	}
+	return runTRWS(cmd, in, f)
+}
+
+// runTRWS is solve --method trws.
+func runTRWS(cmd *cobra.Command, in *problem, f solveFlags) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	modelPath, m, ev, c, solved := in.path, in.m, in.ev, in.c, in.solved
 	if err := checkPairwise(solved, modelPath); err != nil {
 		return err
 	}
-	if ev != nil {
-		ev.note(stderr)
-	}
+	in.note(stderr)
 	if err := prepareOutput(f.output); err != nil {
 		return err
 	}
@@ -356,12 +412,18 @@ func newStatusLine(stderr io.Writer, maxIter int) *statusLine {
 
 // update is the solver's Progress callback.
 func (s *statusLine) update(p trws.Progress) {
+	s.show(func() string { return progressText(p, s.maxIter) })
+}
+
+// show writes the line that text returns, unless a line was shown less than s.every
+// ago (text is then not called).
+func (s *statusLine) show(text func() string) {
 	t := s.now()
 	if s.shown && t.Sub(s.last) < s.every {
 		return
 	}
 	s.last, s.shown = t, true
-	line := progressText(p, s.maxIter)
+	line := text()
 	if len(line) > s.width-1 {
 		line = line[:s.width-1]
 	}

@@ -68,14 +68,14 @@ type solveOutputs struct {
 	report         parsedReport
 }
 
-// solve runs `partopt solve` with ctx into a fresh directory, fails the test unless it
-// succeeds, and reads back labels.sol (as a labeling of n variables) and report.json,
-// checking every field the contract requires is present.
-func solve(t *testing.T, ctx context.Context, n int, args ...string) solveOutputs {
+// solveTRWS runs `partopt solve --method trws` with ctx into a fresh directory, fails
+// the test unless it succeeds, and reads back labels.sol (as a labeling of n
+// variables) and report.json, checking every field the contract requires is present.
+func solveTRWS(t *testing.T, ctx context.Context, n int, args ...string) solveOutputs {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out", "nested") // -o need not exist
 	var out, errOut bytes.Buffer
-	if code := runContext(ctx, append([]string{"solve", "-o", dir}, args...), &out, &errOut); code != 0 {
+	if code := runContext(ctx, append([]string{"solve", "--method", "trws", "-o", dir}, args...), &out, &errOut); code != 0 {
 		t.Fatalf("solve %v: exit %d: %s", args, code, errOut.String())
 	}
 	o := solveOutputs{stdout: out.String(), stderr: errOut.String()}
@@ -155,7 +155,7 @@ func grid4x4Optimum(t *testing.T) float64 {
 
 func TestSolveGrid4x4WritesLabelingAndReport(t *testing.T) {
 	opt := grid4x4Optimum(t)
-	o := solve(t, context.Background(), 16, filepath.Join(fixtures, "grid4x4.uai.gz"))
+	o := solveTRWS(t, context.Background(), 16, filepath.Join(fixtures, "grid4x4.uai.gz"))
 	r := o.report
 	e, lb := float64(*r.Energy), float64(*r.LowerBound)
 	if lb > e+1e-9 {
@@ -173,7 +173,7 @@ func TestSolveGrid4x4WritesLabelingAndReport(t *testing.T) {
 }
 
 func TestSolveZeroGapToleranceRunsExactlyMaxIterations(t *testing.T) {
-	o := solve(t, context.Background(), 16, "--max-iterations", "7", "--gap-tolerance", "0", filepath.Join(fixtures, "grid4x4.uai.gz"))
+	o := solveTRWS(t, context.Background(), 16, "--max-iterations", "7", "--gap-tolerance", "0", filepath.Join(fixtures, "grid4x4.uai.gz"))
 	if *o.report.Iterations != 7 || o.report.Stop != "iterations" {
 		t.Errorf("iterations %d, stop %q; want 7, iterations", *o.report.Iterations, o.report.Stop)
 	}
@@ -234,7 +234,7 @@ func TestSolveAppliesEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	o := solve(t, context.Background(), 5, path)
+	o := solveTRWS(t, context.Background(), 5, path)
 	if o.labels[1] != fixed[1] || o.labels[3] != fixed[3] {
 		t.Errorf("labels.sol %v ignores the evidence (variable 1 → %d, 3 → %d)", o.labels, fixed[1], fixed[3])
 	}
@@ -252,7 +252,7 @@ func TestSolveAppliesEvidence(t *testing.T) {
 		t.Errorf("lower_bound %v above the optimum %v", lb, opt)
 	}
 
-	o = solve(t, context.Background(), 5, "--no-evid", path)
+	o = solveTRWS(t, context.Background(), 5, "--no-evid", path)
 	if strings.Contains(o.stderr, "evidence") || o.report.FreeVariables != 5 {
 		t.Errorf("--no-evid: stderr %q, free_variables %d", o.stderr, o.report.FreeVariables)
 	}
@@ -262,7 +262,7 @@ func TestSolveEverythingObserved(t *testing.T) {
 	path := writeChain(t, t.TempDir())
 	evid := []int{2, 0, 1, 1, 0}
 	os.WriteFile(path+".evid", []byte("5 0 2 1 0 2 1 3 1 4 0\n"), 0o644)
-	o := solve(t, context.Background(), 5, path)
+	o := solveTRWS(t, context.Background(), 5, path)
 	r := o.report
 	if fmt.Sprint(o.labels) != fmt.Sprint(evid) || r.FreeVariables != 0 || *r.AgreeingFraction != 1 || !*r.Agreement {
 		t.Errorf("labels %v, free %d, agreeing_fraction %v, agreement %v; want %v, 0, 1, true",
@@ -279,7 +279,7 @@ func TestSolveEverythingObserved(t *testing.T) {
 func TestSolveCanceledWritesOutputs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	o := solve(t, ctx, 16, filepath.Join(fixtures, "grid4x4.uai.gz"))
+	o := solveTRWS(t, ctx, 16, filepath.Join(fixtures, "grid4x4.uai.gz"))
 	if o.report.Stop != "canceled" || !strings.Contains(o.stderr, "interrupted") {
 		t.Errorf("stop %q, stderr %q; want canceled and a note", o.report.Stop, o.stderr)
 	}
@@ -299,10 +299,14 @@ func TestSolveBadInputExitsTwoWithOneLine(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown method", []string{"solve", "--method", "pbp", grid, "-o", out}, `unknown --method "pbp"`},
+		{"unknown method", []string{"solve", "--method", "frobnicate", grid, "-o", out}, `unknown --method "frobnicate"`},
 		{"missing -o", []string{"solve", grid}, `required flag(s) "output" not set`},
-		{"order 3", []string{"solve", filepath.Join(fixtures, "network-evid.uai"), "-o", out}, "the trws method needs a pairwise model"},
-		{"order 3 without evidence", []string{"solve", "--no-evid", filepath.Join(fixtures, "network.uai"), "-o", out}, "needs a pairwise model"},
+		{"order 3", []string{"solve", "--method", "trws", filepath.Join(fixtures, "network-evid.uai"), "-o", out}, "the trws method needs a pairwise model"},
+		{"order 3 without evidence", []string{"solve", "--method", "trws", "--no-evid", filepath.Join(fixtures, "network.uai"), "-o", out}, "needs a pairwise model"},
+		{"pbp order 3, 2^116 labelings", []string{"solve", filepath.Join(fixtures, "network-evid.uai"), "-o", out}, "higher-order models need the higher-order solver of a later release"},
+		{"pbp order 5", []string{"solve", filepath.Join(fixtures, "pedigree1.uai"), "-o", out}, "more than 2^20 labelings"},
+		{"boundary", []string{"solve", "--boundary", "outer", grid, "-o", out}, `--boundary "outer": want invariant or original`},
+		{"boundary with trws", []string{"solve", "--method", "trws", "--boundary", "original", grid, "-o", out}, "only --method pbp has boundary potentials"},
 		{"missing model", []string{"solve", filepath.Join(dir, "none.uai"), "-o", out}, "no such file"},
 		{"output is a file", []string{"solve", grid, "-o", filepath.Join(file, "sub")}, "--output"},
 		{"max iterations", []string{"solve", "--max-iterations", "0", grid, "-o", out}, "--max-iterations 0"},
@@ -347,7 +351,7 @@ func TestSolveSharedSegmentation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := solve(t, context.Background(), m.NumVars(), path).report
+	r := solveTRWS(t, context.Background(), m.NumVars(), path).report
 	if lb := float64(*r.LowerBound); lb > opt+1e-3 {
 		t.Errorf("lower_bound %v above the optimum %v", lb, opt)
 	}
@@ -405,7 +409,7 @@ func TestStatusLineThrottlesAndClears(t *testing.T) {
 
 // TestSolveFlagDefaults: the defaults are part of the CLI contract.
 func TestSolveFlagDefaults(t *testing.T) {
-	want := map[string]string{"method": "trws", "max-iterations": "1500", "gap-tolerance": "1e-09",
+	want := map[string]string{"method": "pbp", "boundary": "invariant", "max-iterations": "1500", "gap-tolerance": "1e-09",
 		"stall-iterations": "100", "check-every": "5", "no-evid": "false", "output": ""}
 	fl := newSolveCmd().Flags()
 	for name, def := range want {
@@ -418,20 +422,25 @@ func TestSolveFlagDefaults(t *testing.T) {
 	}
 }
 
-// TestReadmeExampleSolves runs the README's first command on its bundled model: the
-// relaxation is tight there, so the run ends in full agreement with a zero gap.
+// TestReadmeExampleSolves runs the README's first command on its bundled model with
+// the default method, pbp: the relaxation is tight there, so every variable is proven
+// persistent, the labeling is optimal, and verify accepts the proof.
 func TestReadmeExampleSolves(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := partopt("solve", filepath.Join(fixtures, "denoise32.uai.gz"), "-o", out)
+	model := filepath.Join(fixtures, "denoise32.uai.gz")
+	code, stdout, stderr := partopt("solve", model, "-o", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "agreeing 1 ") || !strings.Contains(stdout, "stop agreement") {
-		t.Errorf("summary %q, want full agreement", stdout)
+	if !strings.HasPrefix(stdout, "persistent 1 variables 1024/1024 iterations ") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("summary %q, want \"persistent 1 variables 1024/1024 iterations …\"", stdout)
 	}
-	for _, f := range []string{"labels.sol", "report.json"} {
+	for _, f := range []string{"labels.sol", "persistent.evid", "certificate.gob", "report.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+	if code, stdout, stderr := partopt("verify", model, out); code != 0 || !strings.HasPrefix(stdout, "verified 1024 persistent variables, certificate gap ") {
+		t.Errorf("verify: exit %d, %q %q", code, stdout, stderr)
 	}
 }

@@ -1,0 +1,485 @@
+package persistency
+
+// Result files. WriteResult stores a Result with its certificate so that another
+// process, later, can re-check the proof from the model alone (ReadResult, then
+// Verify); partopt solve writes one and partopt verify reads it.
+//
+// The format is our own rather than encoding/gob: gob's documentation says its Decoder
+// is not hardened against adversarial input, and a result file is input — it comes
+// from disk, possibly another machine, possibly damaged or edited. With a format of a
+// few plain fields the reader checks every count before it allocates and allocates in
+// bounded chunks, so memory grows with the bytes actually present, never with a count
+// a damaged file claims; every value is range-checked as it is read. Nothing in a file
+// is trusted beyond its shape: Verify re-derives the proof from the model.
+//
+// Layout (version 1):
+//
+//	"partopt persistency result\n"   magic, uncompressed: a wrong file is named as such
+//	uint16 big-endian                  version (1)
+//	gzip stream (one member)           the body; gzip's CRC-32 and length detect damage
+//
+// The body is a sequence of unsigned (uvarint) and signed (varint) LEB128 integers,
+// float64 values (8 bytes, little-endian IEEE 754) and int lists (a uvarint count, then
+// the varint values):
+//
+//	uvarint  Variant
+//	varint   PruningIterations, SolverIterations
+//	float64  Energy, LowerBound, CertificateGap, Score, Fraction, Seconds, SolverSeconds
+//	ints     Persistent (n values, each −1 or a label)
+//	ints     Labeling (n values, or none)
+//	byte     certificate kind: 0 none, 1 dual (TRW-S), 2 exhaustive
+//	 kind ≠ 0: ints  Certificate.Labeling (one label per persistent variable)
+//	 kind 2:   uvarint  Certificate.Limit
+//	 kind 1:   ints  Dual.Labeling; uvarint E, then 2E uvarints Dual.Edges;
+//	           E bytes Dual.LaterIsSecond (0 or 1); E float64 Dual.Share;
+//	           uvarint M, then M float64 Dual.Messages
+//
+// and must end there. Set is not stored: ReadResult derives it from Persistent.
+// gzip pays for itself: labels and persistent flags are small repetitive integers, and
+// normalised messages repeat a few values on regular models (Potts, truncated): the
+// result of testdata/denoise32.uai.gz takes 53 KB instead of 156 KB.
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/partopt/partopt/trws"
+)
+
+const (
+	resultMagic   = "partopt persistency result\n"
+	resultVersion = 1
+
+	// Counts in a result file: variables and edges are int32 in the model; messages
+	// are at most Σ_e (K₁+K₂), which fits comfortably in 2^48.
+	maxFileVars     = math.MaxInt32
+	maxFileMessages = min(1<<48, math.MaxInt)
+	// readChunk is the largest number of elements allocated ahead of the data.
+	readChunk = 1 << 16
+)
+
+const (
+	certNone byte = iota
+	certDual
+	certExhaustive
+)
+
+// WriteResult writes r in the result file format (see ReadResult). It refuses a
+// result that ReadResult would reject, so every file it writes reads back.
+func WriteResult(w io.Writer, r *Result) error {
+	if err := checkResultShape(r); err != nil {
+		return fmt.Errorf("persistency: cannot store the result: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString(resultMagic)
+	bw.Write(binary.BigEndian.AppendUint16(nil, resultVersion))
+	zw, err := gzip.NewWriterLevel(bw, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	e := &resultEncoder{w: bufio.NewWriterSize(zw, 1<<16)}
+	e.uvarint(uint64(r.Variant))
+	e.varint(int64(r.PruningIterations))
+	e.varint(int64(r.SolverIterations))
+	for _, f := range []float64{r.Energy, r.LowerBound, r.CertificateGap, r.Score, r.Fraction, r.Seconds, r.SolverSeconds} {
+		e.float(f)
+	}
+	e.ints(r.Persistent)
+	e.ints(r.Labeling)
+	switch c := r.Certificate; {
+	case c == nil:
+		e.byte(certNone)
+	case c.Dual != nil:
+		e.byte(certDual)
+		e.ints(c.Labeling)
+		d := c.Dual
+		e.ints(d.Labeling)
+		e.uvarint(uint64(len(d.Edges)))
+		for _, ab := range d.Edges {
+			e.uvarint(uint64(ab[0]))
+			e.uvarint(uint64(ab[1]))
+		}
+		for _, b := range d.LaterIsSecond {
+			if b {
+				e.byte(1)
+			} else {
+				e.byte(0)
+			}
+		}
+		for _, s := range d.Share {
+			e.float(s)
+		}
+		e.uvarint(uint64(len(d.Messages)))
+		for _, m := range d.Messages {
+			e.float(m)
+		}
+	default:
+		e.byte(certExhaustive)
+		e.ints(c.Labeling)
+		e.uvarint(uint64(c.Limit))
+	}
+	if err := e.w.Flush(); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// checkResultShape checks what the file format needs of r: the same conditions that
+// ReadResult checks on a file. Whether the result holds for a model is Verify's job.
+func checkResultShape(r *Result) error {
+	if r == nil {
+		return errors.New("nil result")
+	}
+	if r.Variant != Invariant && r.Variant != Original {
+		return fmt.Errorf("unknown variant %d", r.Variant)
+	}
+	n := len(r.Persistent)
+	if n > maxFileVars {
+		return fmt.Errorf("%d variables, at most %d can be stored", n, maxFileVars)
+	}
+	if len(r.Labeling) != 0 && len(r.Labeling) != n {
+		return fmt.Errorf("labeling of %d variables, %d persistent flags", len(r.Labeling), n)
+	}
+	set := 0
+	for v, l := range r.Persistent {
+		if l < -1 || l >= math.MaxInt32 {
+			return fmt.Errorf("variable %d: persistent label %d out of range", v, l)
+		}
+		if l >= 0 {
+			set++
+		}
+	}
+	for v, l := range r.Labeling {
+		if l < 0 || l >= math.MaxInt32 {
+			return fmt.Errorf("variable %d: label %d out of range", v, l)
+		}
+	}
+	c := r.Certificate
+	if c == nil {
+		return nil
+	}
+	if len(c.Labeling) != set {
+		return fmt.Errorf("the certificate labels %d variables, %d are persistent", len(c.Labeling), set)
+	}
+	if err := checkLabels(c.Labeling); err != nil {
+		return fmt.Errorf("certificate: %w", err)
+	}
+	if c.Dual == nil {
+		if !c.Exhaustive {
+			return errors.New("empty certificate")
+		}
+		if c.Limit < 0 {
+			return fmt.Errorf("certificate limit %d", c.Limit)
+		}
+		return nil
+	}
+	d := c.Dual
+	if len(d.Labeling) != set {
+		return fmt.Errorf("the dual certificate labels %d variables, %d are persistent", len(d.Labeling), set)
+	}
+	if err := checkLabels(d.Labeling); err != nil {
+		return fmt.Errorf("dual certificate: %w", err)
+	}
+	if len(d.LaterIsSecond) != len(d.Edges) || len(d.Share) != len(d.Edges) {
+		return fmt.Errorf("dual certificate with %d edges, %d flags and %d shares", len(d.Edges), len(d.LaterIsSecond), len(d.Share))
+	}
+	if len(d.Edges) > maxFileVars || len(d.Messages) > maxFileMessages {
+		return fmt.Errorf("dual certificate too large (%d edges, %d messages)", len(d.Edges), len(d.Messages))
+	}
+	for e, ab := range d.Edges {
+		if ab[0] < 0 || ab[0] >= set || ab[1] < 0 || ab[1] >= set {
+			return fmt.Errorf("dual certificate: edge %d on %v outside the %d certified variables", e, ab, set)
+		}
+	}
+	return nil
+}
+
+func checkLabels(x []int) error {
+	for i, l := range x {
+		if l < 0 || l >= math.MaxInt32 {
+			return fmt.Errorf("variable %d: label %d out of range", i, l)
+		}
+	}
+	return nil
+}
+
+// ReadResult reads a result written by WriteResult. A file that is not a result file,
+// of another version, truncated, damaged (gzip checksum) or malformed gives an error
+// that says which, never a panic; memory stays proportional to the file's content.
+// The result's shape is checked (the certificate covers the persistent variables, its
+// edges lie among them); whether it proves anything is for Verify to decide.
+func ReadResult(r io.Reader) (*Result, error) {
+	br := bufio.NewReader(r)
+	head := make([]byte, len(resultMagic)+2)
+	if n, err := io.ReadFull(br, head); err != nil {
+		if n >= len(resultMagic) && string(head[:len(resultMagic)]) == resultMagic {
+			return nil, errors.New("persistency: result file truncated in its header")
+		}
+		if err != io.EOF && err != io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("persistency: result file: %w", err)
+		}
+		return nil, errors.New("persistency: not a result file (too short for the header)")
+	}
+	if string(head[:len(resultMagic)]) != resultMagic {
+		return nil, errors.New("persistency: not a result file (no \"partopt persistency result\" header)")
+	}
+	if v := binary.BigEndian.Uint16(head[len(resultMagic):]); v != resultVersion {
+		return nil, fmt.Errorf("persistency: result file version %d, this partopt reads version %d", v, resultVersion)
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, resultFileError(err)
+	}
+	zr.Multistream(false)
+	d := &resultDecoder{r: bufio.NewReaderSize(zr, 1<<16)}
+	res, err := d.result()
+	if err != nil {
+		return nil, resultFileError(err)
+	}
+	// The body must end here; reading on to the end of the gzip member also verifies
+	// its checksum. Nothing may follow the member.
+	if _, err := d.r.ReadByte(); err != io.EOF {
+		if err == nil {
+			return nil, errors.New("persistency: result file damaged: data after the result")
+		}
+		return nil, resultFileError(err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		if err == nil {
+			return nil, errors.New("persistency: result file damaged: data after the compressed body")
+		}
+		return nil, resultFileError(err)
+	}
+	if err := checkResultShape(res); err != nil {
+		return nil, fmt.Errorf("persistency: result file damaged: %w", err)
+	}
+	return res, nil
+}
+
+// resultFileError says how reading the body failed.
+func resultFileError(err error) error {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("persistency: result file truncated")
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader):
+		return fmt.Errorf("persistency: result file damaged (%w)", err)
+	}
+	var fe *fileFormatError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("persistency: result file damaged: %s", fe.msg)
+	}
+	// flate.CorruptInputError and read errors of the underlying reader.
+	return fmt.Errorf("persistency: result file damaged or unreadable: %w", err)
+}
+
+// fileFormatError is a value in the body that no valid file holds.
+type fileFormatError struct{ msg string }
+
+func (e *fileFormatError) Error() string { return e.msg }
+
+func badFile(format string, args ...any) error {
+	return &fileFormatError{fmt.Sprintf(format, args...)}
+}
+
+type resultEncoder struct {
+	w   *bufio.Writer
+	buf [binary.MaxVarintLen64]byte
+}
+
+func (e *resultEncoder) byte(b byte) { e.w.WriteByte(b) }
+
+func (e *resultEncoder) uvarint(x uint64) { e.w.Write(binary.AppendUvarint(e.buf[:0], x)) }
+
+func (e *resultEncoder) varint(x int64) { e.w.Write(binary.AppendVarint(e.buf[:0], x)) }
+
+func (e *resultEncoder) float(f float64) {
+	e.w.Write(binary.LittleEndian.AppendUint64(e.buf[:0], math.Float64bits(f)))
+}
+
+func (e *resultEncoder) ints(x []int) {
+	e.uvarint(uint64(len(x)))
+	for _, v := range x {
+		e.varint(int64(v))
+	}
+}
+
+// resultDecoder reads the body. The first error sticks: later reads return zero values.
+type resultDecoder struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (d *resultDecoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *resultDecoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	b, err := d.r.ReadByte()
+	d.fail(err)
+	return b
+}
+
+func (d *resultDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	x, err := binary.ReadUvarint(d.r)
+	d.fail(err)
+	return x
+}
+
+func (d *resultDecoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	x, err := binary.ReadVarint(d.r)
+	d.fail(err)
+	return x
+}
+
+func (d *resultDecoder) float() float64 {
+	if d.err != nil {
+		return 0
+	}
+	var b [8]byte
+	_, err := io.ReadFull(d.r, b[:])
+	d.fail(err)
+	return math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
+}
+
+// count reads a count of at most limit elements of what.
+func (d *resultDecoder) count(limit uint64, what string) int {
+	n := d.uvarint()
+	if d.err == nil && n > limit {
+		d.fail(badFile("%d %s, at most %d possible", n, what, limit))
+	}
+	if d.err != nil {
+		return 0 // a failed read's value is garbage
+	}
+	return int(n)
+}
+
+// intsIn reads an int list with values in [lo, hi), at most maxFileVars long.
+func (d *resultDecoder) intsIn(lo, hi int64, what string) []int {
+	n := d.count(maxFileVars, what)
+	x := make([]int, 0, min(n, readChunk))
+	for i := 0; i < n && d.err == nil; i++ {
+		v := d.varint()
+		if d.err == nil && (v < lo || v >= hi) {
+			d.fail(badFile("%s: entry %d is %d, outside [%d,%d)", what, i, v, lo, hi))
+		}
+		x = append(x, int(v))
+	}
+	return x
+}
+
+// floats reads n float64 values, allocating as the data arrives.
+func (d *resultDecoder) floats(n int) []float64 {
+	x := make([]float64, 0, min(n, readChunk))
+	var b [8 * 512]byte
+	for len(x) < n && d.err == nil {
+		k := min(n-len(x), 512)
+		_, err := io.ReadFull(d.r, b[:8*k])
+		if err != nil {
+			d.fail(err)
+			break
+		}
+		for i := range k {
+			x = append(x, math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+		}
+	}
+	return x
+}
+
+func (d *resultDecoder) result() (*Result, error) {
+	res := &Result{}
+	switch v := d.uvarint(); {
+	case d.err != nil:
+	case v > uint64(Original):
+		d.fail(badFile("unknown boundary variant %d", v))
+	default:
+		res.Variant = Variant(v)
+	}
+	res.PruningIterations = d.iterations("pruning iterations")
+	res.SolverIterations = d.iterations("solver iterations")
+	for _, f := range []*float64{&res.Energy, &res.LowerBound, &res.CertificateGap, &res.Score, &res.Fraction, &res.Seconds, &res.SolverSeconds} {
+		*f = d.float()
+	}
+	res.Persistent = d.intsIn(-1, math.MaxInt32, "persistent labels")
+	res.Labeling = d.intsIn(0, math.MaxInt32, "labeling")
+	if d.err != nil {
+		return nil, d.err
+	}
+	if len(res.Labeling) == 0 {
+		res.Labeling = nil
+	}
+	for v, l := range res.Persistent {
+		if l >= 0 {
+			res.Set = append(res.Set, v)
+		}
+	}
+	switch kind := d.byte(); {
+	case d.err != nil:
+	case kind == certNone:
+	case kind == certExhaustive:
+		c := &Certificate{Exhaustive: true}
+		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
+		c.Limit = d.count(math.MaxInt, "labelings (certificate limit)")
+		res.Certificate = c
+	case kind == certDual:
+		c := &Certificate{}
+		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
+		dual := &trws.Certificate{}
+		dual.Labeling = d.intsIn(0, math.MaxInt32, "dual certificate labels")
+		k := uint64(len(dual.Labeling))
+		edges := d.count(maxFileVars, "edges")
+		dual.Edges = make([][2]int, 0, min(edges, readChunk))
+		for i := 0; i < edges && d.err == nil; i++ {
+			a, b := d.uvarint(), d.uvarint()
+			if d.err == nil && (a >= k || b >= k) {
+				d.fail(badFile("dual certificate: edge %d on (%d,%d) outside the %d certified variables", i, a, b, k))
+			}
+			dual.Edges = append(dual.Edges, [2]int{int(a), int(b)})
+		}
+		dual.LaterIsSecond = make([]bool, 0, min(edges, readChunk))
+		for i := 0; i < edges && d.err == nil; i++ {
+			b := d.byte()
+			if d.err == nil && b > 1 {
+				d.fail(badFile("dual certificate: edge %d: flag %d, want 0 or 1", i, b))
+			}
+			dual.LaterIsSecond = append(dual.LaterIsSecond, b == 1)
+		}
+		dual.Share = d.floats(edges)
+		dual.Messages = d.floats(d.count(maxFileMessages, "messages"))
+		c.Dual = dual
+		res.Certificate = c
+	default:
+		d.fail(badFile("unknown certificate kind %d", kind))
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return res, nil
+}
+
+func (d *resultDecoder) iterations(what string) int {
+	v := d.varint()
+	if d.err == nil && (v < 0 || v > math.MaxInt32) {
+		d.fail(badFile("%s %d", what, v))
+		return 0
+	}
+	return int(v)
+}
