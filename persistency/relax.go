@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/oracle"
@@ -177,7 +178,7 @@ func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
 	}
 	switch {
 	case c.Dual != nil:
-		if !equalInts(c.Dual.Labeling, c.Labeling) {
+		if !slices.Equal(c.Dual.Labeling, c.Labeling) {
 			return CheckResult{}, errors.New("persistency: the dual certificate is for another labeling")
 		}
 		v, err := c.Dual.Check(p)
@@ -198,16 +199,4 @@ func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
 		return CheckResult{Energy: e, Bound: min, Gap: gap, Certified: !math.IsInf(e, 1) && gap <= 1e-9*math.Max(1, math.Abs(e))}, nil
 	}
 	return CheckResult{}, errors.New("persistency: empty certificate")
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

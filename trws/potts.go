@@ -25,33 +25,10 @@ func (s *Solver) setupPottsFast() {
 }
 
 // pottsSend writes into out the Potts message min(h − min h, w) with h = g·d − back,
-// and returns min h.
+// and returns min h. h is built in out itself (the kernel works element-wise).
 func pottsSend(d, back, out []float32, g, w float32) float32 {
-	k := len(d)
-	back, out = back[:k], out[:k]
-	m0, m1, m2, m3 := float32(inf32), float32(inf32), float32(inf32), float32(inf32)
-	x := 0
-	for ; x+4 <= k; x += 4 {
-		dd, bb, oo := d[x:x+4:x+4], back[x:x+4:x+4], out[x:x+4:x+4]
-		h0, h1, h2, h3 := g*dd[0]-bb[0], g*dd[1]-bb[1], g*dd[2]-bb[2], g*dd[3]-bb[3]
-		oo[0], oo[1], oo[2], oo[3] = h0, h1, h2, h3
-		m0, m1, m2, m3 = min(m0, h0), min(m1, h1), min(m2, h2), min(m3, h3)
-	}
-	for ; x < k; x++ {
-		h := g*d[x] - back[x]
-		out[x] = h
-		m0 = min(m0, h)
-	}
-	hmin := min(min(m0, m1), min(m2, m3))
-	x = 0
-	for ; x+4 <= k; x += 4 {
-		oo := out[x : x+4 : x+4]
-		oo[0], oo[1], oo[2], oo[3] = min(oo[0]-hmin, w), min(oo[1]-hmin, w), min(oo[2]-hmin, w), min(oo[3]-hmin, w)
-	}
-	for ; x < k; x++ {
-		out[x] = min(out[x]-hmin, w)
-	}
-	return hmin
+	out = out[:len(d)]
+	return pottsSquare(out, out, reparam(out, d, back, g), w)
 }
 
 func (s *Solver) forwardPotts() {

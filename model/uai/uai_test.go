@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -313,7 +314,7 @@ func TestEvidenceForms(t *testing.T) {
 			t.Errorf("%q: %v", c.in, err)
 			continue
 		}
-		if !slicesEqual(e.Vars, c.vars) || !slicesEqual(e.Labels, c.labs) {
+		if !slices.Equal(e.Vars, c.vars) || !slices.Equal(e.Labels, c.labs) {
 			t.Errorf("%q: got %v %v, want %v %v", c.in, e.Vars, e.Labels, c.vars, c.labs)
 		}
 	}
@@ -334,7 +335,7 @@ func TestEvidenceFixedRejectsBadObservations(t *testing.T) {
 		}
 	}
 	fixed, err := uai.Evidence{Vars: []int{1, 1}, Labels: []int{2, 2}}.Fixed(labels)
-	if err != nil || !slicesEqual(fixed, []int{-1, 2}) {
+	if err != nil || !slices.Equal(fixed, []int{-1, 2}) {
 		t.Errorf("fixed %v, %v", fixed, err)
 	}
 	var buf bytes.Buffer
@@ -358,7 +359,7 @@ func TestSolutionForms(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, err := uai.ReadSolution(strings.NewReader(c.in), "s", c.n)
-		if err != nil || !slicesEqual(got, c.want) {
+		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%q: %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
@@ -395,18 +396,6 @@ func TestCorruptCompressedFile(t *testing.T) {
 	if _, err := uai.ReadFile(path); err == nil || !strings.Contains(err.Error(), "bad.uai.xz") {
 		t.Errorf("error %v, want one naming the file", err)
 	}
-}
-
-func slicesEqual(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // writePottsGrid streams a w×h Potts grid with k labels in the UAI format: random
