@@ -14,8 +14,9 @@ type Subproblem struct {
 	Vars []int
 	// Boundary[i] says whether Vars[i] is a boundary node (in a factor leaving A).
 	Boundary []bool
-	// Hopeless lists sub-problem variables that a boundary potential gives −Inf for
-	// some label other than y's: y can never satisfy the criterion there.
+	// Hopeless lists sub-problem variables of boundary factors whose potential is −Inf
+	// at some labeling other than y's or +Inf at y's: y can never satisfy the
+	// criterion there.
 	Hopeless []int
 }
 
@@ -62,7 +63,14 @@ func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, 
 			}
 		}
 		tab := BoundaryPotential(m.FactorFunction(f), in, yIn, v)
-		if hasNegInf(tab) {
+		// −Inf (invariant) encourages leaving y without bound; +Inf at y itself
+		// (original, y forbidden with some outside labeling) makes Ê(y) infinite:
+		// either way y can never meet the criterion on these nodes.
+		yIdx := 0
+		for j, i := range inVars {
+			yIdx = yIdx*labels[i] + yIn[j]
+		}
+		if hasNegInf(tab) || math.IsInf(tab[yIdx], 1) {
 			for _, i := range inVars {
 				hopeless[i] = true
 			}

@@ -142,11 +142,27 @@ func (s *Solver) Solve(ctx context.Context, opt Options) (Result, error) {
 		break
 	}
 	res.Agreement = res.Agreeing == s.n
+	if res.Agreement && math.IsInf(s.energy(toInt32(res.Consistent)), 1) {
+		// Agreement on a forbidden labeling: the penalty relaxation agreed, the model
+		// does not; no consistency label is integrally correct there.
+		for v := range res.Consistent {
+			res.Consistent[v] = -1
+		}
+		res.Agreeing, res.Agreement = 0, false
+	}
 	if !res.Agreement && res.Stop != StopCanceled && gapWithin(res.Energy, res.LowerBound, 1e-6) {
 		s.certifyBest(&res)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, err
+}
+
+func toInt32(x []int) []int32 {
+	out := make([]int32, len(x))
+	for i, l := range x {
+		out[i] = int32(l)
+	}
+	return out
 }
 
 // gapWithin reports energy − bound ≤ tol·max(1, |energy|) for a finite energy (an

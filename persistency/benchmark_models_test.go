@@ -1,0 +1,199 @@
+package persistency_test
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partopt/partopt/internal/testutil"
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/oracle"
+	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/trws"
+)
+
+// sharedModels is ../shared/models, seen from the package directory.
+const sharedModels = "../../shared/models"
+
+// readShared reads a model of ../shared/models with its evidence (MODEL.evid) applied
+// by conditioning, or skips the test when the directory is absent.
+func readShared(t *testing.T, path string) *model.Model {
+	t.Helper()
+	full := filepath.Join(sharedModels, path)
+	if _, err := os.Stat(full); err != nil {
+		t.Skipf("%s not present (%v): not checked", full, err)
+	}
+	m, err := uai.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, ok := uai.EvidencePathFor(full); ok {
+		e, err := uai.ReadEvidenceFile(ev)
+		must(t, err)
+		fixed, err := e.Fixed(m.LabelCounts())
+		must(t, err)
+		c, err := m.Condition(fixed)
+		must(t, err)
+		m = c.Model
+	}
+	return m
+}
+
+// TestPdb1i24IsFullyPersistent: the side-chain instance pdb1i24 (337 variables, up
+// to 81 labels) is fully persistent with both boundaries (paper, Table 1: 1 / 1), and
+// Verify accepts the result.
+func TestPdb1i24IsFullyPersistent(t *testing.T) {
+	m := readShared(t, "pascal2-dechterlab/proteinfolding/pdb1i24.uai")
+	for _, v := range variants {
+		res, err := persistency.Run(testCtx, m, persistency.Options{Variant: v})
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		if res.Score != 1 {
+			t.Errorf("%v: score %v, want 1 (|A*| = %d of %d)", v, res.Score, len(res.Set), m.NumVars())
+		}
+		if _, err := persistency.Verify(m, res); err != nil {
+			t.Errorf("%v: Verify: %v", v, err)
+		}
+		t.Logf("%v: score %v, energy %.3f, %d pruning iterations, %d TRW-S iterations, %.2f s", v, res.Score, res.Energy, res.PruningIterations, res.SolverIterations, res.Seconds)
+	}
+}
+
+// TestTightUniqueRelaxationGivesFullPersistency: on a Potts denoising grid whose LP
+// relaxation is tight with a unique solution, Algorithm 1 proves every variable
+// (the reference implementation erodes this instance to 6%: it prunes after a TRW-S
+// run stopped on stalled agreement; see ../shared/PAPER.md).
+func TestTightUniqueRelaxationGivesFullPersistency(t *testing.T) {
+	m := random.PottsDenoising(random.New(1), 64, 64, 8, 0.6, 4, 1.5)
+	for _, v := range variants {
+		res, err := persistency.Run(testCtx, m, persistency.Options{Variant: v})
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		if res.Score != 1 {
+			t.Errorf("%v: score %v, want 1 (|A*| = %d of %d)", v, res.Score, len(res.Set), m.NumVars())
+		}
+		if _, err := persistency.Verify(m, res); err != nil {
+			t.Errorf("%v: Verify: %v", v, err)
+		}
+		t.Logf("%v: score %v, %d pruning iterations, %d TRW-S iterations, %.2f s", v, res.Score, res.PruningIterations, res.SolverIterations, res.Seconds)
+	}
+}
+
+// oracleRow is a proven optimum of ../shared/models/oracle/oracle.tsv.
+type oracleRow struct {
+	path string
+	opt  float64
+	how  string
+}
+
+func provenOptima(t *testing.T) []oracleRow {
+	t.Helper()
+	var rows []oracleRow
+	for _, r := range testutil.ReadTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv"))[1:] {
+		f := strings.Fields(r[1])
+		if len(f) < 2 || f[0] != "OPT" {
+			continue
+		}
+		opt, err := strconv.ParseFloat(f[1], 64)
+		must(t, err)
+		rows = append(rows, oracleRow{r[0], opt, r[2]})
+	}
+	return rows
+}
+
+// TestSharedModelsSoundAgainstToulbar2: on every pairwise model of ../shared/models
+// with a proven optimum (oracle.tsv rows marked OPT; evidence applied), Run with TRW-S
+// (300 iterations per solve) and both boundaries gives a result that Verify accepts,
+// and toulbar2, with the persistent labels given as evidence, still reaches the
+// optimum: its proven minimum under the evidence equals the OPT value within the
+// table's rounding (5e-4) plus the bridge's Tolerance. (For the rows proven by cbc,
+// where toulbar2 proves nothing in a minute, toulbar2 runs 30 s and a labeling at the
+// OPT value suffices; without one the check is logged as inconclusive. An empty
+// persistent set has nothing to check.) Higher-order models are skipped
+// (TRW-S: trws.ErrNotPairwise) and named in the log. Skips when toulbar2 is missing
+// (fails instead when $CI is set) or ../shared is absent.
+func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
+	if _, err := os.Stat(sharedModels); err != nil {
+		t.Skipf("%s not present (%v): not checked", sharedModels, err)
+	}
+	path, err := oracle.FindToulbar2()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("toulbar2 not installed: %v", err)
+	}
+	tb := oracle.Toulbar2{Path: path, Timeout: 2 * time.Minute}
+	opts := trws.DefaultOptions()
+	opts.MaxIterations = 300
+	var skipped []string
+	checked := 0
+	for _, row := range provenOptima(t) {
+		m := readShared(t, row.path)
+		if !isPairwise(m) {
+			skipped = append(skipped, row.path)
+			continue
+		}
+		checked++
+		t.Run(row.path, func(t *testing.T) {
+			for _, v := range variants {
+				start := time.Now()
+				res, err := persistency.Run(testCtx, m, persistency.Options{Variant: v, Solver: persistency.TRWS{Options: opts}})
+				if err != nil {
+					t.Errorf("%v: Run: %v", v, err)
+					continue
+				}
+				if _, err := persistency.Verify(m, res); err != nil {
+					t.Errorf("%v: Verify: %v", v, err)
+				}
+				runTime := time.Since(start)
+				var ev uai.Evidence
+				for u, l := range res.Persistent {
+					if l >= 0 {
+						ev.Vars, ev.Labels = append(ev.Vars, u), append(ev.Labels, l)
+					}
+				}
+				if len(ev.Vars) == 0 {
+					t.Logf("%v: no persistent label (Run %.2f s): nothing for toulbar2 to check", v, runTime.Seconds())
+					continue
+				}
+				tb := tb
+				hard := strings.Contains(row.how, "no proof")
+				if hard {
+					tb.Timeout = 30 * time.Second
+				}
+				start = time.Now()
+				r, err := tb.Solve(context.Background(), m, ev)
+				if err != nil {
+					t.Errorf("%v: toulbar2 with %d persistent labels as evidence: %v", v, len(ev.Vars), err)
+					continue
+				}
+				tol := 5e-4 + r.Tolerance
+				switch {
+				case !r.Optimal && r.Energy <= row.opt+tol:
+					// A labeling with the persistent labels that reaches the proven optimum.
+				case !r.Optimal && hard:
+					t.Logf("%v: inconclusive: toulbar2 (which proves no optimum of this model in 60 s) found %.4f > OPT %v under the persistent labels", v, r.Energy, row.opt)
+				case !r.Optimal:
+					t.Errorf("%v: toulbar2 proved no optimum under the persistent labels (best %.4f, OPT %v)", v, r.Energy, row.opt)
+				case math.Abs(r.Energy-row.opt) > tol:
+					t.Errorf("%v: NOT PERSISTENT: min E with the %d persistent labels fixed is %.6f, OPT is %v (tolerance %.2g)", v, len(ev.Vars), r.Energy, row.opt, tol)
+				}
+				t.Logf("%v: score %.4f (%d of %d variables), Run %.2f s, toulbar2 %.2f s: %.4f (OPT %v)",
+					v, res.Score, len(res.Set), m.NumVars(), runTime.Seconds(), time.Since(start).Seconds(), r.Energy, row.opt)
+			}
+		})
+	}
+	t.Logf("%d pairwise models checked; higher order, skipped: %s", checked, strings.Join(skipped, ", "))
+	if checked < 10 {
+		t.Errorf("only %d pairwise models checked", checked)
+	}
+}
