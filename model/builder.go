@@ -16,7 +16,7 @@ type Builder struct {
 	err    error
 	labels []int32
 	funcs  funcList
-	intern *[internSize]internSlot
+	intern []internSlot // len is a power of two
 	offset float64
 
 	facFunc  []int32
@@ -30,7 +30,8 @@ type Builder struct {
 
 const arenaChunk = 1 << 16
 
-// internSize is the number of slots of the function cache (512 KiB, fits a cache level).
+// internSize is the most slots of the function cache (512 KiB, fits a cache level);
+// small models get fewer (see addFunction), so that building one stays cheap.
 const internSize = 1 << 15
 
 type internSlot struct {
@@ -98,10 +99,14 @@ func (b *Builder) addFunction(f Function, copyData bool) int {
 		f.T = 0
 	}
 	if b.intern == nil {
-		b.intern = new([internSize]internSlot)
+		n := 256
+		for n < internSize && n < 4*len(b.labels) {
+			n *= 2
+		}
+		b.intern = make([]internSlot, n)
 	}
 	h := hashFunction(&f)
-	slot := &b.intern[h&(internSize-1)]
+	slot := &b.intern[h&uint64(len(b.intern)-1)]
 	if slot.id > 0 && slot.hash == h && equalFunctions(b.funcs.at(int(slot.id-1)), &f) {
 		return int(slot.id - 1)
 	}
@@ -215,7 +220,7 @@ func (b *Builder) allocShape(s []int) []int {
 		return b.recent[len(s)]
 	}
 	if len(s) > cap(b.shapes)-len(b.shapes) {
-		b.shapes = make([]int, 0, max(arenaChunk, len(s)))
+		b.shapes = make([]int, 0, max(min(arenaChunk, 2*cap(b.shapes)+64), len(s)))
 	}
 	n := len(b.shapes)
 	b.shapes = append(b.shapes, s...)
@@ -231,7 +236,7 @@ func (b *Builder) allocTable(t []float64) []float64 {
 		return append([]float64(nil), t...)
 	}
 	if len(t) > cap(b.tables)-len(b.tables) {
-		b.tables = make([]float64, 0, arenaChunk)
+		b.tables = make([]float64, 0, max(min(arenaChunk, 2*cap(b.tables)+256), len(t)))
 	}
 	n := len(b.tables)
 	b.tables = append(b.tables, t...)
