@@ -18,6 +18,12 @@ type Options struct {
 	Solver Relaxation
 	// Progress, if set, is called after every pruning iteration.
 	Progress func(Progress)
+	// Candidates, when set (one entry per variable), restricts A⁰ to the variables
+	// marked true: a window's core inside a model that holds the window, its outside
+	// neighbours and every factor touching it. Theorem 1 holds for any A, and Ê_{A,y}
+	// for A inside the core involves only factors touching A, so the result is
+	// persistent for the whole model the window was cut from.
+	Candidates []bool
 }
 
 // Progress reports a pruning iteration.
@@ -93,8 +99,11 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	// A^0 and x^0; x holds the current labels on A (indexed by model variable).
 	x := make([]int, n)
 	var A []int
+	if opt.Candidates != nil && len(opt.Candidates) != n {
+		return nil, errors.New("persistency: Options.Candidates needs one entry per variable")
+	}
 	for v, l := range out.Consistent {
-		if l >= 0 {
+		if l >= 0 && (opt.Candidates == nil || opt.Candidates[v]) {
 			A = append(A, v)
 			x[v] = l
 		}
