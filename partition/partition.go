@@ -1,0 +1,369 @@
+// Package partition solves a model by windows: overlapping node sets, each solved by
+// the persistency method with boundary potentials on every factor that leaves it, the
+// persistent labelings merged, and rounds repeated on what is left (the scenario of
+// the paper's last section).
+//
+// Typical use:
+//
+//	plan := partition.GridPlan(w, h, 512, 32, 0) // or RegionPlan(m, 5000, 2, 0)
+//	res, err := partition.Solve(ctx, m, partition.Options{Plan: func(round int) partition.Plan {
+//		return partition.GridPlan(w, h, 512, 32, round*256)
+//	}, Workers: 4, MaxRounds: 3})
+//	res.Persistent[v] // proven label or −1
+//
+// # Soundness
+//
+// A window W (core plus halo) is solved on the model made of W, its outside
+// neighbours and every factor touching W, with the persistent set restricted to W
+// (persistency.Options.Candidates). Ê_{A,y} for A ⊆ W involves only factors touching
+// A, so a window's persistent labels are persistent for the whole model (invariant 2).
+// Moreover each window's result p (set A to y) is an improving mapping, E(p(x)) ≤ E(x)
+// for every x (the proof of Theorem 1 with Lemma 1), so the composition of the
+// windows' mappings in plan order is improving, and the merged labeling — each node
+// labeled by the last window of the plan that proved it — is persistent (invariant
+// 3). It depends only on the plan and the windows' results, never on the order in
+// which they complete. A round conditions the model on the labels proven so far;
+// persistency for the conditioned model is persistency for the model, because some
+// optimum agrees with the fixed labels (invariant 4).
+package partition
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/persistency"
+)
+
+// Window is a node set of the model: Nodes are solved (and may become persistent);
+// Core is the part the plan tiles the model with (Nodes minus the halo).
+type Window struct {
+	Core, Nodes []int // model variables, ascending
+}
+
+// Plan is an ordered list of windows; the order is the merge priority (later wins).
+type Plan struct {
+	Windows []Window
+}
+
+// GridPlan tiles a w×h raster grid (variable y·w+x) with core×core tiles, the first
+// tile corner at (−shift, −shift) modulo core, each extended by halo pixels.
+func GridPlan(w, h, core, halo, shift int) Plan {
+	if core < 1 {
+		core = 1
+	}
+	shift %= core
+	var p Plan
+	for y0 := -shift; y0 < h; y0 += core {
+		for x0 := -shift; x0 < w; x0 += core {
+			var win Window
+			for y := max(0, y0-halo); y < min(h, y0+core+halo); y++ {
+				for x := max(0, x0-halo); x < min(w, x0+core+halo); x++ {
+					v := y*w + x
+					win.Nodes = append(win.Nodes, v)
+					if y >= y0 && y < y0+core && x >= x0 && x < x0+core {
+						win.Core = append(win.Core, v)
+					}
+				}
+			}
+			if len(win.Core) > 0 {
+				p.Windows = append(p.Windows, win)
+			}
+		}
+	}
+	return p
+}
+
+// RegionPlan covers a model of any structure with connected regions of about size
+// variables, grown by breadth-first search from the lowest unassigned variable
+// (rotated by shift, so that later rounds cut elsewhere), each extended by halo graph
+// steps.
+func RegionPlan(m *model.Model, size, halo, shift int) Plan {
+	n := m.NumVars()
+	region := make([]int, n)
+	for v := range region {
+		region[v] = -1
+	}
+	var p Plan
+	for k := 0; k < n; k++ {
+		seed := (k + shift) % n
+		if region[seed] >= 0 {
+			continue
+		}
+		id := len(p.Windows)
+		core := []int{seed}
+		region[seed] = id
+		for q := 0; q < len(core) && len(core) < size; q++ {
+			for _, u := range neighbours(m, core[q]) {
+				if region[u] < 0 && len(core) < size {
+					region[u] = id
+					core = append(core, u)
+				}
+			}
+		}
+		slices.Sort(core)
+		p.Windows = append(p.Windows, Window{Core: core, Nodes: grow(m, core, halo)})
+	}
+	return p
+}
+
+// neighbours lists the variables sharing a factor with v (with repetitions).
+func neighbours(m *model.Model, v int) []int {
+	var out []int
+	for _, f := range m.VarFactors(v) {
+		for _, u := range m.FactorVars(int(f)) {
+			if int(u) != v {
+				out = append(out, int(u))
+			}
+		}
+	}
+	return out
+}
+
+// grow returns nodes plus everything within steps factor steps of them, ascending.
+func grow(m *model.Model, nodes []int, steps int) []int {
+	in := map[int]bool{}
+	frontier := slices.Clone(nodes)
+	for _, v := range nodes {
+		in[v] = true
+	}
+	for s := 0; s < steps; s++ {
+		var next []int
+		for _, v := range frontier {
+			for _, u := range neighbours(m, v) {
+				if !in[u] {
+					in[u] = true
+					next = append(next, u)
+				}
+			}
+		}
+		frontier = next
+	}
+	out := make([]int, 0, len(in))
+	for v := range in {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Options configure Solve.
+type Options struct {
+	// Plan returns the plan of a round (0, 1, …), over the variables of the model
+	// given to Solve; variables already proven are left out of later rounds' windows.
+	Plan func(round int) Plan
+	// Persistency configures each window's solve (Candidates is set by Solve).
+	Persistency persistency.Options
+	// Workers is the number of windows solved at once (default 1).
+	Workers int
+	// MaxRounds bounds the rounds (default 1); rounds also stop when one proves nothing new.
+	MaxRounds int
+	// Progress, if set, is called after every window (serially).
+	Progress func(Progress)
+}
+
+// Progress reports a finished window.
+type Progress struct {
+	Round, WindowsDone, Windows int
+	Persistent                  int // variables proven so far
+}
+
+// Result is the merged outcome of all rounds.
+type Result struct {
+	Persistent []int // proven label per variable, or −1
+	Rounds     int
+	Windows    int
+	// Proofs holds every window's result, in order (round, plan order), with the
+	// variables it was solved over; Check re-verifies them.
+	Proofs []Proof
+}
+
+// Proof is one window's certified result over the variables Vars of the model that
+// was conditioned on the labels proven before its round (Fixed).
+type Proof struct {
+	Round  int
+	Fixed  []int // labels fixed before the round (−1 free), over the whole model
+	Vars   []int // the window model's variables, as variables of the whole model
+	Result *persistency.Result
+}
+
+// Solve runs the rounds. The merged result depends only on the plans and the
+// windows' results: any worker count and completion order give the same result.
+func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
+	n := m.NumVars()
+	res := &Result{Persistent: make([]int, n)}
+	for v := range res.Persistent {
+		res.Persistent[v] = -1
+	}
+	rounds := max(opt.MaxRounds, 1)
+	for round := 0; round < rounds; round++ {
+		fixed := slices.Clone(res.Persistent)
+		cond, err := m.Condition(fixed)
+		if err != nil {
+			return nil, err
+		}
+		if cond.Model.NumVars() == 0 {
+			break
+		}
+		local := make([]int, n) // model variable → conditioned variable, or −1
+		for v := range local {
+			local[v] = -1
+		}
+		for i, v := range cond.Vars {
+			local[v] = i
+		}
+		plan := opt.Plan(round)
+		proofs := make([]Proof, len(plan.Windows))
+		errs := make([]error, len(plan.Windows))
+		jobs := make(chan int)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		done, proven := 0, count(res.Persistent)
+		for w := 0; w < max(opt.Workers, 1); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range jobs {
+					proofs[i], errs[i] = solveWindow(ctx, cond, local, plan.Windows[i], opt.Persistency)
+					if opt.Progress != nil {
+						mu.Lock()
+						done++
+						if errs[i] == nil {
+							proven += count(proofs[i].Result.Persistent)
+						}
+						opt.Progress(Progress{Round: round, WindowsDone: done, Windows: len(plan.Windows), Persistent: proven})
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+	feed:
+		for i := range plan.Windows {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(jobs)
+		wg.Wait()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// Merge in plan order: later windows win on overlaps (composition).
+		before := count(res.Persistent)
+		for i, pr := range proofs {
+			if errs[i] != nil {
+				return nil, fmt.Errorf("partition: round %d, window %d: %w", round, i, errs[i])
+			}
+			pr.Round, pr.Fixed = round, fixed
+			for j, l := range pr.Result.Persistent {
+				if l >= 0 {
+					res.Persistent[pr.Vars[j]] = l
+				}
+			}
+			res.Proofs = append(res.Proofs, pr)
+		}
+		res.Rounds, res.Windows = round+1, res.Windows+len(plan.Windows)
+		if count(res.Persistent) == before {
+			break
+		}
+	}
+	return res, nil
+}
+
+func count(p []int) int {
+	c := 0
+	for _, l := range p {
+		if l >= 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// solveWindow solves one window of the conditioned model c: the window's free nodes,
+// their outside neighbours and every factor touching the nodes, with A⁰ ⊆ the nodes.
+func solveWindow(ctx context.Context, c *model.Conditioned, local []int, win Window, opt persistency.Options) (Proof, error) {
+	var nodes []int
+	for _, v := range win.Nodes {
+		if l := local[v]; l >= 0 {
+			nodes = append(nodes, l)
+		}
+	}
+	if len(nodes) == 0 {
+		return Proof{Result: &persistency.Result{}}, nil
+	}
+	ext := grow(c.Model, nodes, 1)
+	sub, err := c.Model.Induced(ext)
+	if err != nil {
+		return Proof{}, err
+	}
+	cand := make([]bool, len(ext))
+	j := 0
+	for i, v := range ext {
+		for j < len(nodes) && nodes[j] < v {
+			j++
+		}
+		cand[i] = j < len(nodes) && nodes[j] == v
+	}
+	opt.Candidates = cand
+	r, err := persistency.Run(ctx, sub.Model, opt)
+	if err != nil {
+		return Proof{}, err
+	}
+	vars := make([]int, len(ext))
+	for i, v := range ext {
+		vars[i] = c.Vars[v]
+	}
+	return Proof{Vars: vars, Result: r}, nil
+}
+
+// Check re-verifies every window's proof against the model: each window model is
+// rebuilt from m conditioned on the labels fixed before its round, and its result
+// checked with persistency.Verify; the merged labels must come from the proofs.
+func Check(m *model.Model, res *Result) error {
+	want := make([]int, m.NumVars())
+	for v := range want {
+		want[v] = -1
+	}
+	for i, pr := range res.Proofs {
+		c, err := m.Condition(pr.Fixed)
+		if err != nil {
+			return err
+		}
+		local := make(map[int]int, len(c.Vars))
+		for j, v := range c.Vars {
+			local[v] = j
+		}
+		ext := make([]int, len(pr.Vars))
+		for j, v := range pr.Vars {
+			l, ok := local[v]
+			if !ok {
+				return fmt.Errorf("partition: proof %d: variable %d was fixed before its round", i, v)
+			}
+			ext[j] = l
+		}
+		if len(ext) == 0 {
+			continue
+		}
+		sub, err := c.Model.Induced(ext)
+		if err != nil {
+			return err
+		}
+		if _, err := persistency.Verify(sub.Model, pr.Result); err != nil {
+			return fmt.Errorf("partition: proof %d: %w", i, err)
+		}
+		for j, l := range pr.Result.Persistent {
+			if l >= 0 {
+				want[pr.Vars[j]] = l
+			}
+		}
+	}
+	if !slices.Equal(want, res.Persistent) {
+		return fmt.Errorf("partition: the merged labels are not those of the proofs")
+	}
+	return nil
+}
