@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/partopt/partopt/gen"
+	"github.com/spf13/cobra"
+)
+
+func newGenCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "gen",
+		Short: "Generate grid models from images: colour segmentation, stereo, gigapixel tiling",
+		Long: `Generate a model from images and write it as a tiled grid file (.grid, streamed row by
+row) or a UAI file (.uai or .LG, optionally .gz), chosen by the output name.`,
+	}
+	cmd.AddCommand(newGenSegCmd(), newGenStereoCmd(), newGenTiledCmd())
+	return cmd
+}
+
+// genOutput checks the output name (extension, existing directory) before any work.
+func genOutput(out string) error {
+	if out == "" {
+		return fmt.Errorf("no output file: give -o OUT.grid or -o OUT.uai")
+	}
+	if err := gen.CheckOutput(out); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(filepath.Dir(out)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: output directory %s does not exist", out, filepath.Dir(out))
+	}
+	return nil
+}
+
+// genWrite writes src; the inputs were checked, so a failure here is internal.
+func genWrite(cmd *cobra.Command, out string, src gen.Source, tile int) error {
+	if err := gen.WriteFile(out, src, gen.WriteOptions{TileSize: tile}); err != nil {
+		return internalError{err}
+	}
+	h := src.Header()
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d×%d pixels, %d labels, %v pairwise (%v weights)\n",
+		out, h.Width, h.Height, h.Labels, h.Kind, h.Mode)
+	return nil
+}
+
+func newGenSegCmd() *cobra.Command {
+	var (
+		out  string
+		k    int
+		opts gen.SegOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "seg IMAGE -o OUT",
+		Short: "Contrast-sensitive Potts colour segmentation of an image (k-means unaries)",
+		Long: `Cluster the RGB colours of IMAGE (PNG, JPEG, GIF, BMP, TIFF) into K centres with k-means
+and write the Potts model with unaries min(‖I_p−μ_l‖²/(2σ²), cap) and edge weights
+λ·exp(−‖I_p−I_q‖²/(2β)), σ² the mean squared distance to the nearest centre and β the
+mean squared neighbour difference.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := genOutput(out); err != nil {
+				return err
+			}
+			img, err := gen.LoadImage(args[0])
+			if err != nil {
+				return err
+			}
+			seg, err := gen.Segmentation(img, k, opts)
+			if err != nil {
+				return err
+			}
+			return genWrite(cmd, out, seg, 0)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output model (.grid, .uai, .LG, optionally .gz)")
+	cmd.Flags().IntVar(&k, "labels", 4, "number of labels K (k-means centres)")
+	cmd.Flags().Float64Var(&opts.Lambda, "lambda", 1, "Potts weight λ of an edge between equal colours")
+	cmd.Flags().Float64Var(&opts.Cap, "cap", 10, "truncation of the normalised unaries")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "k-means seed")
+	return cmd
+}
+
+func newGenStereoCmd() *cobra.Command {
+	var (
+		out  string
+		d    int
+		opts gen.StereoOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "stereo LEFT RIGHT -o OUT --disparities D",
+		Short: "Truncated-linear stereo model of a rectified image pair",
+		Long: `Write the stereo model of a rectified pair: labels are disparities 0..D−1, unaries
+min(|g_L(x,y) − g_R(x−d,y)|, τ) on grey levels, pairwise w·min(|d_p−d_q|, T), with
+--contrast the weight modulated per edge by the left image's contrast.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := genOutput(out); err != nil {
+				return err
+			}
+			if d < 1 {
+				return fmt.Errorf("--disparities %d: give the number of disparities D ≥ 1", d)
+			}
+			left, err := gen.LoadImage(args[0])
+			if err != nil {
+				return err
+			}
+			right, err := gen.LoadImage(args[1])
+			if err != nil {
+				return err
+			}
+			st, err := gen.Stereo(left, right, d, opts)
+			if err != nil {
+				return err
+			}
+			return genWrite(cmd, out, st, 0)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output model (.grid, .uai, .LG, optionally .gz)")
+	cmd.Flags().IntVar(&d, "disparities", 0, "number of disparities D (labels 0..D−1)")
+	cmd.Flags().Float64Var(&opts.Tau, "tau", 20, "truncation τ of the grey difference")
+	cmd.Flags().Float64Var(&opts.W, "weight", 8, "pairwise weight w")
+	cmd.Flags().Float64Var(&opts.T, "trunc", 2, "truncation T of the disparity difference")
+	cmd.Flags().BoolVar(&opts.Contrast, "contrast", false, "modulate the weight per edge by the left image's contrast")
+	return cmd
+}
+
+func newGenTiledCmd() *cobra.Command {
+	var (
+		out           string
+		width, height int
+		k, tile       int
+		seed          uint64
+		opts          gen.TiledOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "tiled IMAGE -o OUT.grid --width W --height H",
+		Short: "Stream a W×H segmentation model tiled from an image (gigapixel test models)",
+		Long: `Mirror-tile IMAGE over W×H pixels with a random colour offset per tile and stream the
+segmentation model of "partopt gen seg" (centres, σ² and β from IMAGE) to a grid file.
+Memory is one band of --tile rows: about tile·W·(K+2)·4 bytes.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := genOutput(out); err != nil {
+				return err
+			}
+			if !strings.EqualFold(filepath.Ext(out), ".grid") {
+				return fmt.Errorf("%s: tiled models are written as .grid files only", out)
+			}
+			if width < 1 || height < 1 {
+				return fmt.Errorf("--width %d --height %d: give the size of the model", width, height)
+			}
+			img, err := gen.LoadImage(args[0])
+			if err != nil {
+				return err
+			}
+			tm, err := gen.Tiled(img, width, height, k, seed, opts)
+			if err != nil {
+				return err
+			}
+			return genWrite(cmd, out, tm, tile)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output grid file (.grid)")
+	cmd.Flags().IntVar(&width, "width", 0, "width W of the model in pixels")
+	cmd.Flags().IntVar(&height, "height", 0, "height H of the model in pixels")
+	cmd.Flags().IntVar(&k, "labels", 4, "number of labels K (k-means centres)")
+	cmd.Flags().Float64Var(&opts.Lambda, "lambda", 1, "Potts weight λ of an edge between equal colours")
+	cmd.Flags().Float64Var(&opts.Perturb, "perturb", 20, "largest colour offset per tile and channel (negative: none)")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the per-tile offsets")
+	cmd.Flags().IntVar(&tile, "tile", 0, "tile side of the grid file (0: the format's default, 128)")
+	return cmd
+}
