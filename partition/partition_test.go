@@ -16,35 +16,6 @@ import (
 	"github.com/partopt/partopt/persistency"
 )
 
-// frustrated is a w×h grid with random ±couplings, so that windows prune.
-func frustrated(rng *rand.Rand, w, h int) *model.Model {
-	labels := make([]int, w*h)
-	for v := range labels {
-		labels[v] = 2
-	}
-	b := model.NewBuilder(labels)
-	for v := range labels {
-		b.AddTable([]int{v}, []float64{0, rng.NormFloat64() * 0.5})
-	}
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			if x+1 < w {
-				c := rng.NormFloat64()
-				b.AddTable([]int{y*w + x, y*w + x + 1}, []float64{0, c, c, 0})
-			}
-			if y+1 < h {
-				c := rng.NormFloat64()
-				b.AddTable([]int{y*w + x, (y+1)*w + x}, []float64{0, c, c, 0})
-			}
-		}
-	}
-	m, err := b.Build()
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
 // TestWindowedResultsArePersistent: rounds of windows with halos and several workers,
 // on small grids: every proof re-checks (Check), and fixing the merged labels keeps
 // the optimum (brute force).
@@ -57,7 +28,7 @@ func TestWindowedResultsArePersistent(t *testing.T) {
 		if seed%2 == 0 {
 			m = random.PottsGrid(rng, w, h, 2)
 		} else {
-			m = frustrated(rng, w, h)
+			m = random.FrustratedGrid(rng, w, h)
 		}
 		_, opt, err := oracle.BruteForce(m, 1<<20)
 		if err != nil {

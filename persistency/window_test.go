@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/persistency"
 )
@@ -20,7 +19,7 @@ func TestWindowProofsHoldForTheWholeModel(t *testing.T) {
 		const w, h = 4, 3
 		m := random.PottsGrid(rng, w, h, 3)
 		if seed%3 == 0 {
-			m = frustratedGrid(rng, w, h)
+			m = random.FrustratedGrid(rng, w, h)
 		}
 		_, minE := minEnergy(t, m)
 		// The core: a random rectangle; the window model: core plus its neighbours.
@@ -85,32 +84,4 @@ func TestWindowProofsHoldForTheWholeModel(t *testing.T) {
 		t.Errorf("only %d labels proven in %d windows: the test checks too little", proven, windows)
 	}
 	t.Logf("%d labels proven in %d windows, all persistent for the whole model", proven, windows)
-}
-
-// frustratedGrid is a w×h grid with random ±couplings, so that windows prune.
-func frustratedGrid(rng interface{ NormFloat64() float64 }, w, h int) *model.Model {
-	labels := make([]int, w*h)
-	for v := range labels {
-		labels[v] = 2
-	}
-	b := model.NewBuilder(labels)
-	for v := range labels {
-		b.AddTable([]int{v}, []float64{0, rng.NormFloat64() * 0.5})
-	}
-	for y := 0; y < h; y++ {
-		for x := 0; x < w; x++ {
-			c := rng.NormFloat64()
-			if x+1 < w {
-				b.AddTable([]int{y*w + x, y*w + x + 1}, []float64{0, c, c, 0})
-			}
-			if y+1 < h {
-				b.AddTable([]int{y*w + x, (y+1)*w + x}, []float64{0, -c, -c, 0})
-			}
-		}
-	}
-	m, err := b.Build()
-	if err != nil {
-		panic(err)
-	}
-	return m
 }

@@ -229,3 +229,36 @@ func must(err error) {
 		panic("random: " + err.Error())
 	}
 }
+
+// FrustratedGrid builds a w×h 4-connected binary grid with random unaries and random
+// ±couplings (a spin glass): its relaxation is loose, so persistency methods prune.
+func FrustratedGrid(rng *rand.Rand, w, h int) *model.Model {
+	labels := make([]int, w*h)
+	for v := range labels {
+		labels[v] = 2
+	}
+	b := model.NewBuilder(labels)
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	for v := range labels {
+		must(b.AddTable([]int{v}, []float64{0, rng.NormFloat64() * 0.5}))
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			if x+1 < w {
+				c := rng.NormFloat64()
+				must(b.AddTable([]int{y*w + x, y*w + x + 1}, []float64{0, c, c, 0}))
+			}
+			if y+1 < h {
+				c := rng.NormFloat64()
+				must(b.AddTable([]int{y*w + x, (y+1)*w + x}, []float64{0, c, c, 0}))
+			}
+		}
+	}
+	m, err := b.Build()
+	must(err)
+	return m
+}
