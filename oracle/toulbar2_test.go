@@ -1,7 +1,6 @@
 package oracle_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/model/uai"
@@ -500,28 +500,11 @@ const sharedModels = "../../shared/models"
 // oracleOPT returns the proved optima listed in ../shared/models/oracle/oracle.tsv.
 func oracleOPT(t *testing.T) map[string]float64 {
 	t.Helper()
-	f, err := os.Open(filepath.Join(sharedModels, "oracle", "oracle.tsv"))
-	if err != nil {
-		t.Skipf("skipping: the shared benchmark models are absent: %v", err)
-	}
-	defer f.Close()
 	opt := map[string]float64{}
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		cols := strings.Split(s.Text(), "\t")
-		if len(cols) < 2 {
-			continue
+	for _, r := range testutil.ReadOracle(t, sharedModels) {
+		if r.Proven {
+			opt[r.Path] = r.Energy
 		}
-		fields := strings.Fields(cols[1])
-		if len(fields) < 2 || fields[0] != "OPT" {
-			continue
-		}
-		if e, err := strconv.ParseFloat(fields[1], 64); err == nil {
-			opt[cols[0]] = e
-		}
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return opt
 }

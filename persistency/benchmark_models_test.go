@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +49,21 @@ func readShared(t *testing.T, path string) *model.Model {
 // to 81 labels) is fully persistent with both boundaries (paper, Table 1: 1 / 1), and
 // Verify accepts the result.
 func TestPdb1i24IsFullyPersistent(t *testing.T) {
-	m := readShared(t, "pascal2-dechterlab/proteinfolding/pdb1i24.uai")
+	requireFullPersistency(t, readShared(t, "pascal2-dechterlab/proteinfolding/pdb1i24.uai"))
+}
+
+// TestTightUniqueRelaxationGivesFullPersistency: on a Potts denoising grid whose LP
+// relaxation is tight with a unique solution, Algorithm 1 proves every variable
+// (the reference implementation erodes this instance to 6%: it prunes after a TRW-S
+// run stopped on stalled agreement; see ../shared/PAPER.md).
+func TestTightUniqueRelaxationGivesFullPersistency(t *testing.T) {
+	requireFullPersistency(t, random.PottsDenoising(random.New(1), 64, 64, 8, 0.6, 4, 1.5))
+}
+
+// requireFullPersistency runs Algorithm 1 with both boundaries on m and requires
+// score 1 and a result that Verify accepts.
+func requireFullPersistency(t *testing.T, m *model.Model) {
+	t.Helper()
 	for _, v := range variants {
 		res, err := persistency.Run(testCtx, m, persistency.Options{Variant: v})
 		if err != nil {
@@ -66,45 +79,14 @@ func TestPdb1i24IsFullyPersistent(t *testing.T) {
 	}
 }
 
-// TestTightUniqueRelaxationGivesFullPersistency: on a Potts denoising grid whose LP
-// relaxation is tight with a unique solution, Algorithm 1 proves every variable
-// (the reference implementation erodes this instance to 6%: it prunes after a TRW-S
-// run stopped on stalled agreement; see ../shared/PAPER.md).
-func TestTightUniqueRelaxationGivesFullPersistency(t *testing.T) {
-	m := random.PottsDenoising(random.New(1), 64, 64, 8, 0.6, 4, 1.5)
-	for _, v := range variants {
-		res, err := persistency.Run(testCtx, m, persistency.Options{Variant: v})
-		if err != nil {
-			t.Fatalf("%v: %v", v, err)
-		}
-		if res.Score != 1 {
-			t.Errorf("%v: score %v, want 1 (|A*| = %d of %d)", v, res.Score, len(res.Set), m.NumVars())
-		}
-		if _, err := persistency.Verify(m, res); err != nil {
-			t.Errorf("%v: Verify: %v", v, err)
-		}
-		t.Logf("%v: score %v, %d pruning iterations, %d TRW-S iterations, %.2f s", v, res.Score, res.PruningIterations, res.SolverIterations, res.Seconds)
-	}
-}
-
-// oracleRow is a proven optimum of ../shared/models/oracle/oracle.tsv.
-type oracleRow struct {
-	path string
-	opt  float64
-	how  string
-}
-
-func provenOptima(t *testing.T) []oracleRow {
+// provenOptima are the rows of ../shared/models/oracle/oracle.tsv with a proven optimum.
+func provenOptima(t *testing.T) []testutil.OracleRow {
 	t.Helper()
-	var rows []oracleRow
-	for _, r := range testutil.ReadTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv"))[1:] {
-		f := strings.Fields(r[1])
-		if len(f) < 2 || f[0] != "OPT" {
-			continue
+	var rows []testutil.OracleRow
+	for _, r := range testutil.ReadOracle(t, sharedModels) {
+		if r.Proven {
+			rows = append(rows, r)
 		}
-		opt, err := strconv.ParseFloat(f[1], 64)
-		must(t, err)
-		rows = append(rows, oracleRow{r[0], opt, r[2]})
 	}
 	return rows
 }
@@ -137,13 +119,13 @@ func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
 	var skipped []string
 	checked := 0
 	for _, row := range provenOptima(t) {
-		m := readShared(t, row.path)
+		m := readShared(t, row.Path)
 		if !isPairwise(m) {
-			skipped = append(skipped, row.path)
+			skipped = append(skipped, row.Path)
 			continue
 		}
 		checked++
-		t.Run(row.path, func(t *testing.T) {
+		t.Run(row.Path, func(t *testing.T) {
 			for _, v := range variants {
 				start := time.Now()
 				res, err := persistency.Run(testCtx, m, persistency.Options{Variant: v, Solver: persistency.TRWS{Options: opts}})
@@ -166,7 +148,7 @@ func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
 					continue
 				}
 				tb := tb
-				hard := strings.Contains(row.how, "no proof")
+				hard := strings.Contains(row.How, "no proof")
 				if hard {
 					tb.Timeout = 30 * time.Second
 				}
@@ -178,17 +160,17 @@ func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
 				}
 				tol := 5e-4 + r.Tolerance
 				switch {
-				case !r.Optimal && r.Energy <= row.opt+tol:
+				case !r.Optimal && r.Energy <= row.Energy+tol:
 					// A labeling with the persistent labels that reaches the proven optimum.
 				case !r.Optimal && hard:
-					t.Logf("%v: inconclusive: toulbar2 (which proves no optimum of this model in 60 s) found %.4f > OPT %v under the persistent labels", v, r.Energy, row.opt)
+					t.Logf("%v: inconclusive: toulbar2 (which proves no optimum of this model in 60 s) found %.4f > OPT %v under the persistent labels", v, r.Energy, row.Energy)
 				case !r.Optimal:
-					t.Errorf("%v: toulbar2 proved no optimum under the persistent labels (best %.4f, OPT %v)", v, r.Energy, row.opt)
-				case math.Abs(r.Energy-row.opt) > tol:
-					t.Errorf("%v: NOT PERSISTENT: min E with the %d persistent labels fixed is %.6f, OPT is %v (tolerance %.2g)", v, len(ev.Vars), r.Energy, row.opt, tol)
+					t.Errorf("%v: toulbar2 proved no optimum under the persistent labels (best %.4f, OPT %v)", v, r.Energy, row.Energy)
+				case math.Abs(r.Energy-row.Energy) > tol:
+					t.Errorf("%v: NOT PERSISTENT: min E with the %d persistent labels fixed is %.6f, OPT is %v (tolerance %.2g)", v, len(ev.Vars), r.Energy, row.Energy, tol)
 				}
 				t.Logf("%v: score %.4f (%d of %d variables), Run %.2f s, toulbar2 %.2f s: %.4f (OPT %v)",
-					v, res.Score, len(res.Set), m.NumVars(), runTime.Seconds(), time.Since(start).Seconds(), r.Energy, row.opt)
+					v, res.Score, len(res.Set), m.NumVars(), runTime.Seconds(), time.Since(start).Seconds(), r.Energy, row.Energy)
 			}
 		})
 	}

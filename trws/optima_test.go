@@ -5,8 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/partopt/partopt/internal/testutil"
@@ -27,11 +25,9 @@ func TestBoundsOnBenchmarkModelsNeverExceedTheOptimum(t *testing.T) {
 		t.Skipf("../shared/models not present (%v): benchmark bounds not checked", err)
 	}
 	checked := 0
-	for _, row := range testutil.ReadTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv"))[1:] {
-		fields := strings.Fields(row[1])
-		best, _ := strconv.ParseFloat(fields[1], 64)
-		proven := fields[0] == "OPT"
-		path := filepath.Join(sharedModels, row[0])
+	for _, row := range testutil.ReadOracle(t, sharedModels) {
+		best, proven := row.Energy, row.Proven
+		path := filepath.Join(sharedModels, row.Path)
 		m, err := uai.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -55,7 +51,7 @@ func TestBoundsOnBenchmarkModelsNeverExceedTheOptimum(t *testing.T) {
 		if err != nil {
 			continue // higher order: not this solver's
 		}
-		t.Run(row[0], func(t *testing.T) {
+		t.Run(row.Path, func(t *testing.T) {
 			o := trws.DefaultOptions()
 			o.MaxIterations = 300
 			r, err := s.Solve(context.Background(), o)
@@ -85,7 +81,7 @@ func TestBoundsOnBenchmarkModelsNeverExceedTheOptimum(t *testing.T) {
 					t.Errorf("certificate: %+v %v", v, err)
 				}
 			}
-			t.Logf("bound %.4f energy %.4f oracle %v agreeing %d/%d stop %v", lb, r.Energy, row[1], r.Agreeing, m.NumVars(), r.Stop)
+			t.Logf("bound %.4f energy %.4f oracle %v agreeing %d/%d stop %v", lb, r.Energy, row.Energy, r.Agreeing, m.NumVars(), r.Stop)
 		})
 		checked++
 	}

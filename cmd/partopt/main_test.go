@@ -74,13 +74,8 @@ func TestEnergyReproducesSharedOracle(t *testing.T) {
 		t.Skipf("../shared/models not present (%v): shared-model energies not checked", err)
 	}
 	oracle := map[string]float64{}
-	for _, row := range testutil.ReadTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv"))[1:] {
-		fields := strings.Fields(row[1]) // "OPT 59.580 …" or "best 282.997 (unproven)"
-		v, err := strconv.ParseFloat(fields[1], 64)
-		if err != nil {
-			t.Fatalf("oracle row %q: %v", row, err)
-		}
-		oracle[row[0]] = v
+	for _, r := range testutil.ReadOracle(t, sharedModels) {
+		oracle[r.Path] = r.Energy
 	}
 	rows := testutil.ReadTSV(t, filepath.Join(fixtures, "shared-energies.tsv"))
 	if len(rows) != len(oracle) {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -515,15 +514,7 @@ func TestSolvePBPSharedSegmentation(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("../shared/models not present (%v)", err)
 	}
-	opt := math.NaN()
-	for _, row := range testutil.ReadTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv")) {
-		if fields := strings.Fields(row[1]); row[0] == name && fields[0] == "OPT" {
-			opt, _ = strconv.ParseFloat(fields[1], 64)
-		}
-	}
-	if math.IsNaN(opt) {
-		t.Fatalf("oracle.tsv has no OPT row for %s", name)
-	}
+	opt := testutil.Optimum(t, sharedModels, name)
 	r := solvePBP(t, path).report // checks verify
 	t.Logf("%s: persistent_fraction %v (%d of %d), %d pruning iterations", name, *r.PersistentFraction, *r.PersistentVariables, *r.FreeVariables, *r.PruningIterations)
 	if f := *r.PersistentFraction; !(f > 0) {

@@ -338,15 +338,7 @@ func TestSolveSharedSegmentation(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("../shared/models not present (%v)", err)
 	}
-	opt := math.NaN()
-	for _, row := range testutil.ReadTSV(t, filepath.Join(sharedModels, "oracle", "oracle.tsv")) {
-		if fields := strings.Fields(row[1]); row[0] == name && fields[0] == "OPT" {
-			opt, _ = strconv.ParseFloat(fields[1], 64)
-		}
-	}
-	if math.IsNaN(opt) {
-		t.Fatalf("oracle.tsv has no OPT row for %s", name)
-	}
+	opt := testutil.Optimum(t, sharedModels, name)
 	m, err := uai.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

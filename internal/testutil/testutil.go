@@ -1,10 +1,12 @@
 // Package testutil holds the helpers that tests of several packages share: reading
-// the reference tables in testdata and comparing energies.
+// the reference tables in testdata and the shared oracle, and comparing energies.
 package testutil
 
 import (
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,4 +32,50 @@ func ReadTSV(t testing.TB, path string) [][]string {
 		rows = append(rows, strings.Split(line, "\t"))
 	}
 	return rows
+}
+
+// OracleRow is a row of ../shared/models/oracle/oracle.tsv: a model path (relative to
+// the models directory), its best known energy, whether toulbar2 (or cbc) proved it
+// optimal, and how it was found.
+type OracleRow struct {
+	Path   string
+	Energy float64
+	Proven bool
+	How    string
+}
+
+// ReadOracle reads modelsDir/oracle/oracle.tsv, skipping the test when it is absent
+// (CI has ../shared beside the checkout; a bare clone does not).
+func ReadOracle(t testing.TB, modelsDir string) []OracleRow {
+	t.Helper()
+	path := filepath.Join(modelsDir, "oracle", "oracle.tsv")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("../shared/models not present (%v)", err)
+	}
+	var rows []OracleRow
+	for _, r := range ReadTSV(t, path)[1:] {
+		fields := strings.Fields(r[1]) // "OPT 59.580 …" or "best 282.997 (unproven)"
+		if len(r) < 3 || len(fields) < 2 {
+			t.Fatalf("%s: malformed row %q", path, r)
+		}
+		e, err := strconv.ParseFloat(fields[1], 64)
+		if err != nil {
+			t.Fatalf("%s: row %q: %v", path, r, err)
+		}
+		rows = append(rows, OracleRow{Path: r[0], Energy: e, Proven: fields[0] == "OPT", How: r[2]})
+	}
+	return rows
+}
+
+// Optimum returns the proven optimum of the model at path (relative to modelsDir),
+// failing the test when oracle.tsv has none.
+func Optimum(t testing.TB, modelsDir, path string) float64 {
+	t.Helper()
+	for _, r := range ReadOracle(t, modelsDir) {
+		if r.Path == path && r.Proven {
+			return r.Energy
+		}
+	}
+	t.Fatalf("oracle.tsv has no proven optimum for %s", path)
+	return 0
 }
