@@ -51,27 +51,9 @@ type Plan struct {
 // GridPlan tiles a w×h raster grid (variable y·w+x) with core×core tiles, the first
 // tile corner at (−shift, −shift) modulo core, each extended by halo pixels.
 func GridPlan(w, h, core, halo, shift int) Plan {
-	if core < 1 {
-		core = 1
-	}
-	shift %= core
 	var p Plan
-	for y0 := -shift; y0 < h; y0 += core {
-		for x0 := -shift; x0 < w; x0 += core {
-			var win Window
-			for y := max(0, y0-halo); y < min(h, y0+core+halo); y++ {
-				for x := max(0, x0-halo); x < min(w, x0+core+halo); x++ {
-					v := y*w + x
-					win.Nodes = append(win.Nodes, v)
-					if y >= y0 && y < y0+core && x >= x0 && x < x0+core {
-						win.Core = append(win.Core, v)
-					}
-				}
-			}
-			if len(win.Core) > 0 {
-				p.Windows = append(p.Windows, win)
-			}
-		}
+	for _, rw := range RasterWindows(w, h, core, halo, shift) {
+		p.Windows = append(p.Windows, Window{Core: rw.Core.vars(w), Nodes: rw.Nodes.vars(w)})
 	}
 	return p
 }
@@ -173,8 +155,11 @@ type Progress struct {
 // Result is the merged outcome of all rounds.
 type Result struct {
 	Persistent []int // proven label per variable, or −1
-	Rounds     int
-	Windows    int
+	// Labeling is complete: the proven labels, and elsewhere the relaxed labeling of
+	// the last window (in round and plan order) that held the variable in its core.
+	Labeling []int
+	Rounds   int
+	Windows  int
 	// Proofs holds every window's result, in order (round, plan order), with the
 	// variables it was solved over; Check re-verifies them.
 	Proofs []Proof
@@ -193,7 +178,7 @@ type Proof struct {
 // windows' results: any worker count and completion order give the same result.
 func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	n := m.NumVars()
-	res := &Result{Persistent: make([]int, n)}
+	res := &Result{Persistent: make([]int, n), Labeling: make([]int, n)}
 	for v := range res.Persistent {
 		res.Persistent[v] = -1
 	}
@@ -260,8 +245,12 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			}
 			pr.Round, pr.Fixed = round, fixed
 			for j, l := range pr.Result.Persistent {
+				v := pr.Vars[j]
 				if l >= 0 {
-					res.Persistent[pr.Vars[j]] = l
+					res.Persistent[v] = l
+				}
+				if _, core := slices.BinarySearch(plan.Windows[i].Core, v); core {
+					res.Labeling[v] = pr.Result.Labeling[j]
 				}
 			}
 			res.Proofs = append(res.Proofs, pr)
@@ -269,6 +258,11 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		res.Rounds, res.Windows = round+1, res.Windows+len(plan.Windows)
 		if count(res.Persistent) == before {
 			break
+		}
+	}
+	for v, l := range res.Persistent {
+		if l >= 0 {
+			res.Labeling[v] = l
 		}
 	}
 	return res, nil

@@ -24,7 +24,7 @@ conditioned on; a labeling that disagrees with the evidence has energy +Inf), an
 note says so on stderr. --no-evid ignores it.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := uai.ReadFile(args[0])
+			m, err := readModel(args[0])
 			if err != nil {
 				return err
 			}

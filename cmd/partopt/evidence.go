@@ -99,7 +99,7 @@ type problem struct {
 // loadProblem reads the model and its evidence and conditions on it; it writes
 // nothing (the evidence note is the caller's, once the run is accepted).
 func loadProblem(modelPath string, noEvid bool) (*problem, error) {
-	m, err := uai.ReadFile(modelPath)
+	m, err := readModel(modelPath)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +124,14 @@ func (p *problem) extend(y []int) []int {
 		return y
 	}
 	return p.ev.extend(p.c, y)
+}
+
+// restrict returns x (over the file's variables) on the solved model's variables.
+func (p *problem) restrict(x []int) []int {
+	if p.c == nil {
+		return x
+	}
+	return restrict(x, p.c.Vars)
 }
 
 // parentVar is the file's variable of solved-model variable i.

@@ -21,7 +21,7 @@ label counts, the orders of its factors, the function kinds found (Potts and tru
 tables are recognised in explicit files), forbidden entries and a memory estimate.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := uai.ReadFile(args[0])
+			m, err := readModel(args[0])
 			if err != nil {
 				return err
 			}

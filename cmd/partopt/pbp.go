@@ -81,10 +81,11 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 	}
 	opt.Solver = first
 	res, err := persistency.Run(ctx, in.solved, opt)
-	stop() // a second Ctrl-C while the outputs are written ends the process
+	interrupted := ctx.Err() != nil // before stop, which cancels ctx
+	stop()                          // a second Ctrl-C while the outputs are written ends the process
 	status.clear()
 	if err != nil {
-		if ctx.Err() != nil {
+		if interrupted {
 			return internalError{fmt.Errorf("interrupted before the proof was complete: nothing is proven, nothing was written to %s", f.output)}
 		}
 		return internalError{err}
@@ -121,6 +122,9 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 		if l >= 0 {
 			ev.Vars, ev.Labels = append(ev.Vars, v), append(ev.Labels, l)
 		}
+	}
+	if err := removeStale(f.output, []string{certificateFile, persistentFile, labelsFile}); err != nil {
+		return internalError{err}
 	}
 	// report.json comes last: when it exists, the other files are complete.
 	writes := []struct {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -138,6 +139,10 @@ type solveFlags struct {
 	stallIterations int
 	checkEvery      int
 	noEvid          bool
+	// Windowed pbp.
+	window, halo    int
+	workers, rounds int
+	pngMax          int
 }
 
 func newSolveCmd() *cobra.Command {
@@ -163,6 +168,11 @@ func newSolveCmd() *cobra.Command {
 	fl.IntVar(&f.stallIterations, "stall-iterations", def.StallIterations, "stop after this many iterations without progress; 0 disables")
 	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
 	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
+	fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
+	fl.IntVar(&f.halo, "halo", -1, "window halo: pixels for raster grids, graph steps otherwise (default 32 pixels, 2 steps)")
+	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once")
+	fl.IntVar(&f.rounds, "rounds", defaultRounds, "at most this many rounds of windows (each on what is left, with shifted windows)")
+	fl.IntVar(&f.pngMax, "png-max", defaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
 	cmd.MarkFlagRequired("output")
 	return cmd
 }
@@ -183,6 +193,18 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--stall-iterations %d: want at least 0", f.stallIterations)
 	case f.checkEvery < 1:
 		return fmt.Errorf("--check-every %d: want at least 1", f.checkEvery)
+	case f.window < 0:
+		return fmt.Errorf("--window %d: want at least 1 (or 0 for the whole model)", f.window)
+	case f.window > 0 && f.method != "pbp":
+		return fmt.Errorf("--window: only --method pbp solves by windows")
+	case f.halo < -1:
+		return fmt.Errorf("--halo %d: want at least 0", f.halo)
+	case f.workers < 1:
+		return fmt.Errorf("--workers %d: want at least 1", f.workers)
+	case f.rounds < 1:
+		return fmt.Errorf("--rounds %d: want at least 1", f.rounds)
+	case f.pngMax < 1:
+		return fmt.Errorf("--png-max %d: want at least 1", f.pngMax)
 	}
 	if _, err := persistency.ParseVariant(f.boundary); err != nil {
 		return fmt.Errorf("--boundary %q: want invariant or original", f.boundary)
@@ -244,6 +266,9 @@ func runSolve(cmd *cobra.Command, modelPath string, f solveFlags) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
+	if f.method == "pbp" && (f.window > 0 || isGridFile(modelPath)) {
+		return runWindowed(cmd, modelPath, f)
+	}
 	in, err := loadProblem(modelPath, f.noEvid)
 	if err != nil {
 		return err
@@ -278,9 +303,10 @@ func runTRWS(cmd *cobra.Command, in *problem, f solveFlags) error {
 		opt.Progress = status.update
 	}
 	res, err := s.Solve(ctx, opt)
-	stop() // a second Ctrl-C while the outputs are written ends the process
+	interrupted := ctx.Err() != nil // before stop, which cancels ctx
+	stop()                          // a second Ctrl-C while the outputs are written ends the process
 	status.clear()
-	if err != nil && ctx.Err() == nil {
+	if err != nil && !interrupted {
 		return internalError{err}
 	}
 
@@ -311,6 +337,9 @@ func runTRWS(cmd *cobra.Command, in *problem, f solveFlags) error {
 	}
 	if n := solved.NumVars(); n > 0 {
 		rep.AgreeingFraction = float64(res.Agreeing) / float64(n)
+	}
+	if err := removeStale(f.output, []string{labelsFile}); err != nil {
+		return internalError{err}
 	}
 	if err := writeFileAtomic(filepath.Join(f.output, labelsFile), func(w io.Writer) error {
 		return uai.WriteSolution(w, x)

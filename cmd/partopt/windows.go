@@ -1,0 +1,594 @@
+// The windowed pbp method of solve: windows of a raster grid solved out of core
+// (partition.SolveRaster over a .grid file or an in-memory raster model), or regions
+// of any other model solved in memory (partition.Solve with RegionPlan).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/grid"
+	"github.com/partopt/partopt/model/labelfile"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
+	"github.com/spf13/cobra"
+)
+
+// Output files of a windowed run of a raster model, besides labels.sol,
+// persistent.evid (when small enough) and report.json.
+const (
+	labelTilesFile      = "labels.plf"
+	persistentTilesFile = "persistent.plf"
+	persistencyPNG      = "persistency.png"
+)
+
+// Defaults of the windowed run.
+const (
+	defaultRasterWindow = 512 // core side of a raster window, pixels
+	defaultRasterHalo   = 32  // pixels
+	defaultRegionHalo   = 2   // graph steps
+	defaultRounds       = 3
+	defaultPNGSide      = 2048
+	// uaiOutputLimit is the most variables for which a windowed raster run also
+	// writes labels.sol and persistent.evid (text files of ~2–10 bytes per variable).
+	uaiOutputLimit = 1 << 22
+)
+
+// isGridFile says whether path names a tiled grid model.
+func isGridFile(path string) bool { return strings.EqualFold(filepath.Ext(path), ".grid") }
+
+// readModel reads a model file of any supported format into memory.
+func readModel(path string) (*model.Model, error) {
+	if isGridFile(path) {
+		return grid.ReadFile(path)
+	}
+	return uai.ReadFile(path)
+}
+
+// windowedReport is report.json of a windowed pbp run.
+type windowedReport struct {
+	Method              string     `json:"method"`
+	Boundary            string     `json:"boundary"`
+	Model               string     `json:"model"`
+	Evidence            string     `json:"evidence,omitempty"`
+	Plan                string     `json:"plan"` // raster or regions
+	Width               int        `json:"width,omitempty"`
+	Height              int        `json:"height,omitempty"`
+	Window              int        `json:"window"`
+	Halo                int        `json:"halo"`
+	Workers             int        `json:"workers"`
+	MaxRounds           int        `json:"max_rounds"`
+	Rounds              int        `json:"rounds"`
+	Windows             int        `json:"windows"`
+	WindowsSolved       int        `json:"windows_solved"`
+	MaxWindowVariables  int        `json:"max_window_variables,omitempty"`
+	Observed            int        `json:"observed"`
+	Variables           int64      `json:"variables"`
+	FreeVariables       int64      `json:"free_variables"`
+	PersistentVariables int64      `json:"persistent_variables"`
+	PersistentFraction  float64    `json:"persistent_fraction"`
+	Fraction            float64    `json:"fraction"`
+	PruningIterations   int        `json:"pruning_iterations"`
+	SolverIterations    int        `json:"solver_iterations"`
+	Energy              *jsonFloat `json:"energy,omitempty"`
+	Verified            bool       `json:"verified"`
+	Seconds             float64    `json:"seconds"`
+	WindowSeconds       float64    `json:"window_seconds,omitempty"`
+	VariablesPerSecond  float64    `json:"variables_per_second"`
+	PeakRSSBytes        int64      `json:"peak_rss_bytes,omitempty"`
+	Outputs             []string   `json:"outputs"`
+}
+
+// runWindowed is solve --method pbp with --window, or on a .grid file.
+func runWindowed(cmd *cobra.Command, modelPath string, f solveFlags) error {
+	variant, err := persistency.ParseVariant(f.boundary)
+	if err != nil {
+		return err
+	}
+	popt := persistency.Options{Variant: variant, Solver: persistency.TRWS{Options: f.trwsOptions()}}
+	if isGridFile(modelPath) {
+		r, err := grid.Open(modelPath)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		h := r.Header()
+		job := rasterJob{path: modelPath, labels: h.Labels,
+			raster: partition.Raster{Width: h.Width, Height: h.Height, Window: r.Window}}
+		if job.ev, job.evPath, err = gridEvidence(modelPath, h, f.noEvid); err != nil {
+			return err
+		}
+		if h.Width*h.Height <= uaiOutputLimit {
+			job.energy = func(x []int) (float64, error) {
+				m, err := r.Model()
+				if err != nil {
+					return 0, err
+				}
+				return m.Energy(x), nil
+			}
+		}
+		return runRaster(cmd, job, f, popt)
+	}
+	in, err := loadProblem(modelPath, f.noEvid)
+	if err != nil {
+		return err
+	}
+	if w, h, ok := grid.Dims(in.m); ok {
+		job := rasterJob{path: modelPath, labels: maxLabels(in.m), in: in,
+			energy: func(x []int) (float64, error) { return in.m.Energy(x), nil }}
+		if job.raster, err = partition.RasterOf(in.m, w, h); err != nil {
+			return internalError{err}
+		}
+		if in.ev != nil {
+			job.evPath = in.ev.path
+			for v, l := range in.ev.fixed {
+				if l >= 0 {
+					job.ev.Vars, job.ev.Labels = append(job.ev.Vars, v), append(job.ev.Labels, l)
+				}
+			}
+		}
+		return runRaster(cmd, job, f, popt)
+	}
+	return runRegions(cmd, in, f, popt)
+}
+
+func maxLabels(m *model.Model) int {
+	k := 1
+	for _, l := range m.LabelCounts() {
+		k = max(k, int(l))
+	}
+	return k
+}
+
+// gridEvidence reads MODEL.evid of a grid file, checked against its size and labels
+// without a per-pixel array (a grid may have 10⁹ pixels).
+func gridEvidence(modelPath string, h grid.Header, noEvid bool) (uai.Evidence, string, error) {
+	path, ok := uai.EvidencePathFor(modelPath)
+	if !ok || noEvid {
+		return uai.Evidence{}, "", nil
+	}
+	ev, err := uai.ReadEvidenceFile(path)
+	if err != nil {
+		return ev, "", err
+	}
+	n := int64(h.Width) * int64(h.Height)
+	for i, v := range ev.Vars {
+		if int64(v) >= n || ev.Labels[i] >= h.Labels {
+			return ev, "", fmt.Errorf("%s: observation %d (variable %d, label %d) is outside the %d×%d grid of %d labels", path, i+1, v, ev.Labels[i], h.Width, h.Height, h.Labels)
+		}
+	}
+	return ev, path, nil
+}
+
+// rasterJob is a raster model to solve by windows.
+type rasterJob struct {
+	path   string
+	raster partition.Raster
+	labels int      // K of the label files (the largest label count)
+	in     *problem // the model and evidence when in memory, else nil
+	ev     uai.Evidence
+	evPath string
+	// energy, when set, computes the energy of a full labeling.
+	energy func(x []int) (float64, error)
+}
+
+// runRaster solves a raster job with label files in the output directory.
+func runRaster(cmd *cobra.Command, job rasterJob, f solveFlags, popt persistency.Options) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if job.evPath != "" {
+		fmt.Fprintf(stderr, "partopt: applied evidence %s (%d observed variables); --no-evid ignores it\n", job.evPath, job.ev.Len())
+	}
+	if err := prepareOutput(f.output); err != nil {
+		return err
+	}
+	w, h := job.raster.Width, job.raster.Height
+	window, halo := f.window, f.halo
+	if window == 0 {
+		window = defaultRasterWindow
+	}
+	if halo < 0 {
+		halo = defaultRasterHalo
+	}
+	files, err := newRasterFiles(f.output, labelfile.Header{Width: w, Height: h, Labels: job.labels})
+	if err != nil {
+		return internalError{err}
+	}
+	defer files.remove()
+	for i, v := range job.ev.Vars {
+		if err := files.persistent.WriteRect(v%w, v/w, 1, 1, []int32{int32(job.ev.Labels[i] + 1)}); err != nil {
+			return internalError{err}
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	status := newWindowStatus(stderr, int64(w)*int64(h))
+	opt := partition.RasterOptions{Core: window, Halo: halo, Persistency: popt, Workers: f.workers, MaxRounds: f.rounds}
+	if status != nil {
+		opt.Progress = status.update
+	}
+	start := time.Now()
+	res, err := partition.SolveRaster(ctx, job.raster, files.persistent, files.labels, files.scratch, opt)
+	interrupted := ctx.Err() != nil // before stop, which cancels ctx
+	stop()
+	status.clear()
+	if err != nil {
+		if interrupted {
+			return internalError{fmt.Errorf("interrupted before the windows were all solved: nothing was written to %s", f.output)}
+		}
+		if errors.Is(err, grid.ErrCorrupt) {
+			return err // a damaged model file is bad input
+		}
+		return internalError{err}
+	}
+	seconds := time.Since(start).Seconds()
+	if err := files.finish(); err != nil {
+		return internalError{err}
+	}
+
+	n := int64(w) * int64(h)
+	observed := int64(job.ev.Len())
+	rep := windowedReport{
+		Method: "pbp", Boundary: popt.Variant.String(), Model: job.path, Evidence: job.evPath,
+		Plan: "raster", Width: w, Height: h, Window: window, Halo: halo,
+		Workers: max(f.workers, 1), MaxRounds: f.rounds, Rounds: res.Rounds,
+		Windows: res.Windows, WindowsSolved: res.Solved, MaxWindowVariables: res.MaxWindowVars,
+		Observed: job.ev.Len(), Variables: n, FreeVariables: n - observed,
+		PersistentVariables: res.Persistent - observed,
+		PruningIterations:   res.PruningIterations, SolverIterations: res.SolverIterations,
+		Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
+		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
+		Outputs: []string{labelTilesFile, persistentTilesFile, persistencyPNG},
+	}
+	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
+	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction
+	if err := writeFileAtomic(filepath.Join(f.output, persistencyPNG), func(out io.Writer) error {
+		lab, pers, err := files.open()
+		if err != nil {
+			return err
+		}
+		defer lab.Close()
+		defer pers.Close()
+		return labelfile.RenderPNG(out, lab, pers, f.pngMax)
+	}); err != nil {
+		return internalError{err}
+	}
+	if n <= uaiOutputLimit {
+		x, proven, err := files.read()
+		if err != nil {
+			return internalError{err}
+		}
+		if job.in != nil {
+			rep.PersistentFraction, _ = persistency.Score(job.in.solved, job.in.restrict(proven))
+		}
+		if job.energy != nil {
+			e, err := job.energy(x)
+			if err != nil {
+				return internalError{err}
+			}
+			rep.Energy = (*jsonFloat)(&e)
+		}
+		var ev uai.Evidence
+		for v, l := range proven {
+			if l >= 0 {
+				ev.Vars, ev.Labels = append(ev.Vars, v), append(ev.Labels, l)
+			}
+		}
+		if err := writeUAIOutputs(f.output, x, ev); err != nil {
+			return internalError{err}
+		}
+		rep.Outputs = append(rep.Outputs, labelsFile, persistentFile)
+	}
+	if err := removeStale(f.output, rep.Outputs); err != nil {
+		return internalError{err}
+	}
+	if err := writeReport(f.output, rep); err != nil {
+		return internalError{err}
+	}
+	fmt.Fprintf(stdout, "persistent %.6g variables %d/%d windows %d rounds %d seconds %.3g\n",
+		rep.PersistentFraction, rep.PersistentVariables, rep.FreeVariables, rep.Windows, rep.Rounds, seconds)
+	return nil
+}
+
+func fraction(k, n int64) float64 {
+	if n == 0 {
+		return 1
+	}
+	return float64(k) / float64(n)
+}
+
+// rasterFiles are the label files of a windowed run: written under temporary names
+// and renamed into place by finish, so a failed or interrupted run leaves nothing.
+type rasterFiles struct {
+	dir                         string
+	persistent, labels, scratch *labelfile.File
+	done                        bool
+}
+
+func newRasterFiles(dir string, h labelfile.Header) (*rasterFiles, error) {
+	fs := &rasterFiles{dir: dir}
+	create := func(name string, kind labelfile.Kind) (*labelfile.File, error) {
+		h.Kind = kind
+		return labelfile.Create(filepath.Join(dir, ".partopt-"+name+".tmp"), h)
+	}
+	var err error
+	if fs.persistent, err = create(persistentTilesFile, labelfile.Persistent); err == nil {
+		if fs.labels, err = create(labelTilesFile, labelfile.Labeling); err == nil {
+			fs.scratch, err = create("scratch.plf", labelfile.Persistent)
+		}
+	}
+	if err != nil {
+		fs.remove()
+		return nil, err
+	}
+	return fs, nil
+}
+
+// finish closes the files (writing their checksums) and renames the outputs.
+func (fs *rasterFiles) finish() error {
+	for _, f := range []*labelfile.File{fs.persistent, fs.labels} {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(fs.persistent.Name(), filepath.Join(fs.dir, persistentTilesFile)); err != nil {
+		return err
+	}
+	fs.done = true
+	return os.Rename(fs.labels.Name(), filepath.Join(fs.dir, labelTilesFile))
+}
+
+// remove deletes the scratch file, and the outputs unless finish renamed them.
+func (fs *rasterFiles) remove() {
+	for _, f := range []*labelfile.File{fs.scratch, fs.persistent, fs.labels} {
+		if f == nil || (fs.done && f != fs.scratch) {
+			continue
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
+
+// open opens the finished outputs for reading.
+func (fs *rasterFiles) open() (lab, pers *labelfile.File, err error) {
+	if lab, err = labelfile.Open(filepath.Join(fs.dir, labelTilesFile)); err != nil {
+		return nil, nil, err
+	}
+	if pers, err = labelfile.Open(filepath.Join(fs.dir, persistentTilesFile)); err != nil {
+		lab.Close()
+		return nil, nil, err
+	}
+	return lab, pers, nil
+}
+
+// read returns the whole labeling and the proven labels (−1 unproven).
+func (fs *rasterFiles) read() (x, proven []int, err error) {
+	lab, pers, err := fs.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer lab.Close()
+	defer pers.Close()
+	h := lab.Header()
+	buf := make([]int32, h.Width*h.Height)
+	if err := lab.ReadRect(0, 0, h.Width, h.Height, buf); err != nil {
+		return nil, nil, err
+	}
+	x = make([]int, len(buf))
+	for i, l := range buf {
+		x[i] = int(l)
+	}
+	if err := pers.ReadRect(0, 0, h.Width, h.Height, buf); err != nil {
+		return nil, nil, err
+	}
+	proven = make([]int, len(buf))
+	for i, p := range buf {
+		proven[i] = int(p) - 1
+	}
+	return x, proven, nil
+}
+
+// writeUAIOutputs writes labels.sol and persistent.evid.
+func writeUAIOutputs(dir string, x []int, ev uai.Evidence) error {
+	if err := writeFileAtomic(filepath.Join(dir, persistentFile), func(w io.Writer) error { return uai.WriteEvidence(w, ev) }); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, labelsFile), func(w io.Writer) error { return uai.WriteSolution(w, x) })
+}
+
+// allOutputs are the files any solve may write in its output directory.
+var allOutputs = []string{labelsFile, persistentFile, certificateFile, labelTilesFile, persistentTilesFile, persistencyPNG}
+
+// removeStale deletes the outputs of an earlier solve into dir that this one does not
+// write (keep), so that a directory never mixes the results of two runs.
+func removeStale(dir string, keep []string) error {
+	for _, name := range allOutputs {
+		if slices.Contains(keep, name) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeReport writes report.json, last: when it exists, the other outputs are complete.
+func writeReport(dir string, rep any) error {
+	return writeFileAtomic(filepath.Join(dir, reportFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	})
+}
+
+// runRegions solves a model that is not a raster by BFS regions, in memory.
+func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.Options) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	exhaustive, err := needsEnumeration(in.solved, in.path)
+	if err != nil {
+		return err
+	}
+	if exhaustive {
+		popt.Solver = persistency.Exhaustive{Limit: pbpEnumerationLimit}
+	}
+	in.note(stderr)
+	if err := prepareOutput(f.output); err != nil {
+		return err
+	}
+	window, halo := f.window, f.halo
+	if halo < 0 {
+		halo = defaultRegionHalo
+	}
+	n := in.solved.NumVars()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	status := newWindowStatus(stderr, int64(n))
+	opt := partition.Options{
+		Plan:        func(round int) partition.Plan { return partition.RegionPlan(in.solved, window, halo, round*window/2) },
+		Persistency: popt, Workers: f.workers, MaxRounds: f.rounds,
+	}
+	if status != nil {
+		opt.Progress = func(p partition.Progress) {
+			status.update(partition.RasterProgress{Round: p.Round, WindowsDone: p.WindowsDone, Windows: p.Windows, Persistent: int64(p.Persistent)})
+		}
+	}
+	start := time.Now()
+	res, err := partition.Solve(ctx, in.solved, opt)
+	interrupted := ctx.Err() != nil // before stop, which cancels ctx
+	stop()
+	status.clear()
+	if err != nil {
+		if interrupted {
+			return internalError{fmt.Errorf("interrupted before the windows were all solved: nothing was written to %s", f.output)}
+		}
+		return internalError{err}
+	}
+	seconds := time.Since(start).Seconds()
+	if err := partition.Check(in.solved, res); err != nil {
+		return internalError{fmt.Errorf("the result failed its own verification: %w", err)}
+	}
+	k := int64(count(res.Persistent))
+	score, _ := persistency.Score(in.solved, res.Persistent)
+	energy := in.solved.Energy(res.Labeling)
+	windows, solved := res.Windows, 0
+	for _, p := range res.Proofs {
+		if len(p.Vars) > 0 {
+			solved++
+		}
+	}
+	rep := windowedReport{
+		Method: "pbp", Boundary: popt.Variant.String(), Model: in.path, Plan: "regions",
+		Window: window, Halo: halo, Workers: max(f.workers, 1), MaxRounds: f.rounds,
+		Rounds: res.Rounds, Windows: windows, WindowsSolved: solved,
+		Variables: int64(in.m.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
+		PersistentFraction: score, Fraction: fraction(k, int64(n)),
+		Energy: (*jsonFloat)(&energy), Verified: true, Seconds: seconds,
+		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
+		Outputs: []string{labelsFile, persistentFile},
+	}
+	for _, p := range res.Proofs {
+		rep.PruningIterations += p.Result.PruningIterations
+		rep.SolverIterations += p.Result.SolverIterations
+		rep.MaxWindowVariables = max(rep.MaxWindowVariables, len(p.Vars))
+	}
+	if in.ev != nil {
+		rep.Evidence, rep.Observed = in.ev.path, in.m.NumVars()-n
+	}
+	fixed := make([]int, in.m.NumVars())
+	for v := range fixed {
+		fixed[v] = -1
+	}
+	if in.ev != nil {
+		copy(fixed, in.ev.fixed)
+	}
+	for i, l := range res.Persistent {
+		if l >= 0 {
+			fixed[in.parentVar(i)] = l
+		}
+	}
+	var ev uai.Evidence
+	for v, l := range fixed {
+		if l >= 0 {
+			ev.Vars, ev.Labels = append(ev.Vars, v), append(ev.Labels, l)
+		}
+	}
+	if err := writeUAIOutputs(f.output, in.extend(res.Labeling), ev); err != nil {
+		return internalError{err}
+	}
+	if err := removeStale(f.output, rep.Outputs); err != nil {
+		return internalError{err}
+	}
+	if err := writeReport(f.output, rep); err != nil {
+		return internalError{err}
+	}
+	fmt.Fprintf(stdout, "persistent %.6g variables %d/%d windows %d rounds %d seconds %.3g\n",
+		score, k, n, windows, res.Rounds, seconds)
+	return nil
+}
+
+func count(p []int) int {
+	c := 0
+	for _, l := range p {
+		if l >= 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// windowStatus is the status line of a windowed run: the round, windows merged, the
+// persistent fraction so far and the round's ETA.
+type windowStatus struct {
+	line       *statusLine
+	n          int64
+	round      int
+	roundStart time.Time
+	p          partition.RasterProgress
+}
+
+func newWindowStatus(stderr io.Writer, n int64) *windowStatus {
+	line := newStatusLine(stderr, 0)
+	if line == nil {
+		return nil
+	}
+	return &windowStatus{line: line, n: n, round: -1}
+}
+
+func (s *windowStatus) update(p partition.RasterProgress) {
+	if p.Round != s.round {
+		s.round, s.roundStart = p.Round, s.line.now()
+	}
+	s.p = p
+	s.line.show(func() string { return windowProgressText(p, s.n, s.line.now().Sub(s.roundStart)) })
+}
+
+func (s *windowStatus) clear() {
+	if s != nil {
+		s.line.clear()
+	}
+}
+
+// windowProgressText is the status line's text after elapsed time in the round.
+func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Duration) string {
+	eta := "-"
+	if p.WindowsDone > 0 && p.WindowsDone < p.Windows {
+		left := time.Duration(float64(elapsed) / float64(p.WindowsDone) * float64(p.Windows-p.WindowsDone))
+		eta = left.Round(time.Second).String()
+	}
+	return fmt.Sprintf("round %d  windows %d/%d (%.1f%%)  persistent %.1f%%  ETA %s",
+		p.Round+1, p.WindowsDone, p.Windows, 100*fraction(int64(p.WindowsDone), int64(p.Windows)),
+		math.Floor(1000*fraction(p.Persistent, n))/10, eta)
+}

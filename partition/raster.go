@@ -1,0 +1,434 @@
+package partition
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/persistency"
+)
+
+// Rect is the rectangle [X0, X0+W) × [Y0, Y0+H) of a raster grid.
+type Rect struct{ X0, Y0, W, H int }
+
+// Pixels is W·H.
+func (r Rect) Pixels() int { return r.W * r.H }
+
+func (r Rect) contains(x, y int) bool {
+	return x >= r.X0 && x < r.X0+r.W && y >= r.Y0 && y < r.Y0+r.H
+}
+
+// grow extends r by d pixels on every side, clipped to the w×h grid.
+func (r Rect) grow(d, w, h int) Rect {
+	x0, y0 := max(r.X0-d, 0), max(r.Y0-d, 0)
+	return Rect{x0, y0, min(r.X0+r.W+d, w) - x0, min(r.Y0+r.H+d, h) - y0}
+}
+
+// RasterWindow is a window of a raster plan: Core tiles the grid, Nodes is the core
+// plus the halo, clipped to the grid.
+type RasterWindow struct{ Core, Nodes Rect }
+
+// RasterWindows tiles a w×h grid with core×core tiles, the first tile corner at
+// (−shift, −shift) modulo core, each extended by halo pixels; GridPlan is the same
+// plan as node lists.
+func RasterWindows(w, h, core, halo, shift int) []RasterWindow {
+	core = max(core, 1)
+	shift %= core
+	var out []RasterWindow
+	for y0 := -shift; y0 < h; y0 += core {
+		for x0 := -shift; x0 < w; x0 += core {
+			c := Rect{x0, y0, core, core}.grow(0, w, h)
+			if c.W > 0 && c.H > 0 {
+				out = append(out, RasterWindow{Core: c, Nodes: c.grow(halo, w, h)})
+			}
+		}
+	}
+	return out
+}
+
+// Raster is a w×h grid model (variable y·Width+x) read by rectangles: Window returns
+// the model induced by a rectangle, variable j·w+i being pixel (x0+i, y0+j) — what
+// grid.Reader.Window returns for a tiled file. RasterOf adapts an in-memory model.
+type Raster struct {
+	Width, Height int
+	Window        func(x0, y0, w, h int) (*model.Model, error)
+}
+
+// RasterOf presents m as a width×height raster (it must have width·height variables).
+func RasterOf(m *model.Model, width, height int) (Raster, error) {
+	if width < 1 || height < 1 || width*height != m.NumVars() {
+		return Raster{}, fmt.Errorf("partition: a %d×%d raster needs %d variables, the model has %d", width, height, width*height, m.NumVars())
+	}
+	return Raster{Width: width, Height: height, Window: func(x0, y0, w, h int) (*model.Model, error) {
+		sub, err := m.Induced(Rect{x0, y0, w, h}.vars(width))
+		if err != nil {
+			return nil, err
+		}
+		return sub.Model, nil
+	}}, nil
+}
+
+// Store is a raster of int32 values read and written by rectangles, row-major
+// (labelfile.File implements it; NewMemStore is in memory).
+type Store interface {
+	ReadRect(x0, y0, w, h int, dst []int32) error
+	WriteRect(x0, y0, w, h int, src []int32) error
+}
+
+// MemStore is an in-memory Store.
+type MemStore struct {
+	Width  int
+	Values []int32
+}
+
+// NewMemStore returns a zeroed w×h MemStore.
+func NewMemStore(w, h int) *MemStore { return &MemStore{Width: w, Values: make([]int32, w*h)} }
+
+// ReadRect copies the rectangle into dst.
+func (s *MemStore) ReadRect(x0, y0, w, h int, dst []int32) error {
+	for j := range h {
+		copy(dst[j*w:(j+1)*w], s.Values[(y0+j)*s.Width+x0:])
+	}
+	return nil
+}
+
+// WriteRect copies src into the rectangle.
+func (s *MemStore) WriteRect(x0, y0, w, h int, src []int32) error {
+	for j := range h {
+		copy(s.Values[(y0+j)*s.Width+x0:][:w], src[j*w:(j+1)*w])
+	}
+	return nil
+}
+
+// RasterOptions configure SolveRaster.
+type RasterOptions struct {
+	// Core and Halo size the windows in pixels (RasterWindows).
+	Core, Halo int
+	// Shift returns the plan shift of a round (default: round·Core/2, so that a
+	// round's core borders fall inside the previous round's cores).
+	Shift func(round int) int
+	// Persistency configures each window's solve (Candidates is set by SolveRaster).
+	Persistency persistency.Options
+	// Workers is the number of windows solved at once (default 1).
+	Workers int
+	// MaxRounds bounds the rounds (default 1); rounds also stop when one proves nothing new.
+	MaxRounds int
+	// Progress, if set, is called after every merged window, serially.
+	Progress func(RasterProgress)
+}
+
+// RasterProgress reports a merged window.
+type RasterProgress struct {
+	Round, WindowsDone, Windows int
+	// Persistent is the number of pixels proven so far (fixed ones included).
+	Persistent int64
+}
+
+// RasterResult summarises SolveRaster; the labels themselves are in the stores.
+type RasterResult struct {
+	Rounds int
+	// Windows counts the windows of all rounds; Solved those with a free pixel,
+	// which were read and solved (the others were skipped).
+	Windows, Solved int
+	// Persistent is the number of pixels whose persistent value is set (fixed
+	// ones included).
+	Persistent int64
+	// WindowSeconds is the time spent in windows (reading, conditioning and
+	// solving), summed over workers; MaxWindowVars the largest window model.
+	WindowSeconds     float64
+	MaxWindowVars     int
+	PruningIterations int
+	SolverIterations  int
+}
+
+// SolveRaster runs windowed persistency on a raster out of core: only the windows
+// being solved or waiting to be merged are in memory. The labels live in stores of
+// the raster's size: persistent holds label+1 for a proven pixel and 0 elsewhere
+// (values already set are fixed: evidence, or a previous run's proofs); labeling
+// receives a full labeling, the proven labels and elsewhere the window's relaxed
+// labeling of its core; scratch holds the labels fixed before the current round.
+// Windows are merged in plan order (later wins), so the stores' contents depend only
+// on the raster and the options, never on the worker count or completion order, and
+// equal those of Solve with the same GridPlan on the in-memory model.
+func SolveRaster(ctx context.Context, r Raster, persistent, labeling, scratch Store, opt RasterOptions) (*RasterResult, error) {
+	if r.Width < 1 || r.Height < 1 {
+		return nil, fmt.Errorf("partition: raster %d×%d is empty", r.Width, r.Height)
+	}
+	if opt.Core < 1 || opt.Halo < 0 {
+		return nil, fmt.Errorf("partition: window core %d and halo %d: need core ≥ 1, halo ≥ 0", opt.Core, opt.Halo)
+	}
+	shift := opt.Shift
+	if shift == nil {
+		shift = func(round int) int { return round * opt.Core / 2 }
+	}
+	whole := Rect{0, 0, r.Width, r.Height}
+	res := &RasterResult{}
+	var err error
+	if res.Persistent, err = copyStore(scratch, persistent, whole, nil); err != nil {
+		return nil, err
+	}
+	for round := 0; round < max(opt.MaxRounds, 1); round++ {
+		wins := RasterWindows(r.Width, r.Height, opt.Core, opt.Halo, shift(round))
+		before := res.Persistent
+		if err := runRound(ctx, r, wins, round, persistent, labeling, scratch, opt, res); err != nil {
+			return nil, err
+		}
+		res.Rounds++
+		if res.Persistent, err = copyStore(scratch, persistent, whole, nil); err != nil {
+			return nil, err
+		}
+		if res.Persistent == before || res.Persistent == int64(r.Width)*int64(r.Height) {
+			break
+		}
+	}
+	// The proven labels override the relaxed ones.
+	_, err = copyStore(labeling, persistent, whole, func(p, l int32) int32 {
+		if p > 0 {
+			return p - 1
+		}
+		return l
+	})
+	return res, err
+}
+
+// copyStore copies src to dst over rect r in blocks, each value through f(src, dst)
+// when f is set, and counts the nonzero values of src.
+func copyStore(dst, src Store, r Rect, f func(s, d int32) int32) (int64, error) {
+	const block = 1024
+	var nonzero int64
+	s := make([]int32, min(r.W, block)*min(r.H, block))
+	var d []int32
+	if f != nil {
+		d = make([]int32, len(s))
+	}
+	for y := r.Y0; y < r.Y0+r.H; y += block {
+		for x := r.X0; x < r.X0+r.W; x += block {
+			w, h := min(block, r.X0+r.W-x), min(block, r.Y0+r.H-y)
+			s, d := s[:w*h], d[:min(len(d), w*h)]
+			if err := src.ReadRect(x, y, w, h, s); err != nil {
+				return 0, err
+			}
+			for _, v := range s {
+				if v != 0 {
+					nonzero++
+				}
+			}
+			if f != nil {
+				if err := dst.ReadRect(x, y, w, h, d); err != nil {
+					return 0, err
+				}
+				for i := range d {
+					d[i] = f(s[i], d[i])
+				}
+				s = d
+			}
+			if err := dst.WriteRect(x, y, w, h, s); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return nonzero, nil
+}
+
+// rasterResult is a solved window waiting for its turn to be merged.
+type rasterResult struct {
+	i          int
+	persistent []int32 // over Nodes: label+1 where proven, else 0
+	labeling   []int32 // over Core: relaxed label of a free pixel, else −1
+	err        error
+	seconds    float64
+	vars       int
+	pruning    int
+	solver     int
+}
+
+// runRound solves a round's windows on a pool of workers and merges them in plan
+// order as they become mergeable. At most lookahead windows are dispatched beyond
+// the next one to merge, which bounds the results held in memory.
+func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, persistent, labeling, fixed Store, opt RasterOptions, res *RasterResult) error {
+	ctx, cancel := context.WithCancel(ctx)
+	workers := max(opt.Workers, 1)
+	lookahead := 4 * workers
+	// Neither channel ever blocks a sender: at most lookahead windows are out.
+	jobs := make(chan int, lookahead)
+	results := make(chan *rasterResult, lookahead)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				out := solveRasterWindow(ctx, r, wins[i], fixed, opt.Persistency)
+				out.i = i
+				results <- out
+			}
+		})
+	}
+	defer func() {
+		close(jobs)
+		cancel()
+		wg.Wait()
+	}()
+	pending := map[int]*rasterResult{}
+	next, merged := 0, 0
+	for merged < len(wins) {
+		for ; next < len(wins) && next < merged+lookahead; next++ {
+			jobs <- next
+		}
+		select {
+		case out := <-results:
+			pending[out.i] = out
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		for out := pending[merged]; out != nil; out = pending[merged] {
+			delete(pending, merged)
+			if out.err != nil {
+				return fmt.Errorf("partition: round %d, window %d (core %v): %w", round, merged, wins[merged].Core, out.err)
+			}
+			added, err := mergeRaster(wins[merged], out, persistent, labeling)
+			if err != nil {
+				return err
+			}
+			res.Persistent += added
+			res.Windows++
+			if out.vars > 0 {
+				res.Solved++
+			}
+			res.WindowSeconds += out.seconds
+			res.MaxWindowVars = max(res.MaxWindowVars, out.vars)
+			res.PruningIterations += out.pruning
+			res.SolverIterations += out.solver
+			merged++
+			if opt.Progress != nil {
+				opt.Progress(RasterProgress{Round: round, WindowsDone: merged, Windows: len(wins), Persistent: res.Persistent})
+			}
+		}
+	}
+	return nil
+}
+
+// mergeRaster writes a window's result into the stores and returns the number of
+// pixels it proved that were not proven before.
+func mergeRaster(win RasterWindow, out *rasterResult, persistent, labeling Store) (int64, error) {
+	if out.vars == 0 {
+		return 0, nil
+	}
+	n := win.Nodes
+	cur := make([]int32, n.Pixels())
+	if err := persistent.ReadRect(n.X0, n.Y0, n.W, n.H, cur); err != nil {
+		return 0, err
+	}
+	var added int64
+	for i, p := range out.persistent {
+		if p > 0 {
+			if cur[i] == 0 {
+				added++
+			}
+			cur[i] = p
+		}
+	}
+	if err := persistent.WriteRect(n.X0, n.Y0, n.W, n.H, cur); err != nil {
+		return 0, err
+	}
+	c := win.Core
+	lab := cur[:c.Pixels()]
+	if err := labeling.ReadRect(c.X0, c.Y0, c.W, c.H, lab); err != nil {
+		return 0, err
+	}
+	for i, l := range out.labeling {
+		if l >= 0 {
+			lab[i] = l
+		}
+	}
+	return added, labeling.WriteRect(c.X0, c.Y0, c.W, c.H, lab)
+}
+
+// solveRasterWindow solves one window: the model of its nodes grown by two pixels
+// (their outside neighbours and those neighbours' neighbours, so that conditioning
+// folds every fixed label into the unaries exactly as on the whole model) is
+// conditioned on the fixed labels, and solved by solveWindow. A window without a free
+// node is skipped (vars 0).
+func solveRasterWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, opt persistency.Options) *rasterResult {
+	start := time.Now()
+	out := &rasterResult{}
+	if err := ctx.Err(); err != nil {
+		out.err = err
+		return out
+	}
+	e := win.Nodes.grow(2, r.Width, r.Height)
+	vals := make([]int32, e.Pixels())
+	if out.err = fixed.ReadRect(e.X0, e.Y0, e.W, e.H, vals); out.err != nil {
+		return out
+	}
+	var nodes []int // window nodes as variables of e's model
+	labels := make([]int, len(vals))
+	for i, v := range vals {
+		labels[i] = int(v) - 1
+		if x, y := e.X0+i%e.W, e.Y0+i/e.W; v == 0 && win.Nodes.contains(x, y) {
+			nodes = append(nodes, i)
+		}
+	}
+	if len(nodes) == 0 {
+		return out
+	}
+	m, err := r.Window(e.X0, e.Y0, e.W, e.H)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	c, err := m.Condition(labels)
+	if err != nil {
+		out.err = fmt.Errorf("fixed labels: %w", err)
+		return out
+	}
+	local := make([]int, len(labels))
+	for v := range local {
+		local[v] = -1
+	}
+	for i, v := range c.Vars {
+		local[v] = i
+	}
+	pr, err := solveWindow(ctx, c, local, Window{Nodes: nodes}, opt)
+	if err != nil {
+		out.err = err
+		return out
+	}
+	if pr.Result == nil || len(pr.Vars) == 0 {
+		out.err = errors.New("window with free nodes gave no result")
+		return out
+	}
+	out.persistent = make([]int32, win.Nodes.Pixels())
+	out.labeling = make([]int32, win.Core.Pixels())
+	for i := range out.labeling {
+		out.labeling[i] = -1
+	}
+	for j, v := range pr.Vars {
+		x, y := e.X0+v%e.W, e.Y0+v/e.W
+		if n := win.Nodes; n.contains(x, y) {
+			if l := pr.Result.Persistent[j]; l >= 0 {
+				out.persistent[(y-n.Y0)*n.W+x-n.X0] = int32(l + 1)
+			}
+		}
+		if c := win.Core; c.contains(x, y) {
+			out.labeling[(y-c.Y0)*c.W+x-c.X0] = int32(pr.Result.Labeling[j])
+		}
+	}
+	out.vars = len(pr.Vars)
+	out.pruning = pr.Result.PruningIterations
+	out.solver = pr.Result.SolverIterations
+	out.seconds = time.Since(start).Seconds()
+	return out
+}
+
+// vars lists the variables y·width+x of the rectangle's pixels, ascending.
+func (r Rect) vars(width int) []int {
+	out := make([]int, 0, r.Pixels())
+	for y := r.Y0; y < r.Y0+r.H; y++ {
+		for x := r.X0; x < r.X0+r.W; x++ {
+			out = append(out, y*width+x)
+		}
+	}
+	return out
+}
