@@ -199,12 +199,7 @@ func provenLabels(in *problem, res *persistency.Result) []int {
 // and at most pbpEnumerationLimit labelings), and refuses higher-order models with
 // more labelings.
 func needsEnumeration(m *model.Model, name string) (bool, error) {
-	high, top := 0, 0
-	for f := 0; f < m.NumFactors(); f++ {
-		if k := len(m.FactorVars(f)); k > 2 {
-			high, top = high+1, max(top, k)
-		}
-	}
+	high, top := higherOrder(m)
 	if high == 0 {
 		return false, nil
 	}
@@ -218,6 +213,16 @@ func needsEnumeration(m *model.Model, name string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// higherOrder counts the factors of order > 2 and returns the largest order among them.
+func higherOrder(m *model.Model) (count, top int) {
+	for f := 0; f < m.NumFactors(); f++ {
+		if k := len(m.FactorVars(f)); k > 2 {
+			count, top = count+1, max(top, k)
+		}
+	}
+	return count, top
 }
 
 // pbpStatus is the status line of a pbp run: the last pruning iteration (|A| and its

@@ -124,6 +124,44 @@ of the work done are written, "stop" is "canceled", a note on stderr says so, an
 the exit code is 0. The last line of stdout is the summary
   energy <E> bound <B> gap <G> agreeing <fraction> iterations <n> stop <reason>
 
+Windows (pbp with --window N, and always for .grid files): the model is covered
+by overlapping windows, each solved by pbp with boundary potentials on the factors
+that leave it, and the windows' persistent labels are merged in plan order (later
+windows win on overlaps), which is itself persistent: the result depends only on
+the model and the flags, never on --workers or on the order windows finish. Up to
+--rounds rounds run, each on what is left (proven labels fixed) with windows shifted
+by half a window; a round that proves nothing new ends the run.
+
+A raster grid (a .grid file, or a model whose factors form a 4-connected W×H grid)
+is cut into N×N-pixel tiles (default 512 for .grid files) extended by --halo pixels
+(default 32) and solved out of core: only the windows being solved are in memory
+(about 1 GB per worker for 512+32 windows of 4 labels), the labels live in files:
+
+  DIR/labels.plf       a full labeling (partopt label file: tiled, CRC32C per tile;
+                       package model/labelfile): the persistent labels, elsewhere the
+                       relaxed labeling of the window whose core holds the pixel
+  DIR/persistent.plf   label+1 for each persistent (or observed) pixel, 0 elsewhere
+  DIR/persistency.png  the labeling in grey, non-persistent pixels in red, down-
+                       sampled to at most --png-max pixels a side (block averages)
+  DIR/labels.sol, DIR/persistent.evid   as above, when the model has at most 2^22
+                       variables
+  DIR/report.json      "plan" ("raster"), "width", "height", "window", "halo",
+                       "workers", "max_rounds", "rounds", "windows",
+                       "windows_solved" (those with a free pixel), the counts and
+                       fractions above, "energy" (of labels.sol, when written),
+                       "verified" (every window's certificate was checked),
+                       "seconds", "window_seconds" (summed over workers),
+                       "variables_per_second", "peak_rss_bytes"
+
+Any other model is cut into connected regions of N variables grown by breadth-first
+search, extended by --halo graph steps (default 2), solved in memory, re-verified as
+a whole, and written as labels.sol, persistent.evid and report.json ("plan"
+"regions"). There is no certificate.gob for windowed runs: "partopt verify" checks
+whole-model proofs only. Progress: on a terminal a status line shows the round,
+the windows merged, the persistent fraction so far and the round's ETA; otherwise
+the same line is logged to stderr once a minute. An interrupted windowed run writes
+nothing and exits 1. MODEL.evid applies as above (for .grid files too).
+
 For both methods: JSON numbers cannot be infinite, so a forbidden energy (and its
 gap) is written as the string "+Inf", a bound of no finished iteration as "-Inf".
 When MODEL.evid exists it is applied (the observed variables are conditioned on)
@@ -141,6 +179,7 @@ type solveFlags struct {
 	noEvid          bool
 	// Windowed pbp.
 	window, halo    int
+	haloSet         bool // --halo was given (the regions' default differs)
 	workers, rounds int
 	pngMax          int
 }
@@ -156,6 +195,7 @@ func newSolveCmd() *cobra.Command {
 		Long:  solveHelp,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.haloSet = cmd.Flags().Changed("halo")
 			return runSolve(cmd, args[0], f)
 		},
 	}
@@ -169,7 +209,7 @@ func newSolveCmd() *cobra.Command {
 	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
 	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
 	fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
-	fl.IntVar(&f.halo, "halo", -1, "window halo: pixels for raster grids, graph steps otherwise (default 32 pixels, 2 steps)")
+	fl.IntVar(&f.halo, "halo", defaultRasterHalo, "window halo: pixels for raster grids, graph steps otherwise (there 2 unless given)")
 	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once")
 	fl.IntVar(&f.rounds, "rounds", defaultRounds, "at most this many rounds of windows (each on what is left, with shifted windows)")
 	fl.IntVar(&f.pngMax, "png-max", defaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
@@ -197,7 +237,7 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--window %d: want at least 1 (or 0 for the whole model)", f.window)
 	case f.window > 0 && f.method != "pbp":
 		return fmt.Errorf("--window: only --method pbp solves by windows")
-	case f.halo < -1:
+	case f.halo < 0:
 		return fmt.Errorf("--halo %d: want at least 0", f.halo)
 	case f.workers < 1:
 		return fmt.Errorf("--workers %d: want at least 1", f.workers)
@@ -364,13 +404,7 @@ func runTRWS(cmd *cobra.Command, in *problem, f solveFlags) error {
 
 // checkPairwise refuses models with factors of order > 2, which TRW-S cannot solve.
 func checkPairwise(m *model.Model, name string) error {
-	high, top := 0, 0
-	for f := 0; f < m.NumFactors(); f++ {
-		if k := len(m.FactorVars(f)); k > 2 {
-			high, top = high+1, max(top, k)
-		}
-	}
-	if high > 0 {
+	if high, top := higherOrder(m); high > 0 {
 		return fmt.Errorf("%s: the trws method needs a pairwise model (factors of order ≤ 2), but %d factors have order > 2 (up to %d)", name, high, top)
 	}
 	return nil
@@ -424,6 +458,7 @@ type statusLine struct {
 	now     func() time.Time
 	last    time.Time
 	shown   bool
+	log     bool // not a terminal: whole lines, "partopt: " first, nothing to clear
 }
 
 // newStatusLine returns a status line on stderr when it is a terminal, else nil.
@@ -453,6 +488,10 @@ func (s *statusLine) show(text func() string) {
 	}
 	s.last, s.shown = t, true
 	line := text()
+	if s.log {
+		fmt.Fprintf(s.w, "partopt: %s\n", line)
+		return
+	}
 	if len(line) > s.width-1 {
 		line = line[:s.width-1]
 	}
@@ -461,7 +500,7 @@ func (s *statusLine) show(text func() string) {
 
 // clear erases the status line, if any was shown.
 func (s *statusLine) clear() {
-	if s != nil && s.shown {
+	if s != nil && s.shown && !s.log {
 		fmt.Fprint(s.w, "\r\x1b[K")
 	}
 }

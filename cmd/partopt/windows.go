@@ -44,6 +44,9 @@ const (
 	// uaiOutputLimit is the most variables for which a windowed raster run also
 	// writes labels.sol and persistent.evid (text files of ~2–10 bytes per variable).
 	uaiOutputLimit = 1 << 22
+	// windowLogEvery spaces the progress lines of a windowed run when stderr is
+	// not a terminal.
+	windowLogEvery = time.Minute
 )
 
 // isGridFile says whether path names a tiled grid model.
@@ -197,9 +200,6 @@ func runRaster(cmd *cobra.Command, job rasterJob, f solveFlags, popt persistency
 	window, halo := f.window, f.halo
 	if window == 0 {
 		window = defaultRasterWindow
-	}
-	if halo < 0 {
-		halo = defaultRasterHalo
 	}
 	files, err := newRasterFiles(f.output, labelfile.Header{Width: w, Height: h, Labels: job.labels})
 	if err != nil {
@@ -437,11 +437,9 @@ func writeReport(dir string, rep any) error {
 // runRegions solves a model that is not a raster by BFS regions, in memory.
 func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.Options) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	exhaustive, err := needsEnumeration(in.solved, in.path)
-	if err != nil {
-		return err
-	}
-	if exhaustive {
+	if high, _ := higherOrder(in.solved); high > 0 {
+		// Until the higher-order solver lands, windows of such models are enumerated
+		// (a window with more than 2^20 labelings fails the run, naming it).
 		popt.Solver = persistency.Exhaustive{Limit: pbpEnumerationLimit}
 	}
 	in.note(stderr)
@@ -449,7 +447,7 @@ func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.
 		return err
 	}
 	window, halo := f.window, f.halo
-	if halo < 0 {
+	if !f.haloSet {
 		halo = defaultRegionHalo
 	}
 	n := in.solved.NumVars()
@@ -555,24 +553,28 @@ type windowStatus struct {
 	line       *statusLine
 	n          int64
 	round      int
-	roundStart time.Time
-	p          partition.RasterProgress
+	roundStart time.Time // when the previous round's last window was merged
+	last       time.Time
 }
 
+// newWindowStatus returns the status line on a terminal; elsewhere (a log) a line
+// every windowLogEvery, since a windowed run may take hours.
 func newWindowStatus(stderr io.Writer, n int64) *windowStatus {
 	line := newStatusLine(stderr, 0)
 	if line == nil {
-		return nil
+		line = &statusLine{w: stderr, every: windowLogEvery, now: time.Now, log: true}
 	}
-	return &windowStatus{line: line, n: n, round: -1}
+	now := line.now()
+	return &windowStatus{line: line, n: n, roundStart: now, last: now}
 }
 
 func (s *windowStatus) update(p partition.RasterProgress) {
+	now := s.line.now()
 	if p.Round != s.round {
-		s.round, s.roundStart = p.Round, s.line.now()
+		s.round, s.roundStart = p.Round, s.last
 	}
-	s.p = p
-	s.line.show(func() string { return windowProgressText(p, s.n, s.line.now().Sub(s.roundStart)) })
+	s.last = now
+	s.line.show(func() string { return windowProgressText(p, s.n, now.Sub(s.roundStart)) })
 }
 
 func (s *windowStatus) clear() {

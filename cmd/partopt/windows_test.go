@@ -16,6 +16,7 @@ import (
 	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
+	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/oracle"
 	"github.com/partopt/partopt/partition"
@@ -250,7 +251,7 @@ func TestSolveWindowsBadInputAndInterrupt(t *testing.T) {
 		t.Errorf("corrupt tile: exit %d, %q", code, stderr)
 	}
 	for _, args := range [][]string{
-		{"--window", "-1"}, {"--window", "8", "--method", "trws"}, {"--workers", "0"}, {"--rounds", "0"}, {"--halo", "-2"},
+		{"--window", "-1"}, {"--window", "8", "--method", "trws"}, {"--workers", "0"}, {"--rounds", "0"}, {"--halo", "-1"},
 	} {
 		if code, _, stderr := partopt(append([]string{"solve", "-o", t.TempDir(), up}, args...)...); code != exitBadInput || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
@@ -310,5 +311,38 @@ func TestSolveLeavesNoStaleOutputs(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("after solve %v: %v, want %v", c.args, got, c.want)
 		}
+	}
+}
+
+// TestSolveWindowsHigherOrderRegions: regions of a higher-order model are solved by
+// enumeration, and the persistent labels keep the optimum (brute force).
+func TestSolveWindowsHigherOrderRegions(t *testing.T) {
+	found := false
+	for seed := uint64(1); seed < 40 && !found; seed++ {
+		m := random.HigherOrder(random.New(seed), 12, 3, 3, 14)
+		path := filepath.Join(t.TempDir(), "ho.uai")
+		if err := uai.WriteFile(path, m); err != nil {
+			t.Fatal(err)
+		}
+		o := solveWindowed(t, path, 12, 0, 0, "--window", "4", "--halo", "1")
+		_, opt, err := oracle.BruteForce(m, 1<<22)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := m.Condition(o.listed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, copt, err := oracle.BruteForce(c.Model, 1<<22)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !testutil.CloseTo(copt, opt, 1e-9) {
+			t.Fatalf("seed %d: optimum %v, with the windowed labels fixed %v", seed, opt, copt)
+		}
+		found = o.report.PersistentVariables > 0
+	}
+	if !found {
+		t.Error("no random model had a persistent variable: the test checks too little")
 	}
 }

@@ -10,12 +10,12 @@
 //
 // Typical use:
 //
-//	f, err := labelfile.Create("persistent.lab", labelfile.Header{Width: 40000, Height: 30000,
+//	f, err := labelfile.Create("persistent.plf", labelfile.Header{Width: 40000, Height: 30000,
 //		Labels: 2, Kind: labelfile.Persistent}) // sparse, every value 0
 //	err = f.WriteRect(x0, y0, w, h, values)     // any rectangle, from any goroutine
 //	err = f.Close()                             // checksums every tile; now valid
 //
-//	p, err := labelfile.Open("persistent.lab")
+//	p, err := labelfile.Open("persistent.plf")
 //	err = p.ReadRect(1000, 2000, 512, 512, dst) // checks the tiles it reads
 //	err = labelfile.RenderPNG(out, labeling, p, 4096)
 //
@@ -59,7 +59,7 @@
 // file has exactly the size the header implies and the index checksum, all before
 // allocating by a declared count. ReadRect on an opened file checks every tile it
 // reads against its CRC32C and every value against the kind's maximum. Errors name
-// the file and what is wrong ("x.lab: corrupt label file: tile (3,7): checksum
+// the file and what is wrong ("x.plf: corrupt label file: tile (3,7): checksum
 // mismatch ...") and wrap ErrCorrupt for damaged files.
 //
 // Limits: sides up to 2³¹−1 with W·H·(B+4) ≤ 2⁶², K ≤ 65536 (as model/grid), a tile
