@@ -3,6 +3,8 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +61,9 @@ func runVerify(cmd *cobra.Command, modelPath, dir string, noEvid bool) error {
 	}
 	// Read every file before the check, so that bad input fails fast.
 	certPath := filepath.Join(dir, certificateFile)
+	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) && windowedOutput(dir) {
+		return fmt.Errorf("%s holds a windowed result, which has no whole-model certificate to verify: every window's certificate was checked as it was solved (report.json \"verified\")", dir)
+	}
 	res, err := readResultFile(certPath)
 	if err != nil {
 		return err
@@ -115,6 +120,16 @@ func runVerify(cmd *cobra.Command, modelPath, dir string, noEvid bool) error {
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "verified %d persistent variables, certificate gap %s\n", len(res.Set), formatEnergy(chk.Gap))
 	return nil
+}
+
+// windowedOutput says whether dir holds the report of a windowed solve.
+func windowedOutput(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, reportFile))
+	if err != nil {
+		return false
+	}
+	var rep struct{ Plan string }
+	return json.Unmarshal(data, &rep) == nil && rep.Plan != ""
 }
 
 // readResultFile reads a result file; errors name it.

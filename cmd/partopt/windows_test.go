@@ -346,3 +346,14 @@ func TestSolveWindowsHigherOrderRegions(t *testing.T) {
 		t.Error("no random model had a persistent variable: the test checks too little")
 	}
 }
+
+// TestVerifyExplainsWindowedResults: verify on a windowed result says why there is no
+// certificate to check (bad input, one line).
+func TestVerifyExplainsWindowedResults(t *testing.T) {
+	gp, _ := genGrid(t, "1")
+	o := solveWindowed(t, gp, 24*16, 24, 16, "--window", "8")
+	code, _, stderr := partopt("verify", gp, o.dir)
+	if code != exitBadInput || !strings.Contains(stderr, "windowed result") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
