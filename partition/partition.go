@@ -11,6 +11,17 @@
 //	}, Workers: 4, MaxRounds: 3})
 //	res.Persistent[v] // proven label or −1
 //
+// SolveRaster is the same computation out of core for raster grids: windows are read
+// from a Raster (a .grid file through grid.Reader.Window, or RasterOf an in-memory
+// model) and the labels live in Stores (labelfile.File on disk), so memory grows with
+// the workers' windows, not with the model:
+//
+//	r, _ := grid.Open("big.grid")
+//	h := r.Header()
+//	res, err := partition.SolveRaster(ctx, partition.Raster{Width: h.Width, Height: h.Height,
+//		Window: r.Window}, persistent, labeling, scratch, partition.RasterOptions{Core: 512,
+//		Halo: 32, Workers: 4, MaxRounds: 3})
+//
 // # Soundness
 //
 // A window W (core plus halo) is solved on the model made of W, its outside

@@ -1,0 +1,46 @@
+// Package protocol is the wire format between the partopt coordinator and its
+// workers: the message types, the envelope that carries them, the size limits,
+// and the names of every JetStream stream, subject, consumer and bucket. It is
+// pure code: it knows nothing of NATS connections, so both sides and their tests
+// share one definition of what travels.
+//
+// A message is a fixed 7-byte header — the magic "popt", the protocol Version
+// (uint16, big-endian) and the message Type (uint8) — followed by a msgpack map
+// with short keys. Unmarshal checks the size limit, the magic, the version and
+// the type before it decodes anything, then checks that every length the body
+// declares fits in the bytes received, so a hostile or corrupt message costs at
+// most a small multiple of its own size. Every error wraps ErrTooLarge,
+// ErrVersion or ErrMalformed: a receiver logs it and drops (terminates) the
+// message. Fields a receiver does not know are skipped, so a field can be added
+// within a version; removing or changing one needs a new Version.
+//
+// Bulk arrays (labelings) travel as Labels: raw little-endian blobs of 1, 2 or 4
+// bytes per value, never msgpack arrays. A Payload carries bytes either inline or
+// as a reference to an object in the JetStream object store (ObjectBucket);
+// senders must use the object store above InlineLimit, which keeps a task under
+// MaxMessageBytes, the NATS default max_payload. A WindowResult carries two
+// blobs and can exceed it (2 bytes per label from K = 255 on): a worker then
+// stores the marshalled result as ResultObject and publishes a ResultRef.
+//
+// Typical use, a coordinator sending a task and a worker receiving it:
+//
+//	data, err := protocol.Marshal(protocol.WindowTask{Job: job, Round: 0, Window: 7, Core: core, Nodes: nodes})
+//	// publish data on protocol.TaskSubject(job) with header
+//	// Nats-Msg-Id: protocol.MsgID(job, 0, 7)
+//
+//	msg, err := protocol.Unmarshal(data, protocol.MaxMessageBytes)
+//	if err != nil {
+//		log.Printf("dropping message: %v", err) // never redeliver: it will not get better
+//		return
+//	}
+//	switch m := msg.(type) {
+//	case protocol.WindowTask:
+//		// solve m.Nodes, conditioned on m.Fixed
+//	case protocol.Error:
+//		// ...
+//	}
+//
+// Decode[T] is the typed form, for a subject that carries one type only:
+//
+//	task, err := protocol.Decode[protocol.WindowTask](data, protocol.MaxMessageBytes)
+package protocol

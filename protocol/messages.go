@@ -1,0 +1,344 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Boundary variants (persistency.Variant's String and ParseVariant).
+const (
+	VariantInvariant = "invariant"
+	VariantOriginal  = "original"
+)
+
+// MaxSide bounds raster sides and coordinates, so that products of them never
+// overflow.
+const MaxSide = 1 << 24
+
+// MaxLabels bounds the label count, so that label+1 fits an int32.
+const MaxLabels = math.MaxInt32 - 1
+
+// Rect is the rectangle [X0, X0+W) × [Y0, Y0+H) of a raster, as
+// partition.Rect: protocol.Rect(r) converts one.
+type Rect struct {
+	X0 int `msgpack:"x"`
+	Y0 int `msgpack:"y"`
+	W  int `msgpack:"w"`
+	H  int `msgpack:"h"`
+}
+
+// Pixels is W·H.
+func (r Rect) Pixels() int { return r.W * r.H }
+
+// Contains reports whether s lies inside r.
+func (r Rect) Contains(s Rect) bool {
+	return s.X0 >= r.X0 && s.Y0 >= r.Y0 && s.X0+s.W <= r.X0+r.W && s.Y0+s.H <= r.Y0+r.H
+}
+
+// Validate checks that r is non-empty and inside [0, MaxSide)².
+func (r Rect) Validate() error {
+	if r.X0 < 0 || r.Y0 < 0 || r.W < 1 || r.H < 1 || r.W > MaxSide-r.X0 || r.H > MaxSide-r.Y0 {
+		return fmt.Errorf("rectangle %+v: want x0, y0 ≥ 0, w, h ≥ 1 and x0+w, y0+h ≤ %d", r, MaxSide)
+	}
+	return nil
+}
+
+// ModelRef locates a job's model: a path on a filesystem that every worker
+// shares, or an object in ObjectBucket with its size and CRC32C (exactly one).
+type ModelRef struct {
+	Path   string `msgpack:"p,omitempty"`
+	Object string `msgpack:"o,omitempty"`
+	Size   int64  `msgpack:"s,omitempty"`
+	CRC32C uint32 `msgpack:"c,omitempty"`
+}
+
+// Validate checks that exactly one of Path and Object is set.
+func (m ModelRef) Validate() error {
+	switch {
+	case (m.Path == "") == (m.Object == ""):
+		return fmt.Errorf("model: want exactly one of a path (%q) and an object (%q)", m.Path, m.Object)
+	case m.Path != "" && (m.Size != 0 || m.CRC32C != 0):
+		return fmt.Errorf("model: path %q with an object size %d or CRC32C %08x", m.Path, m.Size, m.CRC32C)
+	case m.Object != "" && m.Size < 0:
+		return fmt.Errorf("model: object %q of negative size %d", m.Object, m.Size)
+	case m.Object != "":
+		return ValidateObject(m.Object)
+	}
+	return nil
+}
+
+// TRWSOptions are trws.Options without the callback.
+type TRWSOptions struct {
+	MaxIterations   int     `msgpack:"i"`
+	GapTolerance    float64 `msgpack:"g"`
+	StallIterations int     `msgpack:"si"`
+	StallTolerance  float64 `msgpack:"st"`
+	CheckEvery      int     `msgpack:"ce"`
+}
+
+// Validate checks that every option is non-negative and finite.
+func (o TRWSOptions) Validate() error {
+	if o.MaxIterations < 0 || o.StallIterations < 0 || o.CheckEvery < 0 || !finiteNonNeg(o.GapTolerance) || !finiteNonNeg(o.StallTolerance) {
+		return fmt.Errorf("trws options %+v: want non-negative finite values", o)
+	}
+	return nil
+}
+
+func finiteNonNeg(f float64) bool { return f >= 0 && !math.IsInf(f, 1) }
+
+// JobSpec is a job as submitted: a raster model solved by windows (see
+// partition.SolveRaster, whose options these are). It is stored in JobBucket,
+// where workers read it for the model and the solver options of a task.
+type JobSpec struct {
+	Job   string   `msgpack:"j"`
+	Model ModelRef `msgpack:"m"`
+	// Width, Height and Labels (the largest label count, K) describe the raster.
+	Width  int `msgpack:"w"`
+	Height int `msgpack:"h"`
+	Labels int `msgpack:"k"`
+	// Core and Halo size the windows in pixels.
+	Core      int `msgpack:"c"`
+	Halo      int `msgpack:"hl"`
+	MaxRounds int `msgpack:"r"`
+	// Variant is VariantInvariant or VariantOriginal.
+	Variant   string      `msgpack:"v"`
+	TRWS      TRWSOptions `msgpack:"t"`
+	CreatedAt time.Time   `msgpack:"at"`
+}
+
+// Validate checks every field.
+func (s JobSpec) Validate() error {
+	if err := ValidateJob(s.Job); err != nil {
+		return err
+	}
+	if err := s.Model.Validate(); err != nil {
+		return err
+	}
+	if err := (Rect{W: s.Width, H: s.Height}).Validate(); err != nil {
+		return fmt.Errorf("raster %d×%d: want sides in [1, %d]", s.Width, s.Height, MaxSide)
+	}
+	switch {
+	case s.Labels < 1 || s.Labels > MaxLabels:
+		return fmt.Errorf("label count %d: want 1 to %d", s.Labels, MaxLabels)
+	case s.Core < 1 || s.Core > MaxSide || s.Halo < 0 || s.Halo > MaxSide:
+		return fmt.Errorf("window core %d, halo %d: want core in [1, %d], halo in [0, %d]", s.Core, s.Halo, MaxSide, MaxSide)
+	case s.MaxRounds < 1:
+		return fmt.Errorf("max rounds %d: want ≥ 1", s.MaxRounds)
+	case s.Variant != VariantInvariant && s.Variant != VariantOriginal:
+		return fmt.Errorf("variant %q: want %q or %q", s.Variant, VariantInvariant, VariantOriginal)
+	}
+	return s.TRWS.Validate()
+}
+
+// normalize puts CreatedAt in UTC: msgpack carries no zone, and the decoder's
+// choice (Local) would make the decoded value depend on the machine.
+func (s *JobSpec) normalize() { s.CreatedAt = s.CreatedAt.UTC() }
+
+// Fixed is the labels a window conditions on: label+1 for a pixel fixed before
+// the round, 0 for a free one, row-major over Rect, as the Data of a Labels of
+// Width bytes per value. Data is inline, or an object: the window's own
+// (FixedObject), or the round's over the whole raster (RoundFixedObject),
+// shared by every window of the round.
+type Fixed struct {
+	Rect  Rect    `msgpack:"r"`
+	Width uint8   `msgpack:"w"`
+	Data  Payload `msgpack:"d"`
+}
+
+// NewFixed returns the Fixed of labels over rect, inline when it fits
+// InlineLimit and otherwise as object, which the caller must put in
+// ObjectBucket.
+func NewFixed(rect Rect, labels Labels, object string) Fixed {
+	return Fixed{Rect: rect, Width: labels.Width, Data: NewPayload(labels.Data, object)}
+}
+
+// Labels returns the labels given the content of Data (Data.Inline, or the
+// object's bytes after Data.Verify).
+func (f Fixed) Labels(content []byte) Labels {
+	return Labels{Width: f.Width, Count: f.Rect.Pixels(), Data: content}
+}
+
+// Validate checks the rectangle, the width, the payload and its size.
+func (f Fixed) Validate() error {
+	if err := f.Rect.Validate(); err != nil {
+		return fmt.Errorf("fixed labels: %w", err)
+	}
+	if f.Width != 1 && f.Width != 2 && f.Width != 4 {
+		return fmt.Errorf("fixed labels: width %d, want 1, 2 or 4", f.Width)
+	}
+	if err := f.Data.Validate(); err != nil {
+		return fmt.Errorf("fixed labels: %w", err)
+	}
+	size, have := int64(f.Rect.Pixels())*int64(f.Width), int64(len(f.Data.Inline))
+	if f.Data.Object != "" {
+		have = f.Data.Size
+	}
+	if have != size {
+		return fmt.Errorf("fixed labels: %+v at %d bytes per value need %d bytes, have %d", f.Rect, f.Width, size, have)
+	}
+	return nil
+}
+
+// WindowTask asks a worker to solve a window of a job's round (JobSpec has the
+// model and the options). Delivery attempts are not in the message: JetStream
+// metadata has them.
+type WindowTask struct {
+	Job    string `msgpack:"j"`
+	Round  int    `msgpack:"r"`
+	Window int    `msgpack:"i"`
+	// Core tiles the raster; Nodes is the core plus the halo, clipped.
+	Core  Rect `msgpack:"c"`
+	Nodes Rect `msgpack:"n"`
+	// Fixed, if set, covers Nodes (the worker reads Nodes grown by 2 pixels,
+	// clipped to the raster, from it); nil when no label is fixed there.
+	Fixed *Fixed `msgpack:"f,omitempty"`
+}
+
+// Validate checks the ids, that Core lies in Nodes, and that Fixed covers Nodes.
+func (t WindowTask) Validate() error {
+	if err := validateWindow(t.Job, t.Round, t.Window); err != nil {
+		return err
+	}
+	if err := t.Core.Validate(); err != nil {
+		return fmt.Errorf("core: %w", err)
+	}
+	if err := t.Nodes.Validate(); err != nil {
+		return fmt.Errorf("nodes: %w", err)
+	}
+	if !t.Nodes.Contains(t.Core) {
+		return fmt.Errorf("core %+v not inside nodes %+v", t.Core, t.Nodes)
+	}
+	if t.Fixed != nil {
+		if err := t.Fixed.Validate(); err != nil {
+			return err
+		}
+		if !t.Fixed.Rect.Contains(t.Nodes) {
+			return fmt.Errorf("fixed labels over %+v do not cover nodes %+v", t.Fixed.Rect, t.Nodes)
+		}
+	}
+	return nil
+}
+
+func validateWindow(job string, round, window int) error {
+	if err := ValidateJob(job); err != nil {
+		return err
+	}
+	if round < 0 || window < 0 {
+		return fmt.Errorf("round %d, window %d: want ≥ 0", round, window)
+	}
+	return nil
+}
+
+// WindowResult is a solved window. A window without a free pixel has empty
+// labels and Vars 0.
+type WindowResult struct {
+	Job    string `msgpack:"j"`
+	Round  int    `msgpack:"r"`
+	Window int    `msgpack:"i"`
+	Worker string `msgpack:"wk"`
+	// Persistent is over the task's Nodes: label+1 where proven, else 0.
+	Persistent Labels `msgpack:"p"`
+	// Relaxed is over the task's Core: label+1 of the relaxed labeling of a
+	// free pixel, 0 for a fixed one.
+	Relaxed           Labels  `msgpack:"l"`
+	PruningIterations int     `msgpack:"pi"`
+	SolverIterations  int     `msgpack:"si"`
+	Vars              int     `msgpack:"v"`
+	Seconds           float64 `msgpack:"s"`
+}
+
+// Validate checks the ids, the shapes of the labels and the counters.
+func (r WindowResult) Validate() error {
+	if err := validateWindow(r.Job, r.Round, r.Window); err != nil {
+		return err
+	}
+	if err := r.Persistent.Validate(); err != nil {
+		return fmt.Errorf("persistent %w", err)
+	}
+	if err := r.Relaxed.Validate(); err != nil {
+		return fmt.Errorf("relaxed %w", err)
+	}
+	if r.PruningIterations < 0 || r.SolverIterations < 0 || r.Vars < 0 || !finiteNonNeg(r.Seconds) {
+		return errors.New("result: negative or non-finite counters")
+	}
+	return nil
+}
+
+// ResultRef announces a WindowResult too large to publish: its Marshal output
+// is the object Result (ResultObject), to be unmarshalled with a limit of
+// Result.Size after Result.Verify.
+type ResultRef struct {
+	Job    string  `msgpack:"j"`
+	Round  int     `msgpack:"r"`
+	Window int     `msgpack:"i"`
+	Worker string  `msgpack:"wk"`
+	Result Payload `msgpack:"o"`
+}
+
+// Validate checks the ids and that Result is an object.
+func (r ResultRef) Validate() error {
+	if err := validateWindow(r.Job, r.Round, r.Window); err != nil {
+		return err
+	}
+	if r.Result.Object == "" {
+		return errors.New("result reference without an object")
+	}
+	return r.Result.Validate()
+}
+
+// Progress reports a job's current round.
+type Progress struct {
+	Job      string `msgpack:"j"`
+	Round    int    `msgpack:"r"`
+	Done     int    `msgpack:"d"`
+	Total    int    `msgpack:"t"`
+	InFlight int    `msgpack:"f"`
+	Failed   int    `msgpack:"x"`
+	// Persistent is the number of pixels proven so far.
+	Persistent int64 `msgpack:"p"`
+}
+
+// Validate checks the job and that the counts are non-negative.
+func (p Progress) Validate() error {
+	if err := ValidateJob(p.Job); err != nil {
+		return err
+	}
+	if p.Round < 0 || p.Done < 0 || p.Total < 0 || p.InFlight < 0 || p.Failed < 0 || p.Persistent < 0 {
+		return fmt.Errorf("progress %+v: negative count", p)
+	}
+	return nil
+}
+
+// Error reports a failure. Round and Window are −1 when it is not a window's.
+// A permanent error fails the same way on every attempt (a bad model, a
+// malformed task); others may succeed on redelivery.
+type Error struct {
+	Job       string `msgpack:"j"`
+	Round     int    `msgpack:"r"`
+	Window    int    `msgpack:"i"`
+	Worker    string `msgpack:"wk"`
+	Message   string `msgpack:"m"`
+	Permanent bool   `msgpack:"p"`
+}
+
+// Validate checks the job and that Round and Window are ≥ −1.
+func (e Error) Validate() error {
+	if err := ValidateJob(e.Job); err != nil {
+		return err
+	}
+	if e.Round < -1 || e.Window < -1 {
+		return fmt.Errorf("error of round %d, window %d: want ≥ -1", e.Round, e.Window)
+	}
+	return nil
+}
+
+// Cancel asks the coordinator to stop a job (on CancelSubject).
+type Cancel struct {
+	Job    string `msgpack:"j"`
+	Reason string `msgpack:"m,omitempty"`
+}
+
+// Validate checks the job.
+func (c Cancel) Validate() error { return ValidateJob(c.Job) }

@@ -1,0 +1,128 @@
+package protocol
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// JetStream streams, consumers and buckets.
+const (
+	// StreamTasks is the work-queue stream of WindowTasks (TaskStreamSubjects):
+	// a task is removed when a worker acks it.
+	StreamTasks = "PARTOPT_TASKS"
+	// StreamResults holds WindowResults, ResultRefs and Errors
+	// (ResultStreamSubjects) until the coordinator has merged them.
+	StreamResults = "PARTOPT_RESULTS"
+	// ConsumerWorkers is the durable pull consumer of StreamTasks that every
+	// worker shares.
+	ConsumerWorkers = "partopt-workers"
+	// ConsumerCoordinator is the durable pull consumer of StreamResults.
+	ConsumerCoordinator = "partopt-coordinator"
+	// ObjectBucket is the object store of models, fixed labels and large
+	// results (Payload.Object, ModelRef.Object).
+	ObjectBucket = "partopt-objects"
+	// JobBucket is the key-value bucket of JobSpecs, keyed by JobSpecKey.
+	JobBucket = "partopt-jobs"
+)
+
+// Subjects. The functions expect a job that passes ValidateJob.
+const (
+	subjectPrefix = "partopt."
+	// SubjectSubmit takes a JobSpec (request-reply to the coordinator).
+	SubjectSubmit = subjectPrefix + "job.submit"
+)
+
+// TaskSubject carries the WindowTasks of job.
+func TaskSubject(job string) string { return subjectPrefix + "task." + job }
+
+// ResultSubject carries the WindowResult (or ResultRef) of a window.
+func ResultSubject(job string, round, window int) string {
+	return subjectPrefix + "result." + job + "." + strconv.Itoa(round) + "." + strconv.Itoa(window)
+}
+
+// ResultFilter matches every result of job (a consumer filter).
+func ResultFilter(job string) string { return subjectPrefix + "result." + job + ".>" }
+
+// ErrorSubject carries the Errors of job.
+func ErrorSubject(job string) string { return subjectPrefix + "error." + job }
+
+// ProgressSubject carries the Progress of job (core NATS: only the latest matters).
+func ProgressSubject(job string) string { return subjectPrefix + "progress." + job }
+
+// CancelSubject takes a Cancel of job.
+func CancelSubject(job string) string { return subjectPrefix + "job.cancel." + job }
+
+// StatusSubject answers a request with the Progress of job.
+func StatusSubject(job string) string { return subjectPrefix + "job.status." + job }
+
+// TaskStreamSubjects are the subjects of StreamTasks.
+func TaskStreamSubjects() []string { return []string{subjectPrefix + "task.*"} }
+
+// ResultStreamSubjects are the subjects of StreamResults.
+func ResultStreamSubjects() []string {
+	return []string{subjectPrefix + "result.>", subjectPrefix + "error.*"}
+}
+
+// MsgID is the Nats-Msg-Id header of a window's task and of its result, so that
+// JetStream drops a republished duplicate within the stream's duplicate window.
+func MsgID(job string, round, window int) string {
+	return job + "/" + strconv.Itoa(round) + "/" + strconv.Itoa(window)
+}
+
+// JobSpecKey is the JobBucket key of job's JobSpec.
+func JobSpecKey(job string) string { return job + ".spec" }
+
+// ModelObject is the ObjectBucket name of job's uploaded model.
+func ModelObject(job string) string { return job + "/model" }
+
+// RoundFixedObject is the ObjectBucket name of the labels fixed before a round,
+// over the whole raster (a Fixed that every window of the round shares).
+func RoundFixedObject(job string, round int) string {
+	return job + "/fixed/" + strconv.Itoa(round)
+}
+
+// FixedObject is the ObjectBucket name of one window's fixed labels.
+func FixedObject(job string, round, window int) string {
+	return RoundFixedObject(job, round) + "/" + strconv.Itoa(window)
+}
+
+// ResultObject is the ObjectBucket name of a window's WindowResult message when
+// it is too large to publish (see ResultRef).
+func ResultObject(job string, round, window int) string {
+	return job + "/result/" + strconv.Itoa(round) + "/" + strconv.Itoa(window)
+}
+
+// MaxJobLen is the longest job id.
+const MaxJobLen = 64
+
+// ValidateJob checks that job is a safe subject token: 1 to MaxJobLen of
+// A–Z, a–z, 0–9, '_' and '-'.
+func ValidateJob(job string) error {
+	if len(job) == 0 || len(job) > MaxJobLen {
+		return fmt.Errorf("job id %.80q: want 1 to %d characters, have %d", job, MaxJobLen, len(job))
+	}
+	for i := 0; i < len(job); i++ {
+		if !tokenByte(job[i]) {
+			return fmt.Errorf("job id %q: character %q at %d: use only A-Z a-z 0-9 _ - (the id is a NATS subject token)", job, job[i], i)
+		}
+	}
+	return nil
+}
+
+func tokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// ValidateObject checks an object name: 1 to 255 of A–Z, a–z, 0–9, '_', '-',
+// '.' and '/' (the names above are of this form).
+func ValidateObject(name string) error {
+	if len(name) == 0 || len(name) > 255 {
+		return fmt.Errorf("object name %.80q: want 1 to 255 characters, have %d", name, len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !tokenByte(c) && c != '.' && c != '/' {
+			return fmt.Errorf("object name %.80q: character %q at %d: use only A-Z a-z 0-9 _ - . /", name, c, i)
+		}
+	}
+	return nil
+}
