@@ -164,10 +164,9 @@ func SolveRaster(ctx context.Context, r Raster, persistent, labeling, scratch St
 	if shift == nil {
 		shift = func(round int) int { return round * opt.Core / 2 }
 	}
-	whole := Rect{0, 0, r.Width, r.Height}
 	res := &RasterResult{}
 	var err error
-	if res.Persistent, err = copyStore(scratch, persistent, whole, nil); err != nil {
+	if res.Persistent, err = CopyStore(scratch, persistent, r.Width, r.Height); err != nil {
 		return nil, err
 	}
 	for round := 0; round < max(opt.MaxRounds, 1); round++ {
@@ -177,21 +176,33 @@ func SolveRaster(ctx context.Context, r Raster, persistent, labeling, scratch St
 			return nil, err
 		}
 		res.Rounds++
-		if res.Persistent, err = copyStore(scratch, persistent, whole, nil); err != nil {
+		if res.Persistent, err = CopyStore(scratch, persistent, r.Width, r.Height); err != nil {
 			return nil, err
 		}
 		if res.Persistent == before || res.Persistent == int64(r.Width)*int64(r.Height) {
 			break
 		}
 	}
-	// The proven labels override the relaxed ones.
-	_, err = copyStore(labeling, persistent, whole, func(p, l int32) int32 {
+	return res, OverrideLabels(labeling, persistent, r.Width, r.Height)
+}
+
+// CopyStore copies the w×h store src to dst (before a round: the persistent map to
+// the labels the round's windows condition on) and returns its nonzero count, the
+// pixels proven or fixed.
+func CopyStore(dst, src Store, w, h int) (int64, error) {
+	return copyStore(dst, src, Rect{0, 0, w, h}, nil)
+}
+
+// OverrideLabels sets the labeling of every proven pixel to its proven label (after
+// the last round: the relaxed labels of the windows are only for the others).
+func OverrideLabels(labeling, persistent Store, w, h int) error {
+	_, err := copyStore(labeling, persistent, Rect{0, 0, w, h}, func(p, l int32) int32 {
 		if p > 0 {
 			return p - 1
 		}
 		return l
 	})
-	return res, err
+	return err
 }
 
 // copyStore copies src to dst over rect r in blocks, each value through f(src, dst)
@@ -233,16 +244,24 @@ func copyStore(dst, src Store, r Rect, f func(s, d int32) int32) (int64, error) 
 	return nonzero, nil
 }
 
+// WindowResult is a solved window of a raster, as SolveWindow returns it and
+// MergeWindow merges it.
+type WindowResult struct {
+	// Persistent is over the window's Nodes rectangle (row-major): label+1 where
+	// proven, else 0. Labeling is over its Core: the relaxed label of a free pixel,
+	// −1 for a fixed one. Both are nil when the window had no free pixel (Vars 0).
+	Persistent, Labeling []int32
+	// Vars is the size of the window's model; the iteration counts are
+	// persistency.Result's; Seconds the time of SolveWindow.
+	Vars, PruningIterations, SolverIterations int
+	Seconds                                   float64
+}
+
 // rasterResult is a solved window waiting for its turn to be merged.
 type rasterResult struct {
-	i          int
-	persistent []int32 // over Nodes: label+1 where proven, else 0
-	labeling   []int32 // over Core: relaxed label of a free pixel, else −1
-	err        error
-	seconds    float64
-	vars       int
-	pruning    int
-	solver     int
+	*WindowResult
+	i   int
+	err error
 }
 
 // runRound solves a round's windows on a pool of workers and merges them in plan
@@ -259,9 +278,8 @@ func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, per
 	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
-				out := solveRasterWindow(ctx, r, wins[i], fixed, opt.Persistency)
-				out.i = i
-				results <- out
+				res, err := SolveWindow(ctx, r, wins[i], fixed, opt.Persistency)
+				results <- &rasterResult{WindowResult: res, i: i, err: err}
 			}
 		})
 	}
@@ -287,19 +305,19 @@ func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, per
 			if out.err != nil {
 				return fmt.Errorf("partition: round %d, window %d (core %v): %w", round, merged, wins[merged].Core, out.err)
 			}
-			added, err := mergeRaster(wins[merged], out, persistent, labeling)
+			added, err := MergeWindow(wins[merged], out.WindowResult, persistent, labeling)
 			if err != nil {
 				return err
 			}
 			res.Persistent += added
 			res.Windows++
-			if out.vars > 0 {
+			if out.Vars > 0 {
 				res.Solved++
 			}
-			res.WindowSeconds += out.seconds
-			res.MaxWindowVars = max(res.MaxWindowVars, out.vars)
-			res.PruningIterations += out.pruning
-			res.SolverIterations += out.solver
+			res.WindowSeconds += out.Seconds
+			res.MaxWindowVars = max(res.MaxWindowVars, out.Vars)
+			res.PruningIterations += out.PruningIterations
+			res.SolverIterations += out.SolverIterations
 			merged++
 			if opt.Progress != nil {
 				opt.Progress(RasterProgress{Round: round, WindowsDone: merged, Windows: len(wins), Persistent: res.Persistent})
@@ -309,19 +327,23 @@ func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, per
 	return nil
 }
 
-// mergeRaster writes a window's result into the stores and returns the number of
-// pixels it proved that were not proven before.
-func mergeRaster(win RasterWindow, out *rasterResult, persistent, labeling Store) (int64, error) {
-	if out.vars == 0 {
+// MergeWindow writes a window's result into the stores and returns the number of
+// pixels it proved that were not proven before. Windows must be merged in plan
+// order (later windows win on overlaps).
+func MergeWindow(win RasterWindow, out *WindowResult, persistent, labeling Store) (int64, error) {
+	if out == nil || out.Vars == 0 {
 		return 0, nil
 	}
 	n := win.Nodes
+	if len(out.Persistent) != n.Pixels() || len(out.Labeling) != win.Core.Pixels() {
+		return 0, fmt.Errorf("partition: a result of %d and %d labels for a window of %d nodes and %d core pixels", len(out.Persistent), len(out.Labeling), n.Pixels(), win.Core.Pixels())
+	}
 	cur := make([]int32, n.Pixels())
 	if err := persistent.ReadRect(n.X0, n.Y0, n.W, n.H, cur); err != nil {
 		return 0, err
 	}
 	var added int64
-	for i, p := range out.persistent {
+	for i, p := range out.Persistent {
 		if p > 0 {
 			if cur[i] == 0 {
 				added++
@@ -337,7 +359,7 @@ func mergeRaster(win RasterWindow, out *rasterResult, persistent, labeling Store
 	if err := labeling.ReadRect(c.X0, c.Y0, c.W, c.H, lab); err != nil {
 		return 0, err
 	}
-	for i, l := range out.labeling {
+	for i, l := range out.Labeling {
 		if l >= 0 {
 			lab[i] = l
 		}
@@ -345,22 +367,22 @@ func mergeRaster(win RasterWindow, out *rasterResult, persistent, labeling Store
 	return added, labeling.WriteRect(c.X0, c.Y0, c.W, c.H, lab)
 }
 
-// solveRasterWindow solves one window: the model of its nodes grown by two pixels
+// SolveWindow solves one window of a raster, conditioned on the labels fixed in the
+// store fixed (label+1, or 0 for free): the model of its nodes grown by two pixels
 // (their outside neighbours and those neighbours' neighbours, so that conditioning
 // folds every fixed label into the unaries exactly as on the whole model) is
-// conditioned on the fixed labels, and solved by solveWindow. A window without a free
-// node is skipped (vars 0).
-func solveRasterWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, opt persistency.Options) *rasterResult {
+// conditioned and solved like a window of Solve. A window without a free node is
+// skipped (Vars 0).
+func SolveWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, opt persistency.Options) (*WindowResult, error) {
 	start := time.Now()
-	out := &rasterResult{}
+	out := &WindowResult{}
 	if err := ctx.Err(); err != nil {
-		out.err = err
-		return out
+		return nil, err
 	}
 	e := win.Nodes.grow(2, r.Width, r.Height)
 	vals := make([]int32, e.Pixels())
-	if out.err = fixed.ReadRect(e.X0, e.Y0, e.W, e.H, vals); out.err != nil {
-		return out
+	if err := fixed.ReadRect(e.X0, e.Y0, e.W, e.H, vals); err != nil {
+		return nil, err
 	}
 	var nodes []int // window nodes as variables of e's model
 	labels := make([]int, len(vals))
@@ -371,17 +393,15 @@ func solveRasterWindow(ctx context.Context, r Raster, win RasterWindow, fixed St
 		}
 	}
 	if len(nodes) == 0 {
-		return out
+		return out, nil
 	}
 	m, err := r.Window(e.X0, e.Y0, e.W, e.H)
 	if err != nil {
-		out.err = err
-		return out
+		return nil, err
 	}
 	c, err := m.Condition(labels)
 	if err != nil {
-		out.err = fmt.Errorf("fixed labels: %w", err)
-		return out
+		return nil, fmt.Errorf("fixed labels: %w", err)
 	}
 	local := make([]int, len(labels))
 	for v := range local {
@@ -392,34 +412,32 @@ func solveRasterWindow(ctx context.Context, r Raster, win RasterWindow, fixed St
 	}
 	pr, err := solveWindow(ctx, c, local, Window{Nodes: nodes}, opt)
 	if err != nil {
-		out.err = err
-		return out
+		return nil, err
 	}
 	if pr.Result == nil || len(pr.Vars) == 0 {
-		out.err = errors.New("window with free nodes gave no result")
-		return out
+		return nil, errors.New("window with free nodes gave no result")
 	}
-	out.persistent = make([]int32, win.Nodes.Pixels())
-	out.labeling = make([]int32, win.Core.Pixels())
-	for i := range out.labeling {
-		out.labeling[i] = -1
+	out.Persistent = make([]int32, win.Nodes.Pixels())
+	out.Labeling = make([]int32, win.Core.Pixels())
+	for i := range out.Labeling {
+		out.Labeling[i] = -1
 	}
 	for j, v := range pr.Vars {
 		x, y := e.X0+v%e.W, e.Y0+v/e.W
 		if n := win.Nodes; n.contains(x, y) {
 			if l := pr.Result.Persistent[j]; l >= 0 {
-				out.persistent[(y-n.Y0)*n.W+x-n.X0] = int32(l + 1)
+				out.Persistent[(y-n.Y0)*n.W+x-n.X0] = int32(l + 1)
 			}
 		}
 		if c := win.Core; c.contains(x, y) {
-			out.labeling[(y-c.Y0)*c.W+x-c.X0] = int32(pr.Result.Labeling[j])
+			out.Labeling[(y-c.Y0)*c.W+x-c.X0] = int32(pr.Result.Labeling[j])
 		}
 	}
-	out.vars = len(pr.Vars)
-	out.pruning = pr.Result.PruningIterations
-	out.solver = pr.Result.SolverIterations
-	out.seconds = time.Since(start).Seconds()
-	return out
+	out.Vars = len(pr.Vars)
+	out.PruningIterations = pr.Result.PruningIterations
+	out.SolverIterations = pr.Result.SolverIterations
+	out.Seconds = time.Since(start).Seconds()
+	return out, nil
 }
 
 // vars lists the variables y·width+x of the rectangle's pixels, ascending.

@@ -1,0 +1,325 @@
+// Package coordinator runs jobs: it plans a job's windows, dispatches them to
+// workers, collects their results, merges them in plan order and moves to the next
+// round, until the job is finished, cancelled or failed.
+//
+// The job lifecycle is a pure, deterministic state machine (Job), in the style of
+// etcd's raft package: Apply takes an Event and returns the Actions the caller must
+// perform — publish tasks, merge a stored result into the label files, copy the
+// proven labels before a round, write the outputs — and reports their completion
+// back as Events. Job does no I/O, starts no goroutine and reads no clock, so the
+// same events give the same state and actions on every replica (the raft FSM of the
+// fault-tolerance work) and in tests, without NATS:
+//
+//	job, actions := coordinator.NewJob(spec, proven) // proven: pixels fixed before round 0
+//	for {
+//		for _, a := range actions {
+//			ev := perform(a) // I/O: publish, merge, copy, write; nil when no answer is due
+//			...
+//		}
+//		actions = job.Apply(nextEvent())
+//	}
+//
+// Merge order is the plan order of the round whatever the order results arrive in,
+// so the merged labels are those of partition.SolveRaster with the same options.
+package coordinator
+
+import (
+	"fmt"
+
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
+)
+
+// Phase is where a job is in its lifecycle.
+type Phase uint8
+
+const (
+	// Running: windows of the current round are out or being merged.
+	Running Phase = iota
+	// Finishing: every round is merged; the outputs are being written.
+	Finishing
+	// Done: the outputs are written.
+	Done
+	// Canceled by a user; nothing more is dispatched or merged.
+	Canceled
+	// Failed: an I/O error the job cannot recover from (Job.Err says which).
+	Failed
+)
+
+var phaseNames = [...]string{"running", "finishing", "done", "canceled", "failed"}
+
+func (p Phase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("phase(%d)", p)
+}
+
+// Terminal says whether no event can change the job any more.
+func (p Phase) Terminal() bool { return p == Done || p == Canceled || p == Failed }
+
+// WindowState is the state of one window of the current round.
+type WindowState uint8
+
+const (
+	// Queued: dispatched, no result yet.
+	Queued WindowState = iota
+	// Stored: its result is stored, waiting for the windows before it to merge.
+	Stored
+	// Merging: a Merge action is out for it.
+	Merging
+	// Merged into the label files.
+	Merged
+	// Lost: it exhausted its deliveries; it is merged as a window that proved
+	// nothing (sound: an empty result changes no label) and listed in Job.Lost.
+	Lost
+	// LostMerging: the empty Merge action of a lost window is out.
+	LostMerging
+)
+
+// Job is the state of one job. Its fields are exported so that replicas can
+// snapshot and restore it; change it only through Apply.
+type Job struct {
+	Spec  protocol.JobSpec
+	Phase Phase
+	Err   string // why the job failed
+	// Round is the current round; Windows its plan (partition.RasterWindows with
+	// shift Round·Core/2) and State the state of each window, in plan order.
+	Round   int
+	Windows []partition.RasterWindow
+	State   []WindowState
+	// Dispatched says whether the round's tasks were dispatched.
+	Dispatched bool
+	// Next is the first window of the round not yet merged (the merge cursor).
+	Next int
+	// Pixels is Width·Height; Proven the pixels proven so far (fixed ones
+	// included), RoundStart its value when the round began.
+	Pixels, Proven, RoundStart int64
+	// Lost lists the windows that exhausted their deliveries, over all rounds.
+	Lost []WindowID
+	// Duplicates counts results that arrived for a window already stored (a
+	// redelivery, a second worker) or for another round; they are ignored.
+	Duplicates int
+	// Rounds is the number of rounds merged completely; WindowsTotal the windows
+	// dispatched over all rounds.
+	Rounds, WindowsTotal int
+}
+
+// WindowID names a window of a job.
+type WindowID struct{ Round, Window int }
+
+// Event is something that happened to a job: a result arrived, an action completed.
+type Event interface{ event() }
+
+// ResultStored: a worker's result for (Round, Window) is stored where a Merge action
+// can read it. Results of other rounds and repeated results are ignored.
+type ResultStored WindowID
+
+// DeliveriesExhausted: JetStream gave up on the task (Round, Window).
+type DeliveriesExhausted WindowID
+
+// MergeDone: the Merge action of (Round, Window) completed; Added pixels became
+// proven that were not before.
+type MergeDone struct {
+	WindowID
+	Added int64
+}
+
+// RoundPrepared: the PrepareRound action completed (the proven labels are copied to
+// where the round's windows condition on them).
+type RoundPrepared struct{ Round int }
+
+// OutputsWritten: the Finish action completed.
+type OutputsWritten struct{}
+
+// Cancel: a user cancelled the job.
+type Cancel struct{ Reason string }
+
+// Fail: an action failed in a way the job cannot recover from.
+type Fail struct{ Reason string }
+
+func (ResultStored) event()        {}
+func (DeliveriesExhausted) event() {}
+func (MergeDone) event()           {}
+func (RoundPrepared) event()       {}
+func (OutputsWritten) event()      {}
+func (Cancel) event()              {}
+func (Fail) event()                {}
+
+// Action is I/O the caller must perform for a job.
+type Action interface{ action() }
+
+// PrepareRound: make the proven labels the ones Round's windows condition on (copy
+// the persistent map to the round's fixed labels), then report RoundPrepared.
+type PrepareRound struct{ Round int }
+
+// Dispatch: publish the tasks of these windows of Round (in this order).
+type Dispatch struct {
+	Round   int
+	Windows []int
+}
+
+// Merge: merge the stored result of (Round, Window) into the label files, then
+// report MergeDone. Merges come in plan order; perform them in the order given.
+// Empty means the window has no result (it was lost): merge nothing, report
+// MergeDone with Added 0.
+type Merge struct {
+	WindowID
+	Empty bool
+}
+
+// Finish: write the outputs (the labels are final), then report OutputsWritten.
+type Finish struct{}
+
+// Purge: the job is cancelled or failed; remove its queued tasks.
+type Purge struct{}
+
+func (PrepareRound) action() {}
+func (Dispatch) action()     {}
+func (Merge) action()        {}
+func (Finish) action()       {}
+func (Purge) action()        {}
+
+// NewJob starts a job: proven is the number of pixels fixed before round 0 (the
+// evidence). The first actions prepare round 0.
+func NewJob(spec protocol.JobSpec, proven int64) (*Job, []Action) {
+	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven}
+	return j, j.startRound(0)
+}
+
+// startRound plans round r and asks for its preparation.
+func (j *Job) startRound(r int) []Action {
+	j.Round, j.Next, j.RoundStart, j.Dispatched = r, 0, j.Proven, false
+	s := j.Spec
+	j.Windows = partition.RasterWindows(s.Width, s.Height, s.Core, s.Halo, r*max(s.Core, 1)/2)
+	j.State = make([]WindowState, len(j.Windows))
+	return []Action{PrepareRound{Round: r}}
+}
+
+// Apply applies an event and returns the actions it calls for. Events that do not
+// fit the job's state (late, repeated, for another round, after the end) change
+// nothing but counters, so the caller may deliver at-least-once.
+func (j *Job) Apply(ev Event) []Action {
+	if j.Phase.Terminal() {
+		return nil
+	}
+	switch e := ev.(type) {
+	case Cancel:
+		j.Phase, j.Err = Canceled, e.Reason
+		return []Action{Purge{}}
+	case Fail:
+		j.Phase, j.Err = Failed, e.Reason
+		return []Action{Purge{}}
+	case OutputsWritten:
+		if j.Phase == Finishing {
+			j.Phase = Done
+		}
+		return nil
+	}
+	if j.Phase != Running {
+		return nil
+	}
+	switch e := ev.(type) {
+	case RoundPrepared:
+		if e.Round != j.Round || j.Dispatched {
+			return nil
+		}
+		all := make([]int, len(j.Windows))
+		for i := range all {
+			all[i] = i
+		}
+		j.Dispatched = true
+		j.WindowsTotal += len(all)
+		return []Action{Dispatch{Round: j.Round, Windows: all}}
+	case ResultStored:
+		if !j.current(WindowID(e)) || j.State[e.Window] != Queued {
+			j.Duplicates++
+			return nil
+		}
+		j.State[e.Window] = Stored
+		return j.merges()
+	case DeliveriesExhausted:
+		if !j.current(WindowID(e)) || j.State[e.Window] != Queued {
+			return nil
+		}
+		j.State[e.Window] = Lost
+		j.Lost = append(j.Lost, WindowID(e))
+		return j.merges()
+	case MergeDone:
+		if !j.current(e.WindowID) || e.Window != j.Next || (j.State[e.Window] != Merging && j.State[e.Window] != LostMerging) {
+			return nil
+		}
+		j.State[e.Window] = Merged
+		j.Proven += e.Added
+		j.Next++
+		if j.Next < len(j.Windows) {
+			return nil
+		}
+		return j.endRound()
+	}
+	return nil
+}
+
+func (j *Job) current(w WindowID) bool {
+	return w.Round == j.Round && w.Window >= 0 && w.Window < len(j.Windows)
+}
+
+// merges returns the Merge actions that became possible: the windows from the
+// cursor on whose results are stored (or lost), up to the first still queued. A
+// window whose merge is out is not asked again.
+func (j *Job) merges() []Action {
+	var out []Action
+	for i := j.Next; i < len(j.Windows); i++ {
+		switch j.State[i] {
+		case Stored:
+			j.State[i] = Merging
+			out = append(out, Merge{WindowID: WindowID{j.Round, i}})
+		case Lost:
+			j.State[i] = LostMerging
+			out = append(out, Merge{WindowID: WindowID{j.Round, i}, Empty: true})
+		case Queued: // later windows wait for it
+			return out
+		}
+	}
+	return out
+}
+
+// endRound decides, after the last merge of a round, whether to run another.
+func (j *Job) endRound() []Action {
+	j.Rounds++
+	if j.Proven == j.RoundStart || j.Rounds >= max(j.Spec.MaxRounds, 1) || j.Proven >= j.Pixels {
+		j.Phase = Finishing
+		return []Action{Finish{}}
+	}
+	return j.startRound(j.Round + 1)
+}
+
+// Status is a job's progress, for status pages and `partopt status`.
+type Status struct {
+	Job                    string
+	Phase                  string
+	Err                    string
+	Round, Rounds          int
+	Windows                int // of the current round
+	Merged, Stored, Queued int // windows of the current round by state
+	Lost                   int // windows lost over all rounds
+	Duplicates             int
+	Proven, Pixels         int64
+}
+
+// Status summarises the job.
+func (j *Job) Status() Status {
+	st := Status{Job: j.Spec.Job, Phase: j.Phase.String(), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
+		Windows: len(j.Windows), Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels}
+	for _, s := range j.State {
+		switch s {
+		case Queued:
+			st.Queued++
+		case Merged:
+			st.Merged++
+		default:
+			st.Stored++
+		}
+	}
+	return st
+}
