@@ -116,13 +116,7 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 	if in.ev != nil {
 		rep.Evidence, rep.Observed = in.ev.path, in.m.NumVars()-in.solved.NumVars()
 	}
-	fixed := provenLabels(in, res)
-	var ev uai.Evidence
-	for v, l := range fixed {
-		if l >= 0 {
-			ev.Vars, ev.Labels = append(ev.Vars, v), append(ev.Labels, l)
-		}
-	}
+	ev := evidenceOf(provenLabels(in, res.Persistent))
 	if err := removeStale(f.output, []string{certificateFile, persistentFile, labelsFile}); err != nil {
 		return internalError{err}
 	}
@@ -179,7 +173,7 @@ func (f *firstBound) Solve(ctx context.Context, p *model.Model, from *persistenc
 
 // provenLabels returns, per variable of the file's model, the label that the result
 // proves persistent or the evidence observes, and −1 elsewhere: persistent.evid.
-func provenLabels(in *problem, res *persistency.Result) []int {
+func provenLabels(in *problem, persistent []int) []int {
 	fixed := make([]int, in.m.NumVars())
 	for v := range fixed {
 		fixed[v] = -1
@@ -187,12 +181,23 @@ func provenLabels(in *problem, res *persistency.Result) []int {
 	if in.ev != nil {
 		copy(fixed, in.ev.fixed)
 	}
-	for i, l := range res.Persistent {
+	for i, l := range persistent {
 		if l >= 0 {
 			fixed[in.parentVar(i)] = l
 		}
 	}
 	return fixed
+}
+
+// evidenceOf lists the labels of fixed (−1: free) as UAI evidence.
+func evidenceOf(fixed []int) uai.Evidence {
+	var ev uai.Evidence
+	for v, l := range fixed {
+		if l >= 0 {
+			ev.Vars, ev.Labels = append(ev.Vars, v), append(ev.Labels, l)
+		}
+	}
+	return ev
 }
 
 // needsEnumeration says whether pbp must solve m by enumeration (factors of order > 2

@@ -101,7 +101,7 @@ func runVerify(cmd *cobra.Command, modelPath, dir string, noEvid bool) error {
 	if err != nil {
 		return notVerified("%s: %v", certPath, err)
 	}
-	want := provenLabels(in, res)
+	want := provenLabels(in, res.Persistent)
 	for v, l := range want {
 		switch got := fixed[v]; {
 		case got == l:

@@ -135,12 +135,7 @@ func runWindowed(cmd *cobra.Command, modelPath string, f solveFlags) error {
 			return internalError{err}
 		}
 		if in.ev != nil {
-			job.evPath = in.ev.path
-			for v, l := range in.ev.fixed {
-				if l >= 0 {
-					job.ev.Vars, job.ev.Labels = append(job.ev.Vars, v), append(job.ev.Labels, l)
-				}
-			}
+			job.evPath, job.ev = in.ev.path, evidenceOf(in.ev.fixed)
 		}
 		return runRaster(cmd, job, f, popt)
 	}
@@ -280,13 +275,7 @@ func runRaster(cmd *cobra.Command, job rasterJob, f solveFlags, popt persistency
 			}
 			rep.Energy = (*jsonFloat)(&e)
 		}
-		var ev uai.Evidence
-		for v, l := range proven {
-			if l >= 0 {
-				ev.Vars, ev.Labels = append(ev.Vars, v), append(ev.Labels, l)
-			}
-		}
-		if err := writeUAIOutputs(f.output, x, ev); err != nil {
+		if err := writeUAIOutputs(f.output, x, evidenceOf(proven)); err != nil {
 			return internalError{err}
 		}
 		rep.Outputs = append(rep.Outputs, labelsFile, persistentFile)
@@ -505,24 +494,7 @@ func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.
 	if in.ev != nil {
 		rep.Evidence, rep.Observed = in.ev.path, in.m.NumVars()-n
 	}
-	fixed := make([]int, in.m.NumVars())
-	for v := range fixed {
-		fixed[v] = -1
-	}
-	if in.ev != nil {
-		copy(fixed, in.ev.fixed)
-	}
-	for i, l := range res.Persistent {
-		if l >= 0 {
-			fixed[in.parentVar(i)] = l
-		}
-	}
-	var ev uai.Evidence
-	for v, l := range fixed {
-		if l >= 0 {
-			ev.Vars, ev.Labels = append(ev.Vars, v), append(ev.Labels, l)
-		}
-	}
+	ev := evidenceOf(provenLabels(in, res.Persistent))
 	if err := writeUAIOutputs(f.output, in.extend(res.Labeling), ev); err != nil {
 		return internalError{err}
 	}
