@@ -191,8 +191,9 @@ type WindowTask struct {
 	// Core tiles the raster; Nodes is the core plus the halo, clipped.
 	Core  Rect `msgpack:"c"`
 	Nodes Rect `msgpack:"n"`
-	// Fixed, if set, covers Nodes (the worker reads Nodes grown by 2 pixels,
-	// clipped to the raster, from it); nil when no label is fixed there.
+	// Fixed, if set, covers Nodes grown by 2 pixels, clipped to the raster (what
+	// the worker conditions on; Validate checks that it covers Nodes, the worker,
+	// which knows the raster, the rest); nil when no label is fixed there.
 	Fixed *Fixed `msgpack:"f,omitempty"`
 }
 
