@@ -4,10 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"math/bits"
 
+	"github.com/partopt/partopt/internal/header"
 	"github.com/partopt/partopt/model"
 )
 
@@ -60,7 +60,7 @@ func (m WeightMode) String() string {
 // checksum mismatches, truncation, values out of range.
 var ErrCorrupt = errors.New("corrupt grid file")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = header.Castagnoli
 
 // Header describes a grid model. The zero TileWidth and TileHeight mean DefaultTileSize.
 type Header struct {
@@ -242,11 +242,8 @@ type fixed struct {
 }
 
 func (f *fixed) encode() []byte {
-	b := make([]byte, HeaderSize)
+	b := header.New(Magic, Version, HeaderSize)
 	le := binary.LittleEndian
-	copy(b, Magic)
-	le.PutUint32(b[8:], Version)
-	le.PutUint32(b[12:], HeaderSize)
 	le.PutUint32(b[16:], uint32(f.h.Width))
 	le.PutUint32(b[20:], uint32(f.h.Height))
 	le.PutUint32(b[24:], uint32(f.h.Labels))
@@ -263,28 +260,15 @@ func (f *fixed) encode() []byte {
 	le.PutUint32(b[76:], f.indexCRC)
 	le.PutUint64(b[80:], f.indexOff)
 	le.PutUint64(b[88:], f.nTiles)
-	le.PutUint32(b[124:], crc32.Checksum(b[:124], castagnoli))
-	return b
+	return header.Seal(b)
 }
 
 // decodeHeader parses and checks the fixed header (not the table). Errors do not name
 // the file; the caller adds it.
 func decodeHeader(b []byte) (*fixed, error) {
 	le := binary.LittleEndian
-	if len(b) < HeaderSize {
-		return nil, fmt.Errorf("truncated header: %d bytes, want %d", len(b), HeaderSize)
-	}
-	if string(b[:8]) != Magic {
-		return nil, fmt.Errorf("bad magic %q, want %q (not a grid file)", b[:8], Magic)
-	}
-	if v := le.Uint32(b[8:]); v != Version {
-		return nil, fmt.Errorf("version %d, this reader supports %d", v, Version)
-	}
-	if got, want := crc32.Checksum(b[:124], castagnoli), le.Uint32(b[124:]); got != want {
-		return nil, fmt.Errorf("header checksum mismatch (CRC32C %08x, stored %08x)", got, want)
-	}
-	if s := le.Uint32(b[12:]); s != HeaderSize {
-		return nil, fmt.Errorf("header size %d, want %d", s, HeaderSize)
+	if err := header.Check(b, Magic, "grid file", Version, HeaderSize); err != nil {
+		return nil, err
 	}
 	if b[31] != 0 {
 		return nil, fmt.Errorf("reserved byte 31 is %d, want 0", b[31])

@@ -4,9 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"math/bits"
+
+	"github.com/partopt/partopt/internal/header"
 )
 
 // Magic is the first eight bytes of every label file.
@@ -35,7 +36,7 @@ const (
 // checksum mismatches, truncation, unfinished files, values out of range.
 var ErrCorrupt = errors.New("corrupt label file")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = header.Castagnoli
 
 // Kind says what the values mean.
 type Kind uint8
@@ -148,11 +149,8 @@ type fixed struct {
 }
 
 func (f *fixed) encode() []byte {
-	b := make([]byte, HeaderSize)
+	b := header.New(Magic, Version, HeaderSize)
 	le := binary.LittleEndian
-	copy(b, Magic)
-	le.PutUint32(b[8:], Version)
-	le.PutUint32(b[12:], HeaderSize)
 	le.PutUint32(b[16:], uint32(f.h.Width))
 	le.PutUint32(b[20:], uint32(f.h.Height))
 	le.PutUint32(b[24:], uint32(f.h.Labels))
@@ -163,28 +161,15 @@ func (f *fixed) encode() []byte {
 	le.PutUint64(b[40:], f.nTiles)
 	le.PutUint64(b[48:], f.indexOff)
 	le.PutUint32(b[56:], f.indexCRC)
-	le.PutUint32(b[60:], crc32.Checksum(b[:60], castagnoli))
-	return b
+	return header.Seal(b)
 }
 
 // decodeHeader parses and checks the fixed header. Errors do not name the file; the
 // caller adds it.
 func decodeHeader(b []byte) (*fixed, error) {
 	le := binary.LittleEndian
-	if len(b) < HeaderSize {
-		return nil, fmt.Errorf("truncated header: %d bytes, want %d", len(b), HeaderSize)
-	}
-	if string(b[:8]) != Magic {
-		return nil, fmt.Errorf("bad magic %q, want %q (not a label file)", b[:8], Magic)
-	}
-	if v := le.Uint32(b[8:]); v != Version {
-		return nil, fmt.Errorf("version %d, this reader supports %d", v, Version)
-	}
-	if got, want := crc32.Checksum(b[:60], castagnoli), le.Uint32(b[60:]); got != want {
-		return nil, fmt.Errorf("header checksum mismatch (CRC32C %08x, stored %08x)", got, want)
-	}
-	if s := le.Uint32(b[12:]); s != HeaderSize {
-		return nil, fmt.Errorf("header size %d, want %d", s, HeaderSize)
+	if err := header.Check(b, Magic, "label file", Version, HeaderSize); err != nil {
+		return nil, err
 	}
 	if b[30] != 0 || b[31] != 0 {
 		return nil, fmt.Errorf("reserved bytes 30..31 are %d %d, want 0", b[30], b[31])
