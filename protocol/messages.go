@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -47,11 +49,22 @@ func (r Rect) Validate() error {
 
 // ModelRef locates a job's model: a path on a filesystem that every worker
 // shares, or an object in ObjectBucket with its size and CRC32C (exactly one).
+// Name is the model file's base name, whose extension says its format (.grid, or
+// a UAI file, possibly .gz or .xz); it is required for an object.
 type ModelRef struct {
 	Path   string `msgpack:"p,omitempty"`
 	Object string `msgpack:"o,omitempty"`
 	Size   int64  `msgpack:"s,omitempty"`
 	CRC32C uint32 `msgpack:"c,omitempty"`
+	Name   string `msgpack:"n,omitempty"`
+}
+
+// FileName is Name, or the base name of Path.
+func (m ModelRef) FileName() string {
+	if m.Name != "" || m.Path == "" {
+		return m.Name
+	}
+	return filepath.Base(m.Path)
 }
 
 // Validate checks that exactly one of Path and Object is set.
@@ -63,6 +76,10 @@ func (m ModelRef) Validate() error {
 		return fmt.Errorf("model: path %q with an object size %d or CRC32C %08x", m.Path, m.Size, m.CRC32C)
 	case m.Object != "" && m.Size < 0:
 		return fmt.Errorf("model: object %q of negative size %d", m.Object, m.Size)
+	case m.Object != "" && m.Name == "":
+		return fmt.Errorf("model: object %q without a file name (its format)", m.Object)
+	case strings.ContainsAny(m.Name, "/\\") || m.Name == "." || m.Name == "..":
+		return fmt.Errorf("model: file name %q is not a base name", m.Name)
 	case m.Object != "":
 		return ValidateObject(m.Object)
 	}

@@ -14,7 +14,7 @@ func samples() map[string]Message {
 	fixedLabels := EncodeLabels(make([]int32, 24*20), 3)
 	return map[string]Message{
 		"JobSpec/path": JobSpec{
-			Job: "seg-01", Model: ModelRef{Path: "/data/models/cat.grid"},
+			Job: "seg-01", Model: ModelRef{Path: "/data/models/cat.grid", Name: "cat.grid"},
 			Width: 4096, Height: 3072, Labels: 8, Core: 512, Halo: 32, MaxRounds: 3,
 			Variant: VariantInvariant,
 			TRWS:    TRWSOptions{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5},
@@ -22,7 +22,7 @@ func samples() map[string]Message {
 			CreatedAt: time.Date(2207, 3, 4, 5, 6, 7, 890123456, time.UTC),
 		},
 		"JobSpec/object": JobSpec{
-			Job: "A_b-9", Model: ModelRef{Object: ModelObject("A_b-9"), Size: 1 << 40, CRC32C: 0xdeadbeef},
+			Job: "A_b-9", Model: ModelRef{Object: ModelObject("A_b-9"), Size: 1 << 40, CRC32C: 0xdeadbeef, Name: "seg.uai.gz"},
 			Width: MaxSide, Height: 1, Labels: MaxLabels, Core: 1, Halo: 0, MaxRounds: 1,
 			Variant: VariantOriginal,
 		},
@@ -137,7 +137,9 @@ func TestValidateRejects(t *testing.T) {
 		{"no model", with(func(s *JobSpec) { s.Model = ModelRef{} }), "exactly one"},
 		{"two models", with(func(s *JobSpec) { s.Model.Object = "x" }), "exactly one"},
 		{"path with size", with(func(s *JobSpec) { s.Model.Size = 3 }), "object size"},
-		{"bad object name", with(func(s *JobSpec) { s.Model = ModelRef{Object: "a b"} }), "object name"},
+		{"bad object name", with(func(s *JobSpec) { s.Model = ModelRef{Object: "a b", Name: "m.grid"} }), "object name"},
+		{"object without a name", with(func(s *JobSpec) { s.Model = ModelRef{Object: "o", Name: ""} }), "without a file name"},
+		{"name with a directory", with(func(s *JobSpec) { s.Model.Name = "../x.grid" }), "base name"},
 		{"empty raster", with(func(s *JobSpec) { s.Width = 0 }), "raster"},
 		{"huge raster", with(func(s *JobSpec) { s.Height = MaxSide + 1 }), "raster"},
 		{"no labels", with(func(s *JobSpec) { s.Labels = 0 }), "label count"},

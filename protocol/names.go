@@ -63,6 +63,18 @@ func ResultStreamSubjects() []string {
 	return []string{subjectPrefix + "result.>", subjectPrefix + "error.*"}
 }
 
+// CoordinatorConsumer is the durable pull consumer of StreamResults through
+// which the coordinator collects job's results and errors (ResultFilter and
+// ErrorSubject).
+func CoordinatorConsumer(job string) string { return ConsumerCoordinator + "-" + job }
+
+// MaxDeliveriesAdvisory is the subject on which JetStream reports a task of
+// StreamTasks that exhausted its deliveries to ConsumerWorkers (a JSON advisory
+// with the task's stream sequence).
+func MaxDeliveriesAdvisory() string {
+	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamTasks + "." + ConsumerWorkers
+}
+
 // MsgID is the Nats-Msg-Id header of a window's task and of its result, so that
 // JetStream drops a republished duplicate within the stream's duplicate window.
 func MsgID(job string, round, window int) string {
@@ -71,6 +83,14 @@ func MsgID(job string, round, window int) string {
 
 // JobSpecKey is the JobBucket key of job's JobSpec.
 func JobSpecKey(job string) string { return job + ".spec" }
+
+// JobStatusKey is the JobBucket key of job's latest status (JSON, written by the
+// coordinator), readable when no coordinator answers.
+func JobStatusKey(job string) string { return job + ".status" }
+
+// OutputObject is the ObjectBucket name of a finished job's output file name
+// (labels.plf, report.json, …), which `partopt fetch` downloads.
+func OutputObject(job, name string) string { return job + "/out/" + name }
 
 // ModelObject is the ObjectBucket name of job's uploaded model.
 func ModelObject(job string) string { return job + "/model" }

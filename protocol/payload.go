@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"hash"
 	"hash/crc32"
 )
 
@@ -72,3 +73,7 @@ func (p Payload) Verify(content []byte) error {
 	}
 	return nil
 }
+
+// NewCRC32C returns a hash computing CRC32C incrementally (of a file being
+// streamed).
+func NewCRC32C() hash.Hash32 { return crc32.New(castagnoli) }

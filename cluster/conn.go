@@ -1,0 +1,99 @@
+// Package cluster connects partopt's processes to NATS: the connection options
+// every command accepts (URL, credentials, TLS), an embedded NATS server with
+// JetStream for runs without a cluster, and the JetStream resources the
+// coordinator and the workers share (streams, consumers, object store, key-value
+// bucket, named in package protocol).
+//
+// A process connects and opens the resources once:
+//
+//	nc, err := cluster.Connect(cluster.ConnOptions{URL: "nats://host:4222", CredsFile: f}, "partopt-worker")
+//	res, err := cluster.Open(ctx, nc, cluster.DefaultConfig())
+//	// res.Tasks, res.Results, res.Workers, res.Objects, res.Jobs
+//
+// Open creates what is missing and leaves what exists, so every process may call
+// it, in any order. On one machine, StartEmbedded runs the server in-process:
+//
+//	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: tmp})
+//	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "partopt-run")
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// ConnOptions are how a process reaches NATS. At most one of CredsFile, NKeyFile,
+// Token and User/Password is used.
+type ConnOptions struct {
+	URL string // nats://host:port, several comma-separated for a cluster
+	// CredsFile is a JWT user credentials file; NKeyFile an nkey seed file.
+	CredsFile, NKeyFile string
+	Token               string
+	User, Password      string
+	// TLSCA verifies the server; TLSCert and TLSKey are a client certificate.
+	TLSCA, TLSCert, TLSKey string
+	// Server, when set, is an in-process server (StartEmbedded) reached without a
+	// socket; URL is then ignored.
+	Server *Embedded
+}
+
+// Connect opens a connection named name (it shows in the server's monitoring),
+// reconnecting for ever: a job outlives server restarts.
+func Connect(o ConnOptions, name string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
+	auth := 0
+	if o.CredsFile != "" {
+		auth++
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+	}
+	if o.NKeyFile != "" {
+		auth++
+		opt, err := nats.NkeyOptionFromSeed(o.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats: nkey seed file %s: %w", o.NKeyFile, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.Token != "" {
+		auth++
+		opts = append(opts, nats.Token(o.Token))
+	}
+	if o.User != "" || o.Password != "" {
+		auth++
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	if auth > 1 {
+		return nil, errors.New("nats: give one of credentials file, nkey file, token and user/password")
+	}
+	if o.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(o.TLSCA))
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, errors.New("nats: a TLS client certificate needs both the certificate and the key file")
+	}
+	if o.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	url := o.URL
+	if o.Server != nil {
+		opts = append(opts, nats.InProcessServer(o.Server.Server))
+		url = ""
+	} else if url == "" {
+		url = nats.DefaultURL
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("nats: connect to %s: %w", displayURL(url), err)
+	}
+	return nc, nil
+}
+
+func displayURL(u string) string {
+	if u == "" {
+		return "the embedded server"
+	}
+	return u
+}

@@ -1,0 +1,89 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// EmbeddedOptions configure an in-process NATS server.
+type EmbeddedOptions struct {
+	// Dir holds JetStream's files (required): a temporary directory for a
+	// one-off run, a kept one for a run that may resume.
+	Dir string
+	// Listen, when set, is a host:port where other processes (workers on other
+	// machines) can connect too; port 0 picks a free one. Empty: in-process only.
+	Listen string
+	// MaxPayload overrides the server's message size limit (default 1 MiB).
+	MaxPayload int32
+}
+
+// Embedded is a running in-process NATS server with JetStream.
+type Embedded struct {
+	Server *server.Server
+}
+
+// StartEmbedded starts a server and waits until it accepts connections.
+func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
+	if o.Dir == "" {
+		return nil, errors.New("nats: the embedded server needs a directory for JetStream")
+	}
+	opts := &server.Options{
+		ServerName: "partopt-embedded", JetStream: true, StoreDir: o.Dir,
+		NoLog: true, NoSigs: true, DontListen: o.Listen == "", MaxPayload: o.MaxPayload,
+		DisableJetStreamBanner: true,
+	}
+	if o.Listen != "" {
+		host, port, err := splitHostPort(o.Listen)
+		if err != nil {
+			return nil, err
+		}
+		opts.Host, opts.Port = host, port
+		if port == 0 {
+			opts.Port = server.RANDOM_PORT
+		}
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("nats: embedded server: %w", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		s.Shutdown()
+		return nil, errors.New("nats: the embedded server did not start within 30 s")
+	}
+	return &Embedded{Server: s}, nil
+}
+
+// URL is where other processes connect ("" when the server does not listen).
+func (e *Embedded) URL() string {
+	if e.Server.Addr() == nil {
+		return ""
+	}
+	return e.Server.ClientURL()
+}
+
+// Close shuts the server down and waits for it.
+func (e *Embedded) Close() {
+	e.Server.Shutdown()
+	e.Server.WaitForShutdown()
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("nats: listen address %q: want host:port", addr)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("nats: listen address %q: bad port", addr)
+	}
+	if host == "" {
+		host = "127.0.0.1" // never all interfaces unless asked
+	}
+	return host, port, nil
+}

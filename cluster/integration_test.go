@@ -1,0 +1,387 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
+	"github.com/partopt/partopt/worker"
+)
+
+// testConfig makes crashes cheap: a task without heartbeat is redelivered after
+// half a second.
+func testConfig() cluster.Config {
+	return cluster.Config{AckWait: 500 * time.Millisecond, MaxDeliver: 3, Duplicates: time.Minute, Memory: true}
+}
+
+// env is an embedded server and the raster job the tests run on it.
+type env struct {
+	t      *testing.T
+	srv    *cluster.Embedded
+	cfg    cluster.Config
+	raster partition.Raster
+	spec   protocol.JobSpec
+	log    *syncBuffer
+}
+
+func newEnv(t *testing.T, job string, w, h, k int, seed uint64) *env {
+	t.Helper()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), MaxPayload: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	m := random.PottsDenoising(random.New(seed), w, h, k, 0.9, 4, 1.3)
+	raster, err := partition.RasterOf(m, w, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := protocol.JobSpec{Job: job, Model: protocol.ModelRef{Path: "/nowhere/model.uai"}, Width: w, Height: h, Labels: k,
+		Core: 12, Halo: 3, MaxRounds: 3, Variant: protocol.VariantInvariant}
+	return &env{t: t, srv: srv, cfg: testConfig(), raster: raster, spec: spec, log: &syncBuffer{}}
+}
+
+// connect opens a process's own connection and resources.
+func (e *env) connect(name string) (*cluster.Resources, func()) {
+	e.t.Helper()
+	nc, err := cluster.Connect(cluster.ConnOptions{Server: e.srv}, name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res, err := cluster.Open(context.Background(), nc, e.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res, nc.Close
+}
+
+func (e *env) logger() *slog.Logger { return slog.New(slog.NewTextHandler(e.log, nil)) }
+
+// local is the windowed solve on one machine: what every distributed run must give.
+func (e *env) local() (*partition.MemStore, *partition.MemStore) {
+	w, h := e.spec.Width, e.spec.Height
+	pers, lab := partition.NewMemStore(w, h), partition.NewMemStore(w, h)
+	_, err := partition.SolveRaster(context.Background(), e.raster, pers, lab, partition.NewMemStore(w, h),
+		partition.RasterOptions{Core: e.spec.Core, Halo: e.spec.Halo, MaxRounds: e.spec.MaxRounds, Persistency: e.spec.Persistency()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return pers, lab
+}
+
+// worker starts a worker process with its own connection; stop ends it
+// gracefully, kill drops its connection first (a crash: no ack, no nak).
+type testWorker struct {
+	stats  worker.Stats
+	cancel context.CancelFunc
+	close  func()
+	done   chan struct{}
+}
+
+func (e *env) startWorker(id string, slots int, onTask func(protocol.WindowTask)) *testWorker {
+	res, closeConn := e.connect(id)
+	ctx, cancel := context.WithCancel(context.Background())
+	tw := &testWorker{cancel: cancel, close: closeConn, done: make(chan struct{})}
+	models := func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) { return e.raster, nil, nil }
+	go func() {
+		defer close(tw.done)
+		worker.Serve(ctx, res, worker.Options{ID: id, Slots: slots, Models: models, Log: e.logger(), OnTask: onTask}, &tw.stats)
+	}()
+	e.t.Cleanup(tw.stop)
+	return tw
+}
+
+func (tw *testWorker) stop() {
+	tw.cancel()
+	<-tw.done
+	tw.close()
+}
+
+func (tw *testWorker) kill() {
+	tw.close()
+	tw.cancel()
+}
+
+// run runs the job's coordinator to its end and returns the stores and summary.
+func (e *env) run(ctx context.Context) (*partition.MemStore, *partition.MemStore, coordinator.Summary, error) {
+	res, closeConn := e.connect("coordinator")
+	defer closeConn()
+	w, h := e.spec.Width, e.spec.Height
+	pers, lab := partition.NewMemStore(w, h), partition.NewMemStore(w, h)
+	r, err := coordinator.NewRunner(res, e.spec, 0, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
+		coordinator.RunOptions{Log: e.logger()})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	sum, err := r.Run(ctx)
+	return pers, lab, sum, err
+}
+
+func (e *env) mustRun() (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pers, lab, sum, err := e.run(ctx)
+	if err != nil {
+		e.t.Fatalf("%v\nlog:\n%s", err, e.log.String())
+	}
+	return pers, lab, sum
+}
+
+func (e *env) sameAsLocal(pers, lab *partition.MemStore) {
+	e.t.Helper()
+	wantP, wantL := e.local()
+	if !reflect.DeepEqual(pers.Values, wantP.Values) || !reflect.DeepEqual(lab.Values, wantL.Values) {
+		e.t.Fatalf("distributed labels differ from the local windowed solve\nlog:\n%s", e.log.String())
+	}
+}
+
+// TestDistributedRunEqualsLocalSolve: a multi-window, multi-round job over several
+// workers gives exactly the labels of partition.SolveRaster.
+func TestDistributedRunEqualsLocalSolve(t *testing.T) {
+	e := newEnv(t, "equal", 50, 40, 3, 1)
+	for i := range 3 {
+		e.startWorker(fmt.Sprintf("w%d", i), 2, nil)
+	}
+	pers, lab, sum := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	if sum.Phase != "done" || sum.Rounds < 2 || sum.Lost != 0 || sum.Dispatched == 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	if len(sum.Workers) < 2 {
+		t.Errorf("results came from %d workers, want several: %v", len(sum.Workers), sum.Workers)
+	}
+}
+
+// TestKilledWorkerTaskIsRedelivered: a worker that dies mid-task (no ack, no nak)
+// costs its task's ack wait; another worker solves it and the result is the same.
+func TestKilledWorkerTaskIsRedelivered(t *testing.T) {
+	e := newEnv(t, "kill", 40, 30, 3, 2)
+	var victim *testWorker
+	var once sync.Once
+	killed := make(chan struct{})
+	victim = e.startWorker("victim", 1, func(protocol.WindowTask) {
+		once.Do(func() { victim.kill(); close(killed) })
+	})
+	go func() { // the survivor starts after the kill, so the victim surely took a task
+		<-killed
+		e.startWorker("survivor", 2, nil)
+	}()
+	pers, lab, sum := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	if victim.stats.Solved.Load() != 0 || sum.Workers["victim"].Windows != 0 {
+		t.Fatalf("the killed worker answered: %+v", sum.Workers)
+	}
+}
+
+// TestDuplicateResultsAreIgnored: a result published again with the same
+// Nats-Msg-Id is dropped by JetStream; one published again under another id (after
+// the duplicate window) reaches the coordinator, which ignores it.
+func TestDuplicateResultsAreIgnored(t *testing.T) {
+	e := newEnv(t, "dup", 40, 30, 3, 3)
+	res, closeConn := e.connect("duplicator")
+	defer closeConn()
+	// Same id: JetStream keeps one.
+	data, err := protocol.Marshal(protocol.Error{Job: "dup", Round: -1, Window: -1, Message: "probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 2 {
+		ack, err := res.JS.Publish(ctx, protocol.ErrorSubject("other"), data, jetstream.WithMsgID("probe-id"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ack.Duplicate != (i == 1) {
+			t.Fatalf("publish %d: duplicate %v", i, ack.Duplicate)
+		}
+	}
+	// Every result published twice more under fresh ids.
+	var copies sync.WaitGroup
+	sub, err := res.Conn.Subscribe("partopt.result.dup.>", func(m *nats.Msg) {
+		if m.Header.Get("Nats-Msg-Id") == "" {
+			return // a copy
+		}
+		copies.Go(func() { res.Conn.Publish(m.Subject, m.Data) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	e.startWorker("w", 2, nil)
+	pers, lab, sum := e.mustRun()
+	copies.Wait()
+	e.sameAsLocal(pers, lab)
+	if sum.Duplicates == 0 {
+		t.Fatalf("no duplicate reached the coordinator: %+v", sum)
+	}
+}
+
+// TestBadMessagesAreRejectedAndServingGoesOn: malformed, oversized and
+// wrong-version tasks and results are rejected with a logged error; the worker
+// and the coordinator go on and the job's result is unchanged.
+func TestBadMessagesAreRejectedAndServingGoesOn(t *testing.T) {
+	e := newEnv(t, "bad", 40, 30, 3, 4)
+	res, closeConn := e.connect("attacker")
+	defer closeConn()
+	good, err := protocol.Marshal(protocol.WindowTask{Job: "bad", Round: 0, Window: 0, Core: protocol.Rect{W: 1, H: 1}, Nodes: protocol.Rect{W: 1, H: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongVersion := append([]byte(nil), good...)
+	wrongVersion[len(protocol.Magic)+1]++
+	oversized := append(append([]byte(nil), good...), make([]byte, protocol.MaxMessageBytes)...)
+	bad := [][]byte{[]byte("not a message"), wrongVersion, oversized, good[:len(good)-3]}
+	ctx := context.Background()
+	for i, data := range bad {
+		if _, err := res.JS.Publish(ctx, protocol.TaskSubject("bad"), data); err != nil {
+			t.Fatalf("bad task %d: %v", i, err)
+		}
+		if _, err := res.JS.Publish(ctx, protocol.ResultSubject("bad", 0, 10000+i), data); err != nil {
+			t.Fatalf("bad result %d: %v", i, err)
+		}
+	}
+	w := e.startWorker("w", 1, nil)
+	pers, lab, sum := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	if got := w.stats.Rejected.Load(); got != int64(len(bad)) {
+		t.Errorf("worker rejected %d tasks, want %d", got, len(bad))
+	}
+	if sum.Rejected != len(bad) {
+		t.Errorf("coordinator rejected %d results, want %d", sum.Rejected, len(bad))
+	}
+	for _, want := range []string{"rejected task message", "rejected result message", "message too large", "version", "malformed"} {
+		if !strings.Contains(e.log.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, e.log.String())
+		}
+	}
+}
+
+// TestWorkerJoiningMidJobTakesWork: a worker started while a job runs gets tasks.
+func TestWorkerJoiningMidJobTakesWork(t *testing.T) {
+	e := newEnv(t, "join", 60, 48, 3, 5)
+	started := make(chan struct{}, 1000)
+	e.startWorker("early", 1, func(protocol.WindowTask) {
+		started <- struct{}{}
+		time.Sleep(30 * time.Millisecond) // a slow machine
+	})
+	go func() {
+		<-started
+		<-started
+		e.startWorker("late", 2, nil)
+	}()
+	pers, lab, sum := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	if sum.Workers["late"].Windows == 0 || sum.Workers["early"].Windows == 0 {
+		t.Fatalf("windows per worker %v: want both", sum.Workers)
+	}
+}
+
+// TestLostWindowIsReportedNotHidden: a task no worker ever acks exhausts its
+// deliveries (JetStream's advisory); the coordinator lists the window as lost,
+// merges it as proving nothing and finishes.
+func TestLostWindowIsReportedNotHidden(t *testing.T) {
+	e := newEnv(t, "lost", 40, 30, 3, 6)
+	e.cfg.MaxDeliver = 2
+	res, closeConn := e.connect("black-hole")
+	defer closeConn()
+	// A worker that solves every task but round 0's window 3, which it takes
+	// whenever delivered and never answers.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for m := range batch.Messages() {
+				task, err := protocol.Decode[protocol.WindowTask](m.Data(), protocol.MaxMessageBytes)
+				if err != nil || task.Round == 0 && task.Window == 3 {
+					continue
+				}
+				out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "black-hole")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				data, _ := protocol.Marshal(out)
+				res.JS.Publish(ctx, protocol.ResultSubject(task.Job, task.Round, task.Window), data)
+				m.Ack()
+			}
+		}
+	}()
+	_, _, sum := e.mustRun()
+	e.checkLost(sum, "no result after 2 deliveries")
+}
+
+// TestFailingWindowIsReportedAsLost: a window whose solve fails on every delivery
+// is reported by the worker on its last one; the coordinator lists it as lost
+// with the worker's reason and finishes.
+func TestFailingWindowIsReportedAsLost(t *testing.T) {
+	e := newEnv(t, "fail", 40, 30, 3, 7)
+	var poisoned sync.Map // slot → whether its task is round 0's window 3 (one slot)
+	good := e.raster.Window
+	e.raster.Window = func(x0, y0, w, h int) (*model.Model, error) {
+		if v, _ := poisoned.Load(0); v == true {
+			return nil, errors.New("disk on fire")
+		}
+		return good(x0, y0, w, h)
+	}
+	e.startWorker("w", 1, func(task protocol.WindowTask) { poisoned.Store(0, task.Round == 0 && task.Window == 3) })
+	pers, _, sum := e.mustRun()
+	e.checkLost(sum, "disk on fire")
+	e.raster.Window = good
+	wantP, _ := e.local()
+	// The optimum of a random real-valued model is unique, so labels proven by
+	// both runs agree.
+	for i, p := range pers.Values {
+		if p != 0 && wantP.Values[i] != 0 && p != wantP.Values[i] {
+			t.Fatalf("pixel %d proven %d, the local solve proved %d", i, p-1, wantP.Values[i]-1)
+		}
+	}
+}
+
+func (e *env) checkLost(sum coordinator.Summary, reason string) {
+	e.t.Helper()
+	if sum.Phase != "done" || sum.Lost != 1 || len(sum.LostWindows) != 1 || sum.LostWindows[0] != (coordinator.WindowID{Round: 0, Window: 3}) {
+		e.t.Fatalf("phase %s, lost %d %v, want done with window 0/3 lost\nlog:\n%s", sum.Phase, sum.Lost, sum.LostWindows, e.log.String())
+	}
+	if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0], "window 0/3") || !strings.Contains(sum.Errors[0], reason) {
+		e.t.Fatalf("errors %q: want window 0/3's reason %q", sum.Errors, reason)
+	}
+}
+
+// syncBuffer is a log sink written from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

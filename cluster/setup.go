@@ -1,0 +1,122 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/protocol"
+)
+
+// Config sizes the shared JetStream resources.
+type Config struct {
+	// AckWait is how long a task may go without an ack or a heartbeat before
+	// JetStream redelivers it (a worker heartbeats every AckWait/3): the time a
+	// crashed worker costs.
+	AckWait time.Duration
+	// MaxDeliver is how many times a task is delivered before it is reported
+	// lost (a window that crashes every worker must not crash them all).
+	MaxDeliver int
+	// Duplicates is the window within which a republished task or result with
+	// the same Nats-Msg-Id is dropped.
+	Duplicates time.Duration
+	// Memory keeps the streams in memory instead of on disk (tests).
+	Memory bool
+}
+
+// DefaultConfig is the configuration of a production cluster.
+func DefaultConfig() Config {
+	return Config{AckWait: 30 * time.Second, MaxDeliver: 4, Duplicates: 2 * time.Minute}
+}
+
+// Resources are the JetStream resources of partopt, opened by Open.
+type Resources struct {
+	Conn    *nats.Conn
+	JS      jetstream.JetStream
+	Tasks   jetstream.Stream   // protocol.StreamTasks, a work queue
+	Results jetstream.Stream   // protocol.StreamResults
+	Workers jetstream.Consumer // protocol.ConsumerWorkers, shared by every worker
+	Objects jetstream.ObjectStore
+	Jobs    jetstream.KeyValue
+	Config  Config
+}
+
+// Open creates the streams, the workers' consumer, the object store and the
+// key-value bucket where missing and returns them. An existing consumer keeps
+// its configuration unless it differs, in which case it is updated.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
+	if cfg.AckWait <= 0 || cfg.MaxDeliver < 1 || cfg.Duplicates <= 0 {
+		return nil, fmt.Errorf("nats: config %+v: want positive ack wait, max deliveries and duplicate window", cfg)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	storage := jetstream.FileStorage
+	if cfg.Memory {
+		storage = jetstream.MemoryStorage
+	}
+	r := &Resources{Conn: nc, JS: js, Config: cfg}
+	maxMsg := int32(min(nc.MaxPayload(), 1<<31-1))
+	if r.Tasks, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: protocol.StreamTasks, Subjects: protocol.TaskStreamSubjects(),
+		Retention: jetstream.WorkQueuePolicy, Storage: storage, Duplicates: cfg.Duplicates,
+		MaxMsgSize: maxMsg,
+	}); err != nil {
+		return nil, fmt.Errorf("nats: stream %s: %w", protocol.StreamTasks, err)
+	}
+	// One message per result subject (job, round, window): a result published
+	// again after the duplicate window replaces the first, never piles up.
+	if r.Results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: protocol.StreamResults, Subjects: protocol.ResultStreamSubjects(),
+		Retention: jetstream.LimitsPolicy, Storage: storage, Duplicates: cfg.Duplicates,
+		MaxMsgsPerSubject: 1, MaxMsgSize: maxMsg,
+	}); err != nil {
+		return nil, fmt.Errorf("nats: stream %s: %w", protocol.StreamResults, err)
+	}
+	if r.Workers, err = r.Tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: protocol.ConsumerWorkers, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: -1,
+		MaxWaiting: 4096,
+	}); err != nil {
+		return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
+	}
+	objCfg := jetstream.ObjectStoreConfig{Bucket: protocol.ObjectBucket, Storage: storage}
+	if r.Objects, err = js.CreateOrUpdateObjectStore(ctx, objCfg); err != nil {
+		return nil, fmt.Errorf("nats: object store %s: %w", protocol.ObjectBucket, err)
+	}
+	kvCfg := jetstream.KeyValueConfig{Bucket: protocol.JobBucket, Storage: storage, History: 1}
+	if r.Jobs, err = js.CreateOrUpdateKeyValue(ctx, kvCfg); err != nil {
+		return nil, fmt.Errorf("nats: key-value bucket %s: %w", protocol.JobBucket, err)
+	}
+	return r, nil
+}
+
+// JobSpec reads a job's spec from the Jobs bucket.
+func (r *Resources) JobSpec(ctx context.Context, job string) (protocol.JobSpec, error) {
+	e, err := r.Jobs.Get(ctx, protocol.JobSpecKey(job))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return protocol.JobSpec{}, fmt.Errorf("job %s: no such job", job)
+	}
+	if err != nil {
+		return protocol.JobSpec{}, fmt.Errorf("job %s: %w", job, err)
+	}
+	spec, err := protocol.Decode[protocol.JobSpec](e.Value(), protocol.MaxMessageBytes)
+	if err != nil {
+		return spec, fmt.Errorf("job %s: stored spec: %w", job, err)
+	}
+	return spec, nil
+}
+
+// PutJobSpec stores a job's spec (validated) in the Jobs bucket.
+func (r *Resources) PutJobSpec(ctx context.Context, spec protocol.JobSpec) error {
+	data, err := protocol.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	_, err = r.Jobs.Put(ctx, protocol.JobSpecKey(spec.Job), data)
+	return err
+}

@@ -1,0 +1,626 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
+)
+
+// Stores are a job's labels (see partition.SolveRaster): Persistent holds label+1
+// of proven pixels (the evidence before the job starts), Labeling receives the
+// labeling, Scratch the labels fixed before the current round.
+type Stores struct{ Persistent, Labeling, Scratch partition.Store }
+
+// RunOptions configure a Runner.
+type RunOptions struct {
+	Log     *slog.Logger
+	Metrics *Metrics // nil: not exported
+	// Finish writes the outputs once the labels are final (Labeling holds the
+	// proven labels where proven).
+	Finish func(ctx context.Context, s Summary) error
+	// CacheBytes bounds the decoded results held until their merge; beyond it a
+	// result is read again from the results stream when its turn comes.
+	CacheBytes int64
+	// MaxMessage is the largest result message accepted (default
+	// protocol.MaxMessageBytes).
+	MaxMessage int
+}
+
+// Summary is a job's status with the totals a report needs.
+type Summary struct {
+	Status
+	InFlight          int   // tasks dispatched and not answered in this round
+	Dispatched        int   // tasks published over all rounds
+	Skipped           int   // windows not dispatched: nothing free in them
+	Solved            int   // windows whose result had a free variable
+	MaxWindowVars     int   // largest window model
+	WindowSeconds     float64
+	PruningIterations int
+	SolverIterations  int
+	Rejected          int // result messages rejected
+	Workers           map[string]WorkerSeen
+	Errors            []string // the latest permanent errors reported by workers
+	LostWindows       []WindowID
+	Started, Updated  time.Time
+}
+
+// WorkerSeen is what the coordinator knows of a worker: the results it sent.
+type WorkerSeen struct {
+	Windows  int       `json:"windows"`
+	LastSeen time.Time `json:"last_seen"`
+}
+
+// Runner drives one Job over NATS: it publishes the tasks, collects results and
+// errors through the job's own durable consumer, watches for tasks that exhausted
+// their deliveries, merges results in plan order into the Stores and calls Finish.
+// All of Job's actions are performed on one goroutine, in order.
+type Runner struct {
+	res    *cluster.Resources
+	spec   protocol.JobSpec
+	job    *Job
+	queue  []Action
+	stores Stores
+	opt    RunOptions
+	log    *slog.Logger
+	m      *Metrics
+
+	// Per round: windows not dispatched (no free node, merged as empty), the
+	// arrived results (decoded while the cache has room) and their stream
+	// sequences.
+	skipped map[int]bool
+	cached  map[int]*partition.WindowResult
+	seqs    map[int]uint64
+	objects map[int]string // result objects to delete after the merge
+	cache   int64
+
+	mu  sync.Mutex // guards sum
+	sum Summary
+}
+
+// NewRunner prepares a job; proven is the number of pixels fixed in
+// stores.Persistent before round 0.
+func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stores Stores, opt RunOptions) (*Runner, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Log == nil {
+		opt.Log = slog.Default()
+	}
+	if opt.Metrics == nil {
+		opt.Metrics = noMetrics()
+	}
+	if opt.CacheBytes == 0 {
+		opt.CacheBytes = 512 << 20
+	}
+	if opt.MaxMessage <= 0 {
+		opt.MaxMessage = protocol.MaxMessageBytes
+	}
+	job, actions := NewJob(spec, proven)
+	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, opt: opt,
+		log: opt.Log.With("job", spec.Job), m: opt.Metrics}
+	r.sum.Workers = map[string]WorkerSeen{}
+	r.sum.Started = time.Now()
+	r.snapshot()
+	return r, nil
+}
+
+// Summary returns the job's latest status (safe from any goroutine).
+func (r *Runner) Summary() Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sum
+	s.Workers = make(map[string]WorkerSeen, len(r.sum.Workers))
+	for k, v := range r.sum.Workers {
+		s.Workers[k] = v
+	}
+	s.Errors = append([]string(nil), r.sum.Errors...)
+	s.LostWindows = append([]WindowID(nil), r.sum.LostWindows...)
+	return s
+}
+
+// Run runs the job to its end: done, cancelled (Cancel on its cancel subject) or
+// failed. It returns when the job is terminal, or with ctx's error when ctx ends
+// first; the job's tasks and results then stay in JetStream.
+func (r *Runner) Run(ctx context.Context) (Summary, error) {
+	if err := r.res.PutJobSpec(ctx, r.spec); err != nil {
+		return r.Summary(), fmt.Errorf("storing the job spec: %w", err)
+	}
+	cons, err := r.res.Results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        protocol.CoordinatorConsumer(r.spec.Job),
+		FilterSubjects: []string{protocol.ResultFilter(r.spec.Job), protocol.ErrorSubject(r.spec.Job)},
+		AckPolicy:      jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxAckPending: -1,
+	})
+	if err != nil {
+		return r.Summary(), fmt.Errorf("results consumer: %w", err)
+	}
+	iter, err := cons.Messages(jetstream.PullMaxMessages(256))
+	if err != nil {
+		return r.Summary(), err
+	}
+	msgs := make(chan jetstream.Msg, 256)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := iter.Next()
+			if err != nil {
+				return // iter.Stop
+			}
+			msgs <- m
+		}
+	}()
+	defer iter.Stop()
+
+	nc := r.res.Conn
+	advisories := make(chan *nats.Msg, 1024)
+	cancels := make(chan *nats.Msg, 16)
+	var subs []*nats.Subscription
+	defer func() {
+		for _, s := range subs {
+			s.Unsubscribe()
+		}
+	}()
+	for _, sub := range []struct {
+		subject string
+		ch      chan *nats.Msg
+	}{{protocol.MaxDeliveriesAdvisory(), advisories}, {protocol.CancelSubject(r.spec.Job), cancels}} {
+		s, err := nc.ChanSubscribe(sub.subject, sub.ch)
+		if err != nil {
+			return r.Summary(), err
+		}
+		subs = append(subs, s)
+	}
+	s, err := nc.Subscribe(protocol.StatusSubject(r.spec.Job), func(m *nats.Msg) {
+		data, _ := json.Marshal(r.Summary())
+		m.Respond(data)
+	})
+	if err != nil {
+		return r.Summary(), err
+	}
+	subs = append(subs, s)
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if err := r.perform(ctx); err != nil {
+			if ctx.Err() != nil {
+				return r.Summary(), ctx.Err() // stopped, not failed: the job can resume
+			}
+			r.apply(Fail{Reason: err.Error()})
+			r.perform(ctx) // the purge
+		}
+		if r.job.Phase.Terminal() {
+			r.cleanup(ctx)
+			r.publishStatus(ctx)
+			sum := r.Summary()
+			if r.job.Phase != Done {
+				return sum, fmt.Errorf("job %s %s: %s", r.spec.Job, r.job.Phase, r.job.Err)
+			}
+			return sum, nil
+		}
+		select {
+		case <-ctx.Done():
+			r.publishStatus(context.WithoutCancel(ctx))
+			return r.Summary(), ctx.Err()
+		case m, ok := <-msgs:
+			if !ok {
+				return r.Summary(), errors.New("the results consumer stopped")
+			}
+			r.onResult(ctx, m)
+		case m := <-advisories:
+			r.onAdvisory(ctx, m)
+		case m := <-cancels:
+			c, err := protocol.Decode[protocol.Cancel](m.Data, protocol.MaxMessageBytes)
+			if err != nil || c.Job != r.spec.Job {
+				r.log.Error("rejected cancel message", "err", err)
+				continue
+			}
+			r.log.Info("job cancelled", "reason", c.Reason)
+			r.apply(Cancel{Reason: "cancelled: " + c.Reason})
+			m.Respond([]byte("ok"))
+		case <-tick.C:
+			r.publishStatus(ctx)
+		}
+	}
+}
+
+// apply feeds an event to the job and queues its actions.
+func (r *Runner) apply(ev Event) {
+	r.queue = append(r.queue, r.job.Apply(ev)...)
+}
+
+// perform carries out the queued actions (and those they lead to) in order.
+func (r *Runner) perform(ctx context.Context) error {
+	for len(r.queue) > 0 {
+		a := r.queue[0]
+		r.queue = r.queue[1:]
+		if err := r.do(ctx, a); err != nil {
+			return err
+		}
+	}
+	r.snapshot()
+	return nil
+}
+
+func (r *Runner) do(ctx context.Context, a Action) error {
+	w, h := r.spec.Width, r.spec.Height
+	switch a := a.(type) {
+	case PrepareRound:
+		if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
+			return fmt.Errorf("preparing round %d: %w", a.Round, err)
+		}
+		r.skipped, r.cached, r.seqs, r.objects, r.cache = map[int]bool{}, map[int]*partition.WindowResult{}, map[int]uint64{}, map[int]string{}, 0
+		r.apply(RoundPrepared{Round: a.Round})
+	case Dispatch:
+		return r.dispatch(ctx, a)
+	case Merge:
+		return r.merge(ctx, a)
+	case Finish:
+		if err := partition.OverrideLabels(r.stores.Labeling, r.stores.Persistent, w, h); err != nil {
+			return err
+		}
+		r.snapshot()
+		if r.opt.Finish != nil {
+			if err := r.opt.Finish(ctx, r.Summary()); err != nil {
+				return fmt.Errorf("writing the outputs: %w", err)
+			}
+		}
+		r.apply(OutputsWritten{})
+	case Purge:
+		if err := r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.TaskSubject(r.spec.Job))); err != nil {
+			r.log.Warn("purging the job's tasks", "err", err)
+		}
+	}
+	return nil
+}
+
+// dispatch publishes the round's tasks, each with the fixed labels around its
+// window. A window whose nodes are all fixed is not sent: it is merged as empty,
+// as SolveWindow would answer it.
+func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
+	var futures []jetstream.PubAckFuture
+	for _, i := range a.Windows {
+		win := r.job.Windows[i]
+		task := protocol.WindowTask{Job: r.spec.Job, Round: a.Round, Window: i, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
+		fixed, content, free, err := r.fixed(task)
+		if err != nil {
+			return err
+		}
+		if !free {
+			r.skipped[i] = true
+			r.sum.Skipped++
+			r.m.Skipped.Inc()
+			r.apply(ResultStored{Round: a.Round, Window: i})
+			continue
+		}
+		if fixed != nil && fixed.Data.Object != "" {
+			if _, err := r.res.Objects.PutBytes(ctx, fixed.Data.Object, content); err != nil {
+				return fmt.Errorf("storing fixed labels %s: %w", fixed.Data.Object, err)
+			}
+		}
+		task.Fixed = fixed
+		data, err := protocol.Marshal(task)
+		if err != nil {
+			return err
+		}
+		f, err := r.res.JS.PublishAsync(protocol.TaskSubject(r.spec.Job), data, jetstream.WithMsgID(protocol.MsgID(r.spec.Job, a.Round, i)))
+		if err != nil {
+			return fmt.Errorf("publishing task %d: %w", i, err)
+		}
+		futures = append(futures, f)
+		r.sum.Dispatched++
+		r.m.Dispatched.Inc()
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("publishing a task: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r.log.Info("round dispatched", "round", a.Round, "windows", len(a.Windows), "tasks", len(futures))
+	return nil
+}
+
+// fixed reads the labels fixed around a task's window (its nodes grown by two
+// pixels, what SolveWindow conditions on), with their content for the object
+// store, and says whether a node is free.
+func (r *Runner) fixed(task protocol.WindowTask) (*protocol.Fixed, []byte, bool, error) {
+	n := task.Nodes
+	e := protocol.Rect{X0: max(n.X0-2, 0), Y0: max(n.Y0-2, 0)}
+	e.W, e.H = min(n.X0+n.W+2, r.spec.Width)-e.X0, min(n.Y0+n.H+2, r.spec.Height)-e.Y0
+	vals := make([]int32, e.Pixels())
+	if err := r.stores.Scratch.ReadRect(e.X0, e.Y0, e.W, e.H, vals); err != nil {
+		return nil, nil, false, err
+	}
+	free, any := false, false
+	for i, v := range vals {
+		if v != 0 {
+			any = true
+			continue
+		}
+		if x, y := e.X0+i%e.W, e.Y0+i/e.W; x >= n.X0 && x < n.X0+n.W && y >= n.Y0 && y < n.Y0+n.H {
+			free = true
+		}
+	}
+	if !free || !any {
+		return nil, nil, free, nil
+	}
+	labels := protocol.EncodeLabels(vals, r.spec.Labels)
+	f := protocol.NewFixed(e, labels, protocol.FixedObject(task.Job, task.Round, task.Window))
+	return &f, labels.Data, true, nil
+}
+
+// onResult handles a message of the job's results consumer: a result, a result
+// reference or a worker's error.
+func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
+	msg, err := protocol.Unmarshal(m.Data(), r.opt.MaxMessage)
+	if err != nil {
+		r.reject(m, "", err)
+		return
+	}
+	var res protocol.WindowResult
+	objName := ""
+	switch v := msg.(type) {
+	case protocol.WindowResult:
+		res = v
+	case protocol.ResultRef:
+		if v.Job != r.spec.Job {
+			r.reject(m, "a result reference of another job", nil)
+			return
+		}
+		data, err := r.res.Objects.GetBytes(ctx, v.Result.Object)
+		if err == nil {
+			err = v.Result.Verify(data)
+		}
+		if err == nil {
+			res, err = protocol.Decode[protocol.WindowResult](data, int(v.Result.Size))
+		}
+		if err != nil {
+			r.reject(m, "result object "+v.Result.Object, err)
+			r.lose(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d: unreadable result object: %v", v.Round, v.Window, err))
+			return
+		}
+		objName = v.Result.Object
+	case protocol.Error:
+		m.Ack()
+		r.log.Error("worker reported an error", "worker", v.Worker, "round", v.Round, "window", v.Window, "permanent", v.Permanent, "err", v.Message)
+		if v.Permanent && v.Window >= 0 {
+			r.lose(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d on %s: %s", v.Round, v.Window, v.Worker, v.Message))
+		}
+		return
+	default:
+		r.reject(m, fmt.Sprintf("a %T on the results subject", msg), nil)
+		return
+	}
+	id := WindowID{res.Round, res.Window}
+	if res.Job != r.spec.Job {
+		r.reject(m, "a result of another job", nil)
+		return
+	}
+	if !r.job.current(id) || r.job.State[id.Window] != Queued {
+		m.Ack()
+		r.m.Duplicates.Inc()
+		r.apply(ResultStored(id)) // counted as a duplicate
+		return
+	}
+	win := r.job.Windows[id.Window]
+	task := protocol.WindowTask{Job: r.spec.Job, Round: id.Round, Window: id.Window, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
+	dec, err := protocol.DecodeResult(r.spec, task, res)
+	if err != nil {
+		r.reject(m, "", err)
+		r.lose(id, fmt.Sprintf("window %d/%d: malformed result from %s: %v", id.Round, id.Window, res.Worker, err))
+		return
+	}
+	if md, err := m.Metadata(); err == nil {
+		r.seqs[id.Window] = md.Sequence.Stream
+	}
+	if objName != "" {
+		r.objects[id.Window] = objName
+	}
+	if size := int64(4 * (len(dec.Persistent) + len(dec.Labeling))); r.cache+size <= r.opt.CacheBytes {
+		r.cached[id.Window] = dec
+		r.cache += size
+	}
+	ws := r.sum.Workers[res.Worker]
+	ws.Windows++
+	ws.LastSeen = time.Now()
+	r.sum.Workers[res.Worker] = ws
+	r.m.WindowSeconds.Observe(res.Seconds)
+	m.Ack()
+	r.apply(ResultStored(id))
+}
+
+// reject drops a message that can never be merged, with a logged error.
+func (r *Runner) reject(m jetstream.Msg, what string, err error) {
+	r.sum.Rejected++
+	r.m.Rejected.Inc()
+	r.log.Error("rejected result message", "subject", m.Subject(), "bytes", len(m.Data()), "what", what, "err", err)
+	m.Term()
+}
+
+// lose marks a window of the current round lost, with the reason in the status.
+func (r *Runner) lose(id WindowID, reason string) {
+	if r.job.current(id) && r.job.State[id.Window] == Queued {
+		r.m.Lost.Inc()
+		r.sum.Errors = append(r.sum.Errors, reason)
+		if len(r.sum.Errors) > 20 {
+			r.sum.Errors = r.sum.Errors[len(r.sum.Errors)-20:]
+		}
+	}
+	r.apply(DeliveriesExhausted(id))
+}
+
+// advisory is the part of JetStream's max-deliveries advisory used here.
+type advisory struct {
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// onAdvisory reports a task of this job that exhausted its deliveries: its
+// window is lost (and listed), the task removed from the queue.
+func (r *Runner) onAdvisory(ctx context.Context, m *nats.Msg) {
+	var a advisory
+	if err := json.Unmarshal(m.Data, &a); err != nil || a.Stream != protocol.StreamTasks {
+		r.log.Warn("unreadable max-deliveries advisory", "err", err)
+		return
+	}
+	raw, err := r.res.Tasks.GetMsg(ctx, a.StreamSeq)
+	if err != nil {
+		return // another job's, already removed
+	}
+	task, err := protocol.Decode[protocol.WindowTask](raw.Data, protocol.MaxMessageBytes)
+	if err != nil || task.Job != r.spec.Job {
+		return
+	}
+	r.log.Error("task exhausted its deliveries; its window is lost", "round", task.Round, "window", task.Window, "deliveries", a.Deliveries)
+	r.lose(WindowID{task.Round, task.Window}, fmt.Sprintf("window %d/%d: no result after %d deliveries", task.Round, task.Window, a.Deliveries))
+	r.res.Tasks.DeleteMsg(ctx, a.StreamSeq)
+}
+
+// merge merges a window's result into the stores, in plan order.
+func (r *Runner) merge(ctx context.Context, a Merge) error {
+	start := time.Now()
+	i := a.Window
+	var added int64
+	if !a.Empty && !r.skipped[i] {
+		res := r.cached[i]
+		if res == nil {
+			var err error
+			if res, err = r.fetch(ctx, a.WindowID); err != nil {
+				return err
+			}
+		} else {
+			delete(r.cached, i)
+			r.cache -= int64(4 * (len(res.Persistent) + len(res.Labeling)))
+		}
+		var err error
+		if added, err = partition.MergeWindow(r.job.Windows[i], res, r.stores.Persistent, r.stores.Labeling); err != nil {
+			return fmt.Errorf("merging window %d/%d: %w", a.Round, i, err)
+		}
+		if res.Vars > 0 {
+			r.sum.Solved++
+		}
+		r.sum.MaxWindowVars = max(r.sum.MaxWindowVars, res.Vars)
+		r.sum.WindowSeconds += res.Seconds
+		r.sum.PruningIterations += res.PruningIterations
+		r.sum.SolverIterations += res.SolverIterations
+		if seq, ok := r.seqs[i]; ok {
+			r.res.Results.DeleteMsg(ctx, seq) // gone already if a repeat replaced it
+		}
+		if name, ok := r.objects[i]; ok {
+			r.res.Objects.Delete(ctx, name)
+		}
+	}
+	r.m.Merged.Inc()
+	r.m.MergeSeconds.Observe(time.Since(start).Seconds())
+	r.apply(MergeDone{WindowID: a.WindowID, Added: added})
+	return nil
+}
+
+// fetch reads a stored result again from the results stream (it did not fit the
+// cache).
+func (r *Runner) fetch(ctx context.Context, id WindowID) (*partition.WindowResult, error) {
+	raw, err := r.res.Results.GetLastMsgForSubject(ctx, protocol.ResultSubject(r.spec.Job, id.Round, id.Window))
+	if err != nil {
+		return nil, fmt.Errorf("reading the result of window %d/%d: %w", id.Round, id.Window, err)
+	}
+	msg, err := protocol.Unmarshal(raw.Data, r.opt.MaxMessage)
+	if err != nil {
+		return nil, err
+	}
+	var res protocol.WindowResult
+	switch v := msg.(type) {
+	case protocol.WindowResult:
+		res = v
+	case protocol.ResultRef:
+		data, err := r.res.Objects.GetBytes(ctx, v.Result.Object)
+		if err == nil {
+			err = v.Result.Verify(data)
+		}
+		if err == nil {
+			res, err = protocol.Decode[protocol.WindowResult](data, int(v.Result.Size))
+		}
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("window %d/%d: a %T where its result was", id.Round, id.Window, msg)
+	}
+	win := r.job.Windows[id.Window]
+	task := protocol.WindowTask{Job: r.spec.Job, Round: id.Round, Window: id.Window, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
+	return protocol.DecodeResult(r.spec, task, res)
+}
+
+// snapshot copies the job's state into the summary others read.
+func (r *Runner) snapshot() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.job.Status()
+	r.sum.Status = st
+	r.sum.InFlight = 0
+	if r.job.Dispatched {
+		r.sum.InFlight = st.Queued
+	}
+	r.sum.LostWindows = append(r.sum.LostWindows[:0], r.job.Lost...)
+	r.sum.Updated = time.Now()
+	r.m.ProvenPixels.WithLabelValues(r.spec.Job).Set(float64(st.Proven))
+}
+
+// publishStatus sends the job's Progress and stores its status in the jobs
+// bucket, where `partopt status` finds it when no coordinator answers.
+func (r *Runner) publishStatus(ctx context.Context) {
+	s := r.Summary()
+	p := protocol.Progress{Job: r.spec.Job, Round: s.Round, Done: s.Merged, Total: s.Windows, InFlight: s.InFlight, Failed: s.Lost, Persistent: s.Proven}
+	if data, err := protocol.Marshal(p); err == nil {
+		r.res.Conn.Publish(protocol.ProgressSubject(r.spec.Job), data)
+	}
+	data, err := json.Marshal(s)
+	if err == nil {
+		_, err = r.res.Jobs.Put(ctx, protocol.JobStatusKey(r.spec.Job), data)
+	}
+	if err != nil && ctx.Err() == nil {
+		r.log.Warn("storing the job status", "err", err)
+	}
+}
+
+// cleanup removes what the job left in JetStream: its consumer, stored results,
+// fixed-label and result objects, queued tasks.
+func (r *Runner) cleanup(ctx context.Context) {
+	job := r.spec.Job
+	r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.TaskSubject(job)))
+	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(protocol.ResultFilter(job)))
+	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(protocol.ErrorSubject(job)))
+	r.res.Results.DeleteConsumer(ctx, protocol.CoordinatorConsumer(job))
+	if infos, err := r.res.Objects.List(ctx); err == nil {
+		var names []string
+		for _, o := range infos {
+			if len(o.Name) > len(job)+1 && o.Name[:len(job)+1] == job+"/" && o.Name != protocol.ModelObject(job) && !isOutput(job, o.Name) {
+				names = append(names, o.Name)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			r.res.Objects.Delete(ctx, n)
+		}
+	}
+}
+
+func isOutput(job, name string) bool {
+	p := protocol.OutputObject(job, "")
+	return len(name) >= len(p) && name[:len(p)] == p
+}

@@ -1,0 +1,210 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/model/grid"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
+)
+
+// ModelOpener opens a job's model as a raster; the closer releases it.
+type ModelOpener func(ctx context.Context, spec protocol.JobSpec) (partition.Raster, io.Closer, error)
+
+// ObjectModels opens models from a shared filesystem path or, for an uploaded
+// model, from the object store, downloading it into dir first. A .grid file is
+// read by windows (out of core); a UAI raster is read into memory.
+func ObjectModels(objects jetstream.ObjectStore, dir string) ModelOpener {
+	return func(ctx context.Context, spec protocol.JobSpec) (partition.Raster, io.Closer, error) {
+		ref := spec.Model
+		path, temp := ref.Path, false
+		if ref.Object != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return partition.Raster{}, nil, err
+			}
+			path, temp = filepath.Join(dir, spec.Job+"-"+ref.FileName()), true
+			if err := download(ctx, objects, ref, path); err != nil {
+				os.Remove(path)
+				return partition.Raster{}, nil, err
+			}
+		}
+		r, c, err := openRaster(path, spec)
+		if temp && (err != nil || c == nil) {
+			os.Remove(path) // read into memory, or failed: the file is not needed
+		}
+		if err != nil {
+			return r, nil, err
+		}
+		if temp && c != nil {
+			c = removeOnClose{c, path}
+		}
+		return r, c, nil
+	}
+}
+
+// download fetches the model object to path and checks its size and CRC32C.
+func download(ctx context.Context, objects jetstream.ObjectStore, ref protocol.ModelRef, path string) error {
+	if err := objects.GetFile(ctx, ref.Object, path); err != nil {
+		return fmt.Errorf("model object %s: %w", ref.Object, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	crc := protocol.NewCRC32C()
+	n, err := io.Copy(crc, f)
+	if err != nil {
+		return err
+	}
+	if n != ref.Size || crc.Sum32() != ref.CRC32C {
+		return fmt.Errorf("model object %s: %d bytes with CRC32C %08x, want %d bytes with %08x", ref.Object, n, crc.Sum32(), ref.Size, ref.CRC32C)
+	}
+	return nil
+}
+
+// openRaster opens the model file at path as the job's raster; the closer is nil
+// when the model was read into memory.
+func openRaster(path string, spec protocol.JobSpec) (partition.Raster, io.Closer, error) {
+	if strings.EqualFold(filepath.Ext(path), ".grid") {
+		r, err := grid.Open(path)
+		if err != nil {
+			return partition.Raster{}, nil, err
+		}
+		h := r.Header()
+		if h.Width != spec.Width || h.Height != spec.Height || h.Labels > spec.Labels {
+			r.Close()
+			return partition.Raster{}, nil, fmt.Errorf("model %s is %d×%d with %d labels, the job says %d×%d with %d", path, h.Width, h.Height, h.Labels, spec.Width, spec.Height, spec.Labels)
+		}
+		return partition.Raster{Width: h.Width, Height: h.Height, Window: r.Window}, r, nil
+	}
+	m, err := uai.ReadFile(path)
+	if err != nil {
+		return partition.Raster{}, nil, err
+	}
+	w, h, ok := grid.Dims(m)
+	if !ok || w != spec.Width || h != spec.Height {
+		return partition.Raster{}, nil, fmt.Errorf("model %s is not the job's %d×%d raster", path, spec.Width, spec.Height)
+	}
+	r, err := partition.RasterOf(m, w, h)
+	return r, nil, err
+}
+
+type removeOnClose struct {
+	io.Closer
+	path string
+}
+
+func (r removeOnClose) Close() error {
+	err := r.Closer.Close()
+	return errors.Join(err, os.Remove(r.path))
+}
+
+// modelCache keeps the models of the most recent jobs open: a worker serves
+// windows of the same job over and over.
+type modelCache struct {
+	open ModelOpener
+	keep int
+
+	mu      sync.Mutex
+	entries map[string]*cachedModel
+	clock   int
+}
+
+type cachedModel struct {
+	ready  chan struct{}
+	raster partition.Raster
+	closer io.Closer
+	err    error
+	refs   int
+	used   int
+}
+
+func newModelCache(open ModelOpener, keep int) *modelCache {
+	return &modelCache{open: open, keep: max(keep, 1), entries: map[string]*cachedModel{}}
+}
+
+// get returns the job's raster; release it with put. Concurrent callers for one
+// job share a single open.
+func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (partition.Raster, error) {
+	c.mu.Lock()
+	e := c.entries[spec.Job]
+	if e == nil {
+		e = &cachedModel{ready: make(chan struct{})}
+		c.entries[spec.Job] = e
+		go func() {
+			e.raster, e.closer, e.err = c.open(context.WithoutCancel(ctx), spec)
+			close(e.ready)
+		}()
+	}
+	e.refs++
+	c.clock++
+	e.used = c.clock
+	c.mu.Unlock()
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		c.put(spec.Job)
+		return partition.Raster{}, ctx.Err()
+	}
+	if e.err != nil {
+		c.mu.Lock()
+		if c.entries[spec.Job] == e {
+			delete(c.entries, spec.Job) // try again on the next task
+		}
+		e.refs--
+		c.mu.Unlock()
+		return partition.Raster{}, e.err
+	}
+	return e.raster, nil
+}
+
+// put releases a get and closes the least recently used models beyond keep that
+// no task uses.
+func (c *modelCache) put(job string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[job]; e != nil {
+		e.refs--
+	}
+	for len(c.entries) > c.keep {
+		victim, oldest := "", 0
+		for j, e := range c.entries {
+			if e.refs == 0 && (victim == "" || e.used < oldest) {
+				victim, oldest = j, e.used
+			}
+		}
+		if victim == "" {
+			return
+		}
+		e := c.entries[victim]
+		delete(c.entries, victim)
+		go func() { <-e.ready; closeModel(e) }()
+	}
+}
+
+func closeModel(e *cachedModel) {
+	if e.closer != nil {
+		e.closer.Close()
+	}
+}
+
+// close closes every model.
+func (c *modelCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for j, e := range c.entries {
+		<-e.ready
+		closeModel(e)
+		delete(c.entries, j)
+	}
+}

@@ -1,0 +1,273 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/protocol"
+)
+
+// Options configure Serve.
+type Options struct {
+	// ID names the worker in results and logs (default host-pid).
+	ID string
+	// Slots is the number of tasks solved at once (default 1).
+	Slots int
+	// Grace is how long running tasks may go on after ctx is cancelled before
+	// they are stopped and handed back (nak'ed) for another worker.
+	Grace time.Duration
+	// Models opens a job's model (default ObjectModels into CacheDir).
+	Models ModelOpener
+	// CacheDir receives downloaded models (default a directory in os.TempDir).
+	CacheDir string
+	// MaxMessage is the largest task accepted (default protocol.MaxMessageBytes).
+	MaxMessage int
+	Log        *slog.Logger
+	// OnTask, if set, is called when a slot starts solving a task (tests).
+	OnTask func(protocol.WindowTask)
+}
+
+// Stats count a worker's tasks.
+type Stats struct {
+	// Solved tasks were answered with a result; Rejected ones were malformed,
+	// oversized or of another protocol version (terminated); Failed ones got an
+	// error (handed back, or reported as permanent on their last delivery);
+	// Returned ones were handed back at shutdown.
+	Solved, Rejected, Failed, Returned atomic.Int64
+}
+
+// fetchWait bounds a pull request, so that a slot notices shutdown.
+const fetchWait = 5 * time.Second
+
+// Serve pulls tasks from the shared workers consumer, one per slot (a fetch of
+// one, so the ack clock starts when the work starts), until ctx is cancelled.
+// While a task is solved it sends InProgress every AckWait/3; the result is
+// published with its Nats-Msg-Id (protocol.MsgID), so a repeat is dropped, and
+// only then is the task acked. A worker may start or stop at any time: a task it
+// does not ack is delivered again, to any worker.
+func Serve(ctx context.Context, res *cluster.Resources, o Options, stats *Stats) error {
+	if o.ID == "" {
+		host, _ := os.Hostname()
+		o.ID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = protocol.MaxMessageBytes
+	}
+	if stats == nil {
+		stats = &Stats{}
+	}
+	if o.Models == nil {
+		dir := o.CacheDir
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "partopt-worker-"+o.ID)
+		}
+		o.Models = ObjectModels(res.Objects, dir)
+	}
+	w := &server{res: res, o: o, stats: stats, models: newModelCache(o.Models, 2), specs: map[string]protocol.JobSpec{}}
+	defer w.models.close()
+	o.Log.Info("worker serving", "worker", o.ID, "slots", max(o.Slots, 1))
+	var wg sync.WaitGroup
+	for range max(o.Slots, 1) {
+		wg.Go(func() { w.slot(ctx) })
+	}
+	wg.Wait()
+	return nil
+}
+
+type server struct {
+	res    *cluster.Resources
+	o      Options
+	stats  *Stats
+	models *modelCache
+
+	mu    sync.Mutex
+	specs map[string]protocol.JobSpec
+}
+
+func (w *server) slot(ctx context.Context) {
+	for ctx.Err() == nil {
+		fctx, cancel := context.WithTimeout(ctx, fetchWait)
+		batch, err := w.res.Workers.Fetch(1, jetstream.FetchContext(fctx))
+		if err != nil {
+			cancel()
+			if ctx.Err() == nil {
+				w.o.Log.Warn("fetching a task", "err", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		for m := range batch.Messages() {
+			w.handle(ctx, m)
+		}
+		cancel()
+	}
+}
+
+// handle solves one task message and answers it: ack after the result is
+// published, nak to hand it back, term when it can never succeed.
+func (w *server) handle(ctx context.Context, m jetstream.Msg) {
+	log := w.o.Log.With("worker", w.o.ID, "subject", m.Subject())
+	task, err := protocol.Decode[protocol.WindowTask](m.Data(), w.o.MaxMessage)
+	if err != nil {
+		w.stats.Rejected.Add(1)
+		log.Error("rejected task message", "bytes", len(m.Data()), "err", err)
+		m.TermWithReason("rejected: " + err.Error())
+		return
+	}
+	log = log.With("job", task.Job, "round", task.Round, "window", task.Window)
+	delivered := uint64(1)
+	if md, err := m.Metadata(); err == nil {
+		delivered = md.NumDelivered
+	}
+	// The solve outlives ctx by Grace: a shutdown lets a nearly done task finish.
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	after := context.AfterFunc(ctx, func() { time.AfterFunc(w.o.Grace, stop) })
+	defer after()
+	hb := w.heartbeat(m)
+	defer hb()
+	if w.o.OnTask != nil {
+		w.o.OnTask(task)
+	}
+	out, err := w.solve(sctx, task)
+	if err == nil {
+		err = w.publish(sctx, out)
+	}
+	hb()
+	switch {
+	case err == nil:
+		if err := m.DoubleAck(sctx); err != nil {
+			log.Warn("ack of a published result failed; the task will be redelivered and its result dropped as a duplicate", "err", err)
+		}
+		w.stats.Solved.Add(1)
+	case sctx.Err() != nil:
+		w.stats.Returned.Add(1)
+		log.Info("handing the task back at shutdown")
+		m.Nak()
+	case delivered < uint64(w.res.Config.MaxDeliver):
+		w.stats.Failed.Add(1)
+		log.Warn("task failed; handing it back for another attempt", "delivery", delivered, "err", err)
+		m.NakWithDelay(time.Second)
+	default:
+		w.stats.Failed.Add(1)
+		log.Error("task failed on its last delivery; reporting it", "delivery", delivered, "err", err)
+		w.report(sctx, task, err)
+		m.TermWithReason(err.Error())
+	}
+}
+
+// heartbeat sends InProgress every AckWait/3 until the returned stop is called.
+func (w *server) heartbeat(m jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		t := time.NewTicker(max(w.res.Config.AckWait/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				m.InProgress()
+			}
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
+func (w *server) solve(ctx context.Context, task protocol.WindowTask) (protocol.WindowResult, error) {
+	spec, err := w.spec(ctx, task.Job)
+	if err != nil {
+		return protocol.WindowResult{}, err
+	}
+	raster, err := w.models.get(ctx, spec)
+	if err != nil {
+		return protocol.WindowResult{}, fmt.Errorf("model of job %s: %w", spec.Job, err)
+	}
+	defer w.models.put(spec.Job)
+	var fixed []byte
+	if f := task.Fixed; f != nil && f.Data.Object != "" {
+		if fixed, err = w.res.Objects.GetBytes(ctx, f.Data.Object); err != nil {
+			return protocol.WindowResult{}, fmt.Errorf("fixed labels %s: %w", f.Data.Object, err)
+		}
+	}
+	return Solve(ctx, spec, task, raster, fixed, w.o.ID)
+}
+
+// spec returns a job's spec, cached.
+func (w *server) spec(ctx context.Context, job string) (protocol.JobSpec, error) {
+	w.mu.Lock()
+	s, ok := w.specs[job]
+	w.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := w.res.JobSpec(ctx, job)
+	if err != nil {
+		return s, err
+	}
+	w.mu.Lock()
+	if len(w.specs) >= 64 {
+		clear(w.specs)
+	}
+	w.specs[job] = s
+	w.mu.Unlock()
+	return s, nil
+}
+
+// publish sends the result on its subject, through the object store when the
+// message would exceed the server's limit.
+func (w *server) publish(ctx context.Context, out protocol.WindowResult) error {
+	data, err := protocol.Marshal(out)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > w.res.Conn.MaxPayload()-4096 { // room for the headers
+		name := protocol.ResultObject(out.Job, out.Round, out.Window)
+		if _, err := w.res.Objects.PutBytes(ctx, name, data); err != nil {
+			return fmt.Errorf("storing the result object %s: %w", name, err)
+		}
+		ref := protocol.ResultRef{Job: out.Job, Round: out.Round, Window: out.Window, Worker: out.Worker,
+			Result: protocol.Payload{Object: name, Size: int64(len(data)), CRC32C: protocol.CRC32C(data)}}
+		if data, err = protocol.Marshal(ref); err != nil {
+			return err
+		}
+	}
+	_, err = w.res.JS.Publish(ctx, protocol.ResultSubject(out.Job, out.Round, out.Window), data,
+		jetstream.WithMsgID(protocol.MsgID(out.Job, out.Round, out.Window)))
+	return err
+}
+
+// report publishes a permanent error of a task, so the coordinator lists the
+// window as lost with the reason.
+func (w *server) report(ctx context.Context, task protocol.WindowTask, cause error) {
+	msg := protocol.Error{Job: task.Job, Round: task.Round, Window: task.Window, Worker: w.o.ID, Message: cause.Error(), Permanent: true}
+	data, err := protocol.Marshal(msg)
+	if err == nil {
+		_, err = w.res.JS.Publish(ctx, protocol.ErrorSubject(task.Job), data)
+	}
+	if err != nil {
+		w.o.Log.Error("reporting a failed task", "job", task.Job, "round", task.Round, "window", task.Window, "err", errors.Join(err, cause))
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
