@@ -98,7 +98,9 @@ func (e *env) startWorker(id string, slots int, onTask func(protocol.WindowTask)
 	res, closeConn := e.connect(id)
 	ctx, cancel := context.WithCancel(context.Background())
 	tw := &testWorker{cancel: cancel, close: closeConn, done: make(chan struct{})}
-	models := func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) { return e.raster, nil, nil }
+	models := func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) {
+		return e.raster, nil, nil
+	}
 	go func() {
 		defer close(tw.done)
 		worker.Serve(ctx, res, worker.Options{ID: id, Slots: slots, Models: models, Log: e.logger(), OnTask: onTask}, &tw.stats)

@@ -40,11 +40,11 @@ type RunOptions struct {
 // Summary is a job's status with the totals a report needs.
 type Summary struct {
 	Status
-	InFlight          int   // tasks dispatched and not answered in this round
-	Dispatched        int   // tasks published over all rounds
-	Skipped           int   // windows not dispatched: nothing free in them
-	Solved            int   // windows whose result had a free variable
-	MaxWindowVars     int   // largest window model
+	InFlight          int // tasks dispatched and not answered in this round
+	Dispatched        int // tasks published over all rounds
+	Skipped           int // windows not dispatched: nothing free in them
+	Solved            int // windows whose result had a free variable
+	MaxWindowVars     int // largest window model
 	WindowSeconds     float64
 	PruningIterations int
 	SolverIterations  int
