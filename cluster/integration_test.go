@@ -295,6 +295,43 @@ func TestWorkerJoiningMidJobTakesWork(t *testing.T) {
 	}
 }
 
+// TestWorkerShutdownFinishesOrHandsBack: a worker told to stop (SIGTERM) while
+// solving finishes its task within the grace period, or else hands it back
+// (nak) for another worker; either way it exits and the result is unchanged.
+func TestWorkerShutdownFinishesOrHandsBack(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		grace            time.Duration
+		solved, returned int64
+	}{{"grace", time.Minute, 1, 0}, {"no grace", 0, 0, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, "term", 40, 30, 3, 8)
+			e.cfg.AckWait = time.Minute // a lost task would stall the job: only a nak hands it back in time
+			res, closeConn := e.connect("stopping")
+			defer closeConn()
+			ctx, stop := context.WithCancel(context.Background())
+			var stats worker.Stats
+			done := make(chan struct{})
+			models := func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) {
+				return e.raster, nil, nil
+			}
+			var once sync.Once
+			go func() {
+				defer close(done)
+				worker.Serve(ctx, res, worker.Options{ID: "stopping", Grace: c.grace, Models: models, Log: e.logger(),
+					OnTask: func(protocol.WindowTask) { once.Do(stop) }}, &stats) // SIGTERM while the first task runs
+			}()
+			go func() { <-done; e.startWorker("other", 2, nil) }()
+			pers, lab, _ := e.mustRun()
+			<-done
+			e.sameAsLocal(pers, lab)
+			if stats.Solved.Load() != c.solved || stats.Returned.Load() != c.returned {
+				t.Fatalf("solved %d, returned %d; want %d, %d", stats.Solved.Load(), stats.Returned.Load(), c.solved, c.returned)
+			}
+		})
+	}
+}
+
 // TestLostWindowIsReportedNotHidden: a task no worker ever acks exhausts its
 // deliveries (JetStream's advisory); the coordinator lists the window as lost,
 // merges it as proving nothing and finishes.

@@ -301,6 +301,7 @@ type Status struct {
 	Err                    string
 	Round, Rounds          int
 	Windows                int // of the current round
+	WindowsTotal           int // of all rounds so far
 	Merged, Stored, Queued int // windows of the current round by state
 	Lost                   int // windows lost over all rounds
 	Duplicates             int
@@ -310,7 +311,7 @@ type Status struct {
 // Status summarises the job.
 func (j *Job) Status() Status {
 	st := Status{Job: j.Spec.Job, Phase: j.Phase.String(), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
-		Windows: len(j.Windows), Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels}
+		Windows: len(j.Windows), WindowsTotal: j.WindowsTotal, Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels}
 	for _, s := range j.State {
 		switch s {
 		case Queued:

@@ -53,6 +53,9 @@ type Summary struct {
 	Errors            []string // the latest permanent errors reported by workers
 	LostWindows       []WindowID
 	Started, Updated  time.Time
+	// Outputs are the output files of a finished job in the object store
+	// (protocol.OutputObject), set by whoever uploaded them.
+	Outputs []string `json:",omitempty"`
 }
 
 // WorkerSeen is what the coordinator knows of a worker: the results it sent.
@@ -83,6 +86,7 @@ type Runner struct {
 	seqs    map[int]uint64
 	objects map[int]string // result objects to delete after the merge
 	cache   int64
+	cancels chan string
 
 	mu  sync.Mutex // guards sum
 	sum Summary
@@ -108,7 +112,7 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	}
 	job, actions := NewJob(spec, proven)
 	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, opt: opt,
-		log: opt.Log.With("job", spec.Job), m: opt.Metrics}
+		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8)}
 	r.sum.Workers = map[string]WorkerSeen{}
 	r.sum.Started = time.Now()
 	r.snapshot()
@@ -129,8 +133,16 @@ func (r *Runner) Summary() Summary {
 	return s
 }
 
-// Run runs the job to its end: done, cancelled (Cancel on its cancel subject) or
-// failed. It returns when the job is terminal, or with ctx's error when ctx ends
+// Cancel asks the job to stop (it ends as canceled, with reason in its status);
+// safe from any goroutine, before or during Run.
+func (r *Runner) Cancel(reason string) {
+	select {
+	case r.cancels <- reason:
+	default: // a cancel is pending already
+	}
+}
+
+// Run runs the job to its end: done, cancelled (Runner.Cancel) or failed. It returns when the job is terminal, or with ctx's error when ctx ends
 // first; the job's tasks and results then stay in JetStream.
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	if err := r.res.PutJobSpec(ctx, r.spec); err != nil {
@@ -163,31 +175,19 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 
 	nc := r.res.Conn
 	advisories := make(chan *nats.Msg, 1024)
-	cancels := make(chan *nats.Msg, 16)
-	var subs []*nats.Subscription
-	defer func() {
-		for _, s := range subs {
-			s.Unsubscribe()
-		}
-	}()
-	for _, sub := range []struct {
-		subject string
-		ch      chan *nats.Msg
-	}{{protocol.MaxDeliveriesAdvisory(), advisories}, {protocol.CancelSubject(r.spec.Job), cancels}} {
-		s, err := nc.ChanSubscribe(sub.subject, sub.ch)
-		if err != nil {
-			return r.Summary(), err
-		}
-		subs = append(subs, s)
+	adv, err := nc.ChanSubscribe(protocol.MaxDeliveriesAdvisory(), advisories)
+	if err != nil {
+		return r.Summary(), err
 	}
-	s, err := nc.Subscribe(protocol.StatusSubject(r.spec.Job), func(m *nats.Msg) {
+	defer adv.Unsubscribe()
+	status, err := nc.Subscribe(protocol.StatusSubject(r.spec.Job), func(m *nats.Msg) {
 		data, _ := json.Marshal(r.Summary())
 		m.Respond(data)
 	})
 	if err != nil {
 		return r.Summary(), err
 	}
-	subs = append(subs, s)
+	defer status.Unsubscribe()
 
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -219,15 +219,9 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			r.onResult(ctx, m)
 		case m := <-advisories:
 			r.onAdvisory(ctx, m)
-		case m := <-cancels:
-			c, err := protocol.Decode[protocol.Cancel](m.Data, protocol.MaxMessageBytes)
-			if err != nil || c.Job != r.spec.Job {
-				r.log.Error("rejected cancel message", "err", err)
-				continue
-			}
-			r.log.Info("job cancelled", "reason", c.Reason)
-			r.apply(Cancel{Reason: "cancelled: " + c.Reason})
-			m.Respond([]byte("ok"))
+		case reason := <-r.cancels:
+			r.log.Info("job cancelled", "reason", reason)
+			r.apply(Cancel{Reason: "cancelled: " + reason})
 		case <-tick.C:
 			r.publishStatus(ctx)
 		}
@@ -609,7 +603,7 @@ func (r *Runner) cleanup(ctx context.Context) {
 	if infos, err := r.res.Objects.List(ctx); err == nil {
 		var names []string
 		for _, o := range infos {
-			if len(o.Name) > len(job)+1 && o.Name[:len(job)+1] == job+"/" && o.Name != protocol.ModelObject(job) && !isOutput(job, o.Name) {
+			if len(o.Name) > len(job)+1 && o.Name[:len(job)+1] == job+"/" && o.Name != protocol.ModelObject(job) && o.Name != protocol.EvidenceObject(job) && !isOutput(job, o.Name) {
 				names = append(names, o.Name)
 			}
 		}

@@ -123,6 +123,9 @@ type JobSpec struct {
 	Variant   string      `msgpack:"v"`
 	TRWS      TRWSOptions `msgpack:"t"`
 	CreatedAt time.Time   `msgpack:"at"`
+	// Evidence, when set, is a UAI evidence file (inline, or EvidenceObject):
+	// the observed pixels, fixed before round 0.
+	Evidence *Payload `msgpack:"e,omitempty"`
 }
 
 // Validate checks every field.
@@ -145,6 +148,11 @@ func (s JobSpec) Validate() error {
 		return fmt.Errorf("max rounds %d: want ≥ 1", s.MaxRounds)
 	case s.Variant != VariantInvariant && s.Variant != VariantOriginal:
 		return fmt.Errorf("variant %q: want %q or %q", s.Variant, VariantInvariant, VariantOriginal)
+	}
+	if s.Evidence != nil {
+		if err := s.Evidence.Validate(); err != nil {
+			return fmt.Errorf("evidence: %w", err)
+		}
 	}
 	return s.TRWS.Validate()
 }

@@ -95,6 +95,9 @@ func OutputObject(job, name string) string { return job + "/out/" + name }
 // ModelObject is the ObjectBucket name of job's uploaded model.
 func ModelObject(job string) string { return job + "/model" }
 
+// EvidenceObject is the ObjectBucket name of job's uploaded evidence file.
+func EvidenceObject(job string) string { return job + "/evidence" }
+
 // RoundFixedObject is the ObjectBucket name of the labels fixed before a round,
 // over the whole raster (a Fixed that every window of the round shares).
 func RoundFixedObject(job string, round int) string {

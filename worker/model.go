@@ -32,7 +32,7 @@ func ObjectModels(objects jetstream.ObjectStore, dir string) ModelOpener {
 				return partition.Raster{}, nil, err
 			}
 			path, temp = filepath.Join(dir, spec.Job+"-"+ref.FileName()), true
-			if err := download(ctx, objects, ref, path); err != nil {
+			if err := Download(ctx, objects, ref.Object, ref.Size, ref.CRC32C, path); err != nil {
 				os.Remove(path)
 				return partition.Raster{}, nil, err
 			}
@@ -51,10 +51,10 @@ func ObjectModels(objects jetstream.ObjectStore, dir string) ModelOpener {
 	}
 }
 
-// download fetches the model object to path and checks its size and CRC32C.
-func download(ctx context.Context, objects jetstream.ObjectStore, ref protocol.ModelRef, path string) error {
-	if err := objects.GetFile(ctx, ref.Object, path); err != nil {
-		return fmt.Errorf("model object %s: %w", ref.Object, err)
+// Download fetches an object to path and checks its size and CRC32C.
+func Download(ctx context.Context, objects jetstream.ObjectStore, name string, size int64, crc32c uint32, path string) error {
+	if err := objects.GetFile(ctx, name, path); err != nil {
+		return fmt.Errorf("object %s: %w", name, err)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -66,8 +66,8 @@ func download(ctx context.Context, objects jetstream.ObjectStore, ref protocol.M
 	if err != nil {
 		return err
 	}
-	if n != ref.Size || crc.Sum32() != ref.CRC32C {
-		return fmt.Errorf("model object %s: %d bytes with CRC32C %08x, want %d bytes with %08x", ref.Object, n, crc.Sum32(), ref.Size, ref.CRC32C)
+	if n != size || crc.Sum32() != crc32c {
+		return fmt.Errorf("object %s: %d bytes with CRC32C %08x, want %d bytes with %08x", name, n, crc.Sum32(), size, crc32c)
 	}
 	return nil
 }

@@ -182,13 +182,12 @@ type solveFlags struct {
 	haloSet         bool // --halo was given (the regions' default differs)
 	workers, rounds int
 	pngMax          int
+	// embedded, when set, runs the windows over an embedded NATS cluster (run).
+	embedded *embeddedRun
 }
 
 func newSolveCmd() *cobra.Command {
 	var f solveFlags
-	// The CLI's defaults are part of its contract, so they are spelled out here rather
-	// than taken from trws.DefaultOptions (which they equal today).
-	def := trws.Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	cmd := &cobra.Command{
 		Use:   "solve MODEL -o DIR",
 		Short: "Prove persistent labels (pbp) or solve the relaxation (trws); write labels.sol, report.json, ...",
@@ -199,8 +198,22 @@ func newSolveCmd() *cobra.Command {
 			return runSolve(cmd, args[0], f)
 		},
 	}
+	addSolveFlags(cmd, &f, true)
+	return cmd
+}
+
+// addSolveFlags defines the flags of solve (with --method) and of run.
+func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
+	// The CLI's defaults are part of its contract, so they are spelled out here rather
+	// than taken from trws.DefaultOptions (which they equal today).
+	def := trws.Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	fl := cmd.Flags()
-	fl.StringVar(&f.method, "method", defaultSolveMethod, "solver: "+strings.Join(solveMethods, ", "))
+	if method {
+		fl.StringVar(&f.method, "method", defaultSolveMethod, "solver: "+strings.Join(solveMethods, ", "))
+		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
+	} else {
+		fl.IntVar(&f.window, "window", defaultRasterWindow, "core side of the windows in pixels")
+	}
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "pbp boundary potentials: invariant or original")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (required; created if missing)")
 	fl.IntVar(&f.maxIterations, "max-iterations", def.MaxIterations, "iteration cap")
@@ -208,13 +221,11 @@ func newSolveCmd() *cobra.Command {
 	fl.IntVar(&f.stallIterations, "stall-iterations", def.StallIterations, "stop after this many iterations without progress; 0 disables")
 	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
 	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
-	fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	fl.IntVar(&f.halo, "halo", defaultRasterHalo, "window halo: pixels for raster grids, graph steps otherwise (there 2 unless given)")
 	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once")
 	fl.IntVar(&f.rounds, "rounds", defaultRounds, "at most this many rounds of windows (each on what is left, with shifted windows)")
 	fl.IntVar(&f.pngMax, "png-max", defaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
 	cmd.MarkFlagRequired("output")
-	return cmd
 }
 
 func (f solveFlags) validate() error {

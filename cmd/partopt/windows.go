@@ -91,6 +91,8 @@ type windowedReport struct {
 	WindowSeconds       float64    `json:"window_seconds,omitempty"`
 	VariablesPerSecond  float64    `json:"variables_per_second"`
 	PeakRSSBytes        int64      `json:"peak_rss_bytes,omitempty"`
+	Runtime             string     `json:"runtime,omitempty"` // how windows were distributed: "nats-embedded" for run
+	LostWindows         []string   `json:"lost_windows,omitempty"`
 	Outputs             []string   `json:"outputs"`
 }
 
@@ -138,6 +140,9 @@ func runWindowed(cmd *cobra.Command, modelPath string, f solveFlags) error {
 			job.evPath, job.ev = in.ev.path, evidenceOf(in.ev.fixed)
 		}
 		return runRaster(cmd, job, f, popt)
+	}
+	if f.embedded != nil {
+		return fmt.Errorf("%s is not a raster (a .grid file or a UAI model on a 4-connected W×H grid): run distributes rasters; solve it with partopt solve --window N", modelPath)
 	}
 	return runRegions(cmd, in, f, popt)
 }
@@ -211,11 +216,14 @@ func runRaster(cmd *cobra.Command, job rasterJob, f solveFlags, popt persistency
 	defer stop()
 	status := newWindowStatus(stderr, int64(w)*int64(h))
 	opt := partition.RasterOptions{Core: window, Halo: halo, Persistency: popt, Workers: f.workers, MaxRounds: f.rounds}
-	if status != nil {
-		opt.Progress = status.update
-	}
 	start := time.Now()
-	res, err := partition.SolveRaster(ctx, job.raster, files.persistent, files.labels, files.scratch, opt)
+	var res *partition.RasterResult
+	if f.embedded != nil {
+		res, err = solveEmbedded(ctx, cmd, job, files, opt, f, status)
+	} else {
+		opt.Progress = status.update
+		res, err = partition.SolveRaster(ctx, job.raster, files.persistent, files.labels, files.scratch, opt)
+	}
 	interrupted := ctx.Err() != nil // before stop, which cancels ctx
 	stop()
 	status.clear()
@@ -246,6 +254,9 @@ func runRaster(cmd *cobra.Command, job rasterJob, f solveFlags, popt persistency
 		Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 		Outputs: []string{labelTilesFile, persistentTilesFile, persistencyPNG},
+	}
+	if f.embedded != nil {
+		rep.Runtime, rep.LostWindows = "nats-embedded", f.embedded.lost
 	}
 	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
 	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction

@@ -1,0 +1,225 @@
+package coordinator_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"image/png"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partopt/partopt/coordinator"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// statusSummary is a job in its second round with one lost window, whose worker
+// error is hostile HTML.
+func statusSummary() coordinator.Summary {
+	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	return coordinator.Summary{
+		Status: coordinator.Status{Job: "tsukuba-7", Phase: "running", Round: 1, Rounds: 1,
+			Windows: 12, Merged: 5, Queued: 6, Stored: 1, Lost: 1, Duplicates: 2, Proven: 420, Pixels: 1000},
+		InFlight: 6, Dispatched: 30, Rejected: 3,
+		Workers: map[string]coordinator.WorkerSeen{
+			"worker-a": {Windows: 17, LastSeen: start.Add(90 * time.Second)},
+			"worker-b": {Windows: 4, LastSeen: start.Add(80 * time.Second)},
+		},
+		Errors:      []string{"<script>alert(1)</script>"},
+		LostWindows: []coordinator.WindowID{{Round: 0, Window: 3}},
+		Started:     start, Updated: start.Add(95 * time.Second),
+	}
+}
+
+// fakePNG encodes a small grey image, records the maxSide it was asked for and
+// fails with err when err is set.
+type fakePNG struct {
+	maxSide int
+	err     error
+}
+
+func (f *fakePNG) render(w io.Writer, maxSide int) error {
+	f.maxSide = maxSide
+	if f.err != nil {
+		w.Write([]byte("\x89PNG half")) // must not reach the client
+		return f.err
+	}
+	return png.Encode(w, image.NewGray(image.Rect(0, 0, 8, 4)))
+}
+
+func get(t *testing.T, h http.Handler, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	return rec
+}
+
+func TestStatusPageListsJobsAndEscapesWorkerErrors(t *testing.T) {
+	f := &fakePNG{}
+	other := coordinator.Summary{Status: coordinator.Status{Job: "a b/c", Phase: "done"}}
+	page := &coordinator.StatusPage{Jobs: func() []coordinator.JobView {
+		return []coordinator.JobView{{Summary: statusSummary(), PNG: f.render}, {Summary: other}}
+	}}
+	rec := get(t, page.Handler(), "/")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Errorf("Content-Type %q, want text/html", ct)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{
+		"tsukuba-7", "running", "2 (1 done)", "5 / 12", "420 / 1000 (42.0%)", "1m35s",
+		"worker-a", "worker-b", "&lt;script&gt;alert(1)&lt;/script&gt;",
+		`src="jobs/tsukuba-7/persistency.png?max=768"`, `href="jobs/a%20b%2Fc"`, "done",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<script>") {
+		t.Error("page contains an unescaped <script>")
+	}
+	if n := strings.Count(body, "<img"); n != 1 {
+		t.Errorf("%d images, want 1 (only the job with a PNG)", n)
+	}
+	if f.maxSide != 0 {
+		t.Error("the page rendered the PNG itself; it should only link it")
+	}
+}
+
+func TestJobJSONRoundTripsTheSummary(t *testing.T) {
+	want := statusSummary()
+	page := &coordinator.StatusPage{Jobs: func() []coordinator.JobView { return []coordinator.JobView{{Summary: want}} }}
+	rec := get(t, page.Handler(), "/jobs/tsukuba-7")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	var got coordinator.Summary
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestStatusRoutesAnswer404ForUnknownJobsAndMissingMaps(t *testing.T) {
+	page := &coordinator.StatusPage{Jobs: func() []coordinator.JobView {
+		return []coordinator.JobView{{Summary: statusSummary()}} // no PNG
+	}}
+	h := page.Handler()
+	for _, target := range []string{"/jobs/nope", "/jobs/nope/persistency.png", "/jobs/tsukuba-7/persistency.png", "/nothing"} {
+		if rec := get(t, h, target); rec.Code != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", target, rec.Code)
+		}
+	}
+}
+
+func TestPersistencyPNGClampsMaxAndNeverSendsAFailedImage(t *testing.T) {
+	for _, tc := range []struct {
+		query    string
+		err      error
+		code     int
+		wantSide int // the maxSide the renderer received; 0: not called
+	}{
+		{query: "", code: http.StatusOK, wantSide: 1024},
+		{query: "?max=300", code: http.StatusOK, wantSide: 300},
+		{query: "?max=3", code: http.StatusOK, wantSide: 16},
+		{query: "?max=-5", code: http.StatusOK, wantSide: 16},
+		{query: "?max=100000", code: http.StatusOK, wantSide: 4096},
+		{query: "?max=abc", code: http.StatusBadRequest},
+		{query: "?max=12.5", code: http.StatusBadRequest},
+		{query: "?max=64", err: errors.New("disk on fire"), code: http.StatusInternalServerError, wantSide: 64},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			f := &fakePNG{err: tc.err}
+			page := &coordinator.StatusPage{Jobs: func() []coordinator.JobView {
+				return []coordinator.JobView{{Summary: statusSummary(), PNG: f.render}}
+			}}
+			rec := get(t, page.Handler(), "/jobs/tsukuba-7/persistency.png"+tc.query)
+			if rec.Code != tc.code {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.code, rec.Body)
+			}
+			if f.maxSide != tc.wantSide {
+				t.Errorf("renderer got maxSide %d, want %d", f.maxSide, tc.wantSide)
+			}
+			switch tc.code {
+			case http.StatusOK:
+				if ct := rec.Header().Get("Content-Type"); ct != "image/png" {
+					t.Errorf("Content-Type %q, want image/png", ct)
+				}
+				img, err := png.Decode(rec.Body)
+				if err != nil {
+					t.Fatalf("decoding the PNG: %v", err)
+				}
+				if b := img.Bounds(); b.Dx() != 8 || b.Dy() != 4 {
+					t.Errorf("image %v, want 8×4", b)
+				}
+			case http.StatusInternalServerError:
+				body := rec.Body.String()
+				if !strings.Contains(body, "disk on fire") || strings.Contains(body, "PNG") {
+					t.Errorf("body %q: want the error and no image bytes", body)
+				}
+			}
+		})
+	}
+}
+
+func TestMetricsExposesTheRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := coordinator.NewMetrics(reg)
+	m.Merged.Add(3)
+	m.ProvenPixels.WithLabelValues("tsukuba-7").Set(420)
+	page := &coordinator.StatusPage{Gatherer: reg}
+	rec := get(t, page.Handler(), "/metrics")
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	body := rec.Body.String()
+	for _, want := range []string{"partopt_windows_merged_total 3", `partopt_job_proven_pixels{job="tsukuba-7"} 420`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+}
+
+func TestListenStatusServesUntilTheContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	page := &coordinator.StatusPage{}
+	addr, errc, err := coordinator.ListenStatus(ctx, "127.0.0.1:0", page.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr.String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != "ok" {
+		t.Errorf("GET /healthz: %d %q, want 200 ok", resp.StatusCode, body)
+	}
+
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("server ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("server still running 10 s after its context ended")
+	}
+	if _, err := http.Get("http://" + addr.String() + "/healthz"); err == nil {
+		t.Error("server still answers after shutdown")
+	}
+}
