@@ -88,8 +88,9 @@ type Runner struct {
 	cache   int64
 	cancels chan string
 
-	mu  sync.Mutex // guards sum
-	sum Summary
+	live Summary // the loop's counters; snapshot publishes them as sum
+	mu   sync.Mutex
+	sum  Summary
 }
 
 // NewRunner prepares a job; proven is the number of pixels fixed in
@@ -113,8 +114,8 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	job, actions := NewJob(spec, proven)
 	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, opt: opt,
 		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8)}
-	r.sum.Workers = map[string]WorkerSeen{}
-	r.sum.Started = time.Now()
+	r.live.Workers = map[string]WorkerSeen{}
+	r.live.Started = time.Now()
 	r.snapshot()
 	return r, nil
 }
@@ -123,14 +124,20 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 func (r *Runner) Summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.sum
-	s.Workers = make(map[string]WorkerSeen, len(r.sum.Workers))
-	for k, v := range r.sum.Workers {
-		s.Workers[k] = v
+	return r.sum.clone()
+}
+
+// clone copies s with its own maps and slices.
+func (s Summary) clone() Summary {
+	c := s
+	c.Workers = make(map[string]WorkerSeen, len(s.Workers))
+	for k, v := range s.Workers {
+		c.Workers[k] = v
 	}
-	s.Errors = append([]string(nil), r.sum.Errors...)
-	s.LostWindows = append([]WindowID(nil), r.sum.LostWindows...)
-	return s
+	c.Errors = append([]string(nil), s.Errors...)
+	c.LostWindows = append([]WindowID(nil), s.LostWindows...)
+	c.Outputs = append([]string(nil), s.Outputs...)
+	return c
 }
 
 // Cancel asks the job to stop (it ends as canceled, with reason in its status);
@@ -292,7 +299,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 		}
 		if !free {
 			r.skipped[i] = true
-			r.sum.Skipped++
+			r.live.Skipped++
 			r.m.Skipped.Inc()
 			r.apply(ResultStored{Round: a.Round, Window: i})
 			continue
@@ -312,7 +319,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			return fmt.Errorf("publishing task %d: %w", i, err)
 		}
 		futures = append(futures, f)
-		r.sum.Dispatched++
+		r.live.Dispatched++
 		r.m.Dispatched.Inc()
 	}
 	for _, f := range futures {
@@ -428,10 +435,10 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.cached[id.Window] = dec
 		r.cache += size
 	}
-	ws := r.sum.Workers[res.Worker]
+	ws := r.live.Workers[res.Worker]
 	ws.Windows++
 	ws.LastSeen = time.Now()
-	r.sum.Workers[res.Worker] = ws
+	r.live.Workers[res.Worker] = ws
 	r.m.WindowSeconds.Observe(res.Seconds)
 	m.Ack()
 	r.apply(ResultStored(id))
@@ -439,7 +446,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 
 // reject drops a message that can never be merged, with a logged error.
 func (r *Runner) reject(m jetstream.Msg, what string, err error) {
-	r.sum.Rejected++
+	r.live.Rejected++
 	r.m.Rejected.Inc()
 	r.log.Error("rejected result message", "subject", m.Subject(), "bytes", len(m.Data()), "what", what, "err", err)
 	m.Term()
@@ -449,9 +456,9 @@ func (r *Runner) reject(m jetstream.Msg, what string, err error) {
 func (r *Runner) lose(id WindowID, reason string) {
 	if r.job.current(id) && r.job.State[id.Window] == Queued {
 		r.m.Lost.Inc()
-		r.sum.Errors = append(r.sum.Errors, reason)
-		if len(r.sum.Errors) > 20 {
-			r.sum.Errors = r.sum.Errors[len(r.sum.Errors)-20:]
+		r.live.Errors = append(r.live.Errors, reason)
+		if len(r.live.Errors) > 20 {
+			r.live.Errors = r.live.Errors[len(r.live.Errors)-20:]
 		}
 	}
 	r.apply(DeliveriesExhausted(id))
@@ -507,12 +514,12 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 			return fmt.Errorf("merging window %d/%d: %w", a.Round, i, err)
 		}
 		if res.Vars > 0 {
-			r.sum.Solved++
+			r.live.Solved++
 		}
-		r.sum.MaxWindowVars = max(r.sum.MaxWindowVars, res.Vars)
-		r.sum.WindowSeconds += res.Seconds
-		r.sum.PruningIterations += res.PruningIterations
-		r.sum.SolverIterations += res.SolverIterations
+		r.live.MaxWindowVars = max(r.live.MaxWindowVars, res.Vars)
+		r.live.WindowSeconds += res.Seconds
+		r.live.PruningIterations += res.PruningIterations
+		r.live.SolverIterations += res.SolverIterations
 		if seq, ok := r.seqs[i]; ok {
 			r.res.Results.DeleteMsg(ctx, seq) // gone already if a repeat replaced it
 		}
@@ -560,19 +567,22 @@ func (r *Runner) fetch(ctx context.Context, id WindowID) (*partition.WindowResul
 	return protocol.DecodeResult(r.spec, task, res)
 }
 
-// snapshot copies the job's state into the summary others read.
+// snapshot publishes the job's state and the loop's counters as the summary
+// others read.
 func (r *Runner) snapshot() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	st := r.job.Status()
-	r.sum.Status = st
-	r.sum.InFlight = 0
+	r.live.Status = st
+	r.live.InFlight = 0
 	if r.job.Dispatched {
-		r.sum.InFlight = st.Queued
+		r.live.InFlight = st.Queued
 	}
-	r.sum.LostWindows = append(r.sum.LostWindows[:0], r.job.Lost...)
-	r.sum.Updated = time.Now()
+	r.live.LostWindows = append(r.live.LostWindows[:0], r.job.Lost...)
+	r.live.Updated = time.Now()
 	r.m.ProvenPixels.WithLabelValues(r.spec.Job).Set(float64(st.Proven))
+	c := r.live.clone()
+	r.mu.Lock()
+	r.sum = c
+	r.mu.Unlock()
 }
 
 // publishStatus sends the job's Progress and stores its status in the jobs

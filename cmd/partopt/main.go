@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -37,6 +38,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // runContext is run with a context that commands which can be interrupted (solve)
 // watch besides the signals; tests use it to cancel them.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Coordinators, workers and status lines write from many goroutines: files
+	// take concurrent writes, other writers (tests' buffers) get a lock.
+	stdout, stderr = syncWriter(stdout), syncWriter(stderr)
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -63,4 +67,23 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newGenCmd(), newRunCmd())
 	root.AddCommand(newServerCmd(), newWorkerCmd(), newCoordinatorCmd(), newSubmitCmd(), newStatusCmd(), newFetchCmd(), newCancelCmd())
 	return root
+}
+
+// syncWriter returns w, behind a lock unless it is a file.
+func syncWriter(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

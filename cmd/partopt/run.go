@@ -143,8 +143,9 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 			return nil, err
 		}
 	}
-	progressDone := make(chan struct{})
+	progressDone, progressStopped := make(chan struct{}), make(chan struct{})
 	go func() { // the status line follows the coordinator
+		defer close(progressStopped)
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		for {
@@ -159,6 +160,7 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 	}()
 	sum, err := runner.Run(ctx)
 	close(progressDone)
+	<-progressStopped
 	if err != nil {
 		return nil, err
 	}
