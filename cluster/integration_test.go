@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,8 +42,13 @@ type env struct {
 }
 
 func newEnv(t *testing.T, job string, w, h, k int, seed uint64) *env {
+	return newEnvPayload(t, job, w, h, k, seed, 4<<20)
+}
+
+// newEnvPayload is newEnv with the server's message size limit.
+func newEnvPayload(t *testing.T, job string, w, h, k int, seed uint64, maxPayload int32) *env {
 	t.Helper()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), MaxPayload: 4 << 20})
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), MaxPayload: maxPayload})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +277,41 @@ func TestBadMessagesAreRejectedAndServingGoesOn(t *testing.T) {
 	for _, want := range []string{"rejected task message", "rejected result message", "message too large", "version", "malformed"} {
 		if !strings.Contains(e.log.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, e.log.String())
+		}
+	}
+}
+
+// TestLargeResultsGoThroughTheObjectStore: with a server whose message limit
+// is smaller than a window's result, workers store results in the object store
+// and publish references; the coordinator reads them and the labels are the same.
+func TestLargeResultsGoThroughTheObjectStore(t *testing.T) {
+	e := newEnvPayload(t, "large", 60, 40, 3, 9, 6<<10) // results of 38×38 nodes exceed 6 KiB − 4 KiB of headroom
+	e.spec.Core, e.spec.Halo = 30, 4
+	res, closeConn := e.connect("watcher")
+	defer closeConn()
+	var refs atomic.Int64
+	sub, err := res.Conn.Subscribe("partopt.result.large.>", func(m *nats.Msg) {
+		if msg, err := protocol.Unmarshal(m.Data, protocol.MaxMessageBytes); err == nil {
+			if _, ok := msg.(protocol.ResultRef); ok {
+				refs.Add(1)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker("w", 2, nil)
+	pers, lab, _ := e.mustRun()
+	sub.Unsubscribe()
+	e.sameAsLocal(pers, lab)
+	if refs.Load() == 0 {
+		t.Fatal("no result went through the object store")
+	}
+	if infos, err := res.Objects.List(context.Background()); err == nil {
+		for _, o := range infos {
+			if strings.Contains(o.Name, "/result/") {
+				t.Errorf("result object %s left after the job", o.Name)
+			}
 		}
 	}
 }

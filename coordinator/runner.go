@@ -87,6 +87,9 @@ type Runner struct {
 	objects map[int]string // result objects to delete after the merge
 	cache   int64
 	cancels chan string
+	// cleanups deletes merged results off the loop: a delete is a round trip
+	// to the server, which the merges need not wait for.
+	cleanups chan func(context.Context)
 
 	live Summary // the loop's counters; snapshot publishes them as sum
 	mu   sync.Mutex
@@ -163,6 +166,15 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return r.Summary(), fmt.Errorf("results consumer: %w", err)
 	}
+	r.cleanups = make(chan func(context.Context), 1024)
+	cleaned := make(chan struct{})
+	go func() {
+		defer close(cleaned)
+		for f := range r.cleanups {
+			f(context.WithoutCancel(ctx))
+		}
+	}()
+	defer func() { close(r.cleanups); <-cleaned }()
 	iter, err := cons.Messages(jetstream.PullMaxMessages(256))
 	if err != nil {
 		return r.Summary(), err
@@ -520,11 +532,14 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 		r.live.WindowSeconds += res.Seconds
 		r.live.PruningIterations += res.PruningIterations
 		r.live.SolverIterations += res.SolverIterations
-		if seq, ok := r.seqs[i]; ok {
-			r.res.Results.DeleteMsg(ctx, seq) // gone already if a repeat replaced it
-		}
-		if name, ok := r.objects[i]; ok {
-			r.res.Objects.Delete(ctx, name)
+		seq, name := r.seqs[i], r.objects[i]
+		r.cleanups <- func(ctx context.Context) {
+			if seq != 0 {
+				r.res.Results.DeleteMsg(ctx, seq) // gone already if a repeat replaced it
+			}
+			if name != "" {
+				r.res.Objects.Delete(ctx, name)
+			}
 		}
 	}
 	r.m.Merged.Inc()

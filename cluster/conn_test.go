@@ -1,0 +1,64 @@
+package cluster_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/partopt/partopt/cluster"
+)
+
+// TestConnectAuthenticates: a server that requires a token or a user and
+// password admits the right credentials and refuses others with a clear error;
+// contradictory options are refused before dialling.
+func TestConnectAuthenticates(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		server    server.Options
+		good, bad cluster.ConnOptions
+	}{
+		{"token", server.Options{Authorization: "s3cret"}, cluster.ConnOptions{Token: "s3cret"}, cluster.ConnOptions{Token: "guess"}},
+		{"user", server.Options{Username: "ann", Password: "pw"}, cluster.ConnOptions{User: "ann", Password: "pw"}, cluster.ConnOptions{User: "ann", Password: "no"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := c.server
+			opts.Host, opts.Port, opts.NoLog, opts.NoSigs = "127.0.0.1", server.RANDOM_PORT, true, true
+			opts.JetStream, opts.StoreDir = true, t.TempDir()
+			s, err := server.NewServer(&opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go s.Start()
+			if !s.ReadyForConnections(10 * time.Second) {
+				t.Fatal("server not ready")
+			}
+			defer s.Shutdown()
+			c.good.URL, c.bad.URL = s.ClientURL(), s.ClientURL()
+			nc, err := cluster.Connect(c.good, "test")
+			if err != nil {
+				t.Fatalf("good credentials: %v", err)
+			}
+			if _, err := cluster.Open(context.Background(), nc, cluster.DefaultConfig()); err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			nc.Close()
+			if _, err := cluster.Connect(c.bad, "test"); err == nil || !strings.Contains(err.Error(), "connect to") {
+				t.Fatalf("bad credentials: %v", err)
+			}
+		})
+	}
+	for _, bad := range []cluster.ConnOptions{
+		{Token: "a", User: "b"},
+		{CredsFile: "x", NKeyFile: "y"},
+		{TLSCert: "cert.pem"},
+	} {
+		if _, err := cluster.Connect(bad, "test"); err == nil {
+			t.Errorf("%+v: connected", bad)
+		}
+	}
+	if _, err := cluster.Connect(cluster.ConnOptions{NKeyFile: "/nonexistent/seed"}, "test"); err == nil || !strings.Contains(err.Error(), "nkey") {
+		t.Errorf("missing nkey file: %v", err)
+	}
+}
