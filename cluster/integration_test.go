@@ -39,6 +39,20 @@ type env struct {
 	raster partition.Raster
 	spec   protocol.JobSpec
 	log    *syncBuffer
+	// cacheBytes, when set, bounds the coordinator's decoded results (1: every
+	// result is read again from the stream at its merge).
+	cacheBytes int64
+	// evidence fixes pixels (label+1 by pixel index) before round 0.
+	evidence map[int]int32
+}
+
+// persistentStore is a store holding the evidence, and its count.
+func (e *env) persistentStore() (*partition.MemStore, int64) {
+	s := partition.NewMemStore(e.spec.Width, e.spec.Height)
+	for i, l := range e.evidence {
+		s.Values[i] = l
+	}
+	return s, int64(len(e.evidence))
 }
 
 func newEnv(t *testing.T, job string, w, h, k int, seed uint64) *env {
@@ -82,7 +96,8 @@ func (e *env) logger() *slog.Logger { return slog.New(slog.NewTextHandler(e.log,
 // local is the windowed solve on one machine: what every distributed run must give.
 func (e *env) local() (*partition.MemStore, *partition.MemStore) {
 	w, h := e.spec.Width, e.spec.Height
-	pers, lab := partition.NewMemStore(w, h), partition.NewMemStore(w, h)
+	pers, _ := e.persistentStore()
+	lab := partition.NewMemStore(w, h)
 	_, err := partition.SolveRaster(context.Background(), e.raster, pers, lab, partition.NewMemStore(w, h),
 		partition.RasterOptions{Core: e.spec.Core, Halo: e.spec.Halo, MaxRounds: e.spec.MaxRounds, Persistency: e.spec.Persistency()})
 	if err != nil {
@@ -131,9 +146,10 @@ func (e *env) run(ctx context.Context) (*partition.MemStore, *partition.MemStore
 	res, closeConn := e.connect("coordinator")
 	defer closeConn()
 	w, h := e.spec.Width, e.spec.Height
-	pers, lab := partition.NewMemStore(w, h), partition.NewMemStore(w, h)
-	r, err := coordinator.NewRunner(res, e.spec, 0, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
-		coordinator.RunOptions{Log: e.logger()})
+	pers, proven := e.persistentStore()
+	lab := partition.NewMemStore(w, h)
+	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
+		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -203,6 +219,7 @@ func TestKilledWorkerTaskIsRedelivered(t *testing.T) {
 // the duplicate window) reaches the coordinator, which ignores it.
 func TestDuplicateResultsAreIgnored(t *testing.T) {
 	e := newEnv(t, "dup", 40, 30, 3, 3)
+	e.cacheBytes = 1 // merges read the stream, where copies replace originals
 	res, closeConn := e.connect("duplicator")
 	defer closeConn()
 	// Same id: JetStream keeps one.
@@ -281,21 +298,31 @@ func TestBadMessagesAreRejectedAndServingGoesOn(t *testing.T) {
 	}
 }
 
-// TestLargeResultsGoThroughTheObjectStore: with a server whose message limit
-// is smaller than a window's result, workers store results in the object store
-// and publish references; the coordinator reads them and the labels are the same.
-func TestLargeResultsGoThroughTheObjectStore(t *testing.T) {
-	e := newEnvPayload(t, "large", 60, 40, 3, 9, 6<<10) // results of 38×38 nodes exceed 6 KiB − 4 KiB of headroom
+// TestLargePayloadsGoThroughTheObjectStore: with a server whose message limit
+// is smaller than a window's fixed labels and result, the coordinator puts the
+// fixed labels and the workers their results in the object store and publish
+// references; the labels are the same, and no object is left behind.
+func TestLargePayloadsGoThroughTheObjectStore(t *testing.T) {
+	// 2 KiB messages: fixed labels of 36×36 pixels exceed half of it, results of
+	// 38×38 nodes exceed it less 4 KiB of headroom.
+	e := newEnvPayload(t, "large", 60, 40, 3, 9, 2<<10)
 	e.spec.Core, e.spec.Halo = 30, 4
+	e.cacheBytes = 1 // and read back from the store at merge time
+	e.evidence = map[int]int32{0: 1, 61: 2, 1234: 3, 2399: 1} // fixed labels in round 0 already
 	res, closeConn := e.connect("watcher")
 	defer closeConn()
-	var refs atomic.Int64
-	sub, err := res.Conn.Subscribe("partopt.result.large.>", func(m *nats.Msg) {
-		if msg, err := protocol.Unmarshal(m.Data, protocol.MaxMessageBytes); err == nil {
-			if _, ok := msg.(protocol.ResultRef); ok {
-				refs.Add(1)
+	var refs, fixedObjects atomic.Int64
+	sub, err := res.Conn.Subscribe("partopt.>", func(m *nats.Msg) {
+		msg, err := protocol.Unmarshal(m.Data, protocol.MaxMessageBytes)
+		switch v := msg.(type) {
+		case protocol.ResultRef:
+			refs.Add(1)
+		case protocol.WindowTask:
+			if v.Fixed != nil && v.Fixed.Data.Object != "" {
+				fixedObjects.Add(1)
 			}
 		}
+		_ = err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -304,14 +331,12 @@ func TestLargeResultsGoThroughTheObjectStore(t *testing.T) {
 	pers, lab, _ := e.mustRun()
 	sub.Unsubscribe()
 	e.sameAsLocal(pers, lab)
-	if refs.Load() == 0 {
-		t.Fatal("no result went through the object store")
+	if refs.Load() == 0 || fixedObjects.Load() == 0 {
+		t.Fatalf("%d results and %d fixed labels went through the object store, want some of both", refs.Load(), fixedObjects.Load())
 	}
 	if infos, err := res.Objects.List(context.Background()); err == nil {
 		for _, o := range infos {
-			if strings.Contains(o.Name, "/result/") {
-				t.Errorf("result object %s left after the job", o.Name)
-			}
+			t.Errorf("object %s left after the job", o.Name)
 		}
 	}
 }

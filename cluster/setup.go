@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -119,4 +121,21 @@ func (r *Resources) PutJobSpec(ctx context.Context, spec protocol.JobSpec) error
 	}
 	_, err = r.Jobs.Put(ctx, protocol.JobSpecKey(spec.Job), data)
 	return err
+}
+
+// Put stores an object read from r. Its chunks stay within the server's
+// message limit (the object store's default 128 KiB chunks fail on a server
+// whose max_payload is smaller).
+func (r *Resources) Put(ctx context.Context, name string, rd io.Reader) error {
+	chunk := uint32(min(128<<10, max(r.Conn.MaxPayload()-1024, 256)))
+	meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}
+	if _, err := r.Objects.Put(ctx, meta, rd); err != nil {
+		return fmt.Errorf("storing object %s: %w", name, err)
+	}
+	return nil
+}
+
+// PutBytes stores data as an object (see Put).
+func (r *Resources) PutBytes(ctx context.Context, name string, data []byte) error {
+	return r.Put(ctx, name, bytes.NewReader(data))
 }

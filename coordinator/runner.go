@@ -303,8 +303,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 	var futures []jetstream.PubAckFuture
 	for _, i := range a.Windows {
-		win := r.job.Windows[i]
-		task := protocol.WindowTask{Job: r.spec.Job, Round: a.Round, Window: i, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
+		task := r.task(WindowID{a.Round, i})
 		fixed, content, free, err := r.fixed(task)
 		if err != nil {
 			return err
@@ -317,8 +316,8 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			continue
 		}
 		if fixed != nil && fixed.Data.Object != "" {
-			if _, err := r.res.Objects.PutBytes(ctx, fixed.Data.Object, content); err != nil {
-				return fmt.Errorf("storing fixed labels %s: %w", fixed.Data.Object, err)
+			if err := r.res.PutBytes(ctx, fixed.Data.Object, content); err != nil {
+				return err
 			}
 		}
 		task.Fixed = fixed
@@ -372,7 +371,9 @@ func (r *Runner) fixed(task protocol.WindowTask) (*protocol.Fixed, []byte, bool,
 		return nil, nil, free, nil
 	}
 	labels := protocol.EncodeLabels(vals, r.spec.Labels)
-	f := protocol.NewFixed(e, labels, protocol.FixedObject(task.Job, task.Round, task.Window))
+	// Inline only while the task stays within half the server's message limit.
+	limit := int(r.res.Conn.MaxPayload() / 2)
+	f := protocol.NewFixedWithin(e, labels, protocol.FixedObject(task.Job, task.Round, task.Window), limit)
 	return &f, labels.Data, true, nil
 }
 
@@ -394,14 +395,8 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 			r.reject(m, "a result reference of another job", nil)
 			return
 		}
-		data, err := r.res.Objects.GetBytes(ctx, v.Result.Object)
-		if err == nil {
-			err = v.Result.Verify(data)
-		}
-		if err == nil {
-			res, err = protocol.Decode[protocol.WindowResult](data, int(v.Result.Size))
-		}
-		if err != nil {
+		var err error
+		if res, err = r.readRef(ctx, v); err != nil {
 			r.reject(m, "result object "+v.Result.Object, err)
 			r.lose(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d: unreadable result object: %v", v.Round, v.Window, err))
 			return
@@ -429,9 +424,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.apply(ResultStored(id)) // counted as a duplicate
 		return
 	}
-	win := r.job.Windows[id.Window]
-	task := protocol.WindowTask{Job: r.spec.Job, Round: id.Round, Window: id.Window, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
-	dec, err := protocol.DecodeResult(r.spec, task, res)
+	dec, err := protocol.DecodeResult(r.spec, r.task(id), res)
 	if err != nil {
 		r.reject(m, "", err)
 		r.lose(id, fmt.Sprintf("window %d/%d: malformed result from %s: %v", id.Round, id.Window, res.Worker, err))
@@ -564,22 +557,32 @@ func (r *Runner) fetch(ctx context.Context, id WindowID) (*partition.WindowResul
 	case protocol.WindowResult:
 		res = v
 	case protocol.ResultRef:
-		data, err := r.res.Objects.GetBytes(ctx, v.Result.Object)
-		if err == nil {
-			err = v.Result.Verify(data)
-		}
-		if err == nil {
-			res, err = protocol.Decode[protocol.WindowResult](data, int(v.Result.Size))
-		}
-		if err != nil {
+		if res, err = r.readRef(ctx, v); err != nil {
 			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("window %d/%d: a %T where its result was", id.Round, id.Window, msg)
 	}
+	return protocol.DecodeResult(r.spec, r.task(id), res)
+}
+
+// readRef reads the result a ResultRef points to, checked against its size and
+// CRC32C.
+func (r *Runner) readRef(ctx context.Context, ref protocol.ResultRef) (protocol.WindowResult, error) {
+	data, err := r.res.Objects.GetBytes(ctx, ref.Result.Object)
+	if err == nil {
+		err = ref.Result.Verify(data)
+	}
+	if err != nil {
+		return protocol.WindowResult{}, err
+	}
+	return protocol.Decode[protocol.WindowResult](data, int(ref.Result.Size))
+}
+
+// task is the task message of window id of the current round, without fixed labels.
+func (r *Runner) task(id WindowID) protocol.WindowTask {
 	win := r.job.Windows[id.Window]
-	task := protocol.WindowTask{Job: r.spec.Job, Round: id.Round, Window: id.Window, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
-	return protocol.DecodeResult(r.spec, task, res)
+	return protocol.WindowTask{Job: r.spec.Job, Round: id.Round, Window: id.Window, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
 }
 
 // snapshot publishes the job's state and the loop's counters as the summary

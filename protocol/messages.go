@@ -176,7 +176,12 @@ type Fixed struct {
 // InlineLimit and otherwise as object, which the caller must put in
 // ObjectBucket.
 func NewFixed(rect Rect, labels Labels, object string) Fixed {
-	return Fixed{Rect: rect, Width: labels.Width, Data: NewPayload(labels.Data, object)}
+	return NewFixedWithin(rect, labels, object, InlineLimit)
+}
+
+// NewFixedWithin is NewFixed with a lower inline limit (NewPayloadWithin).
+func NewFixedWithin(rect Rect, labels Labels, object string, limit int) Fixed {
+	return Fixed{Rect: rect, Width: labels.Width, Data: NewPayloadWithin(labels.Data, object, limit)}
 }
 
 // Labels returns the labels given the content of Data (Data.Inline, or the

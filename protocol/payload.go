@@ -32,7 +32,13 @@ type Payload struct {
 // NewPayload returns content inline when it fits InlineLimit, and otherwise a
 // reference to object, which the caller must put in ObjectBucket.
 func NewPayload(content []byte, object string) Payload {
-	if len(content) <= InlineLimit {
+	return NewPayloadWithin(content, object, InlineLimit)
+}
+
+// NewPayloadWithin is NewPayload with a lower inline limit (min(limit,
+// InlineLimit)), for a server whose max_payload is below MaxMessageBytes.
+func NewPayloadWithin(content []byte, object string, limit int) Payload {
+	if len(content) <= min(limit, InlineLimit) {
 		return Payload{Inline: content}
 	}
 	return Payload{Object: object, Size: int64(len(content)), CRC32C: CRC32C(content)}

@@ -236,8 +236,8 @@ func (w *server) publish(ctx context.Context, out protocol.WindowResult) error {
 	}
 	if int64(len(data)) > w.res.Conn.MaxPayload()-4096 { // room for the headers
 		name := protocol.ResultObject(out.Job, out.Round, out.Window)
-		if _, err := w.res.Objects.PutBytes(ctx, name, data); err != nil {
-			return fmt.Errorf("storing the result object %s: %w", name, err)
+		if err := w.res.PutBytes(ctx, name, data); err != nil {
+			return err
 		}
 		ref := protocol.ResultRef{Job: out.Job, Round: out.Round, Window: out.Window, Worker: out.Worker,
 			Result: protocol.Payload{Object: name, Size: int64(len(data)), CRC32C: protocol.CRC32C(data)}}

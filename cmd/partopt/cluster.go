@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/persistency"
@@ -362,10 +361,10 @@ func (s *service) upload(ctx context.Context, job, dir string, sum *coordinator.
 		if err != nil {
 			return err
 		}
-		_, err = s.res.Objects.Put(ctx, jetstream.ObjectMeta{Name: protocol.OutputObject(job, name)}, f)
+		err = s.res.Put(ctx, protocol.OutputObject(job, name), f)
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("uploading %s: %w", name, err)
+			return err
 		}
 	}
 	sum.Outputs = names

@@ -66,11 +66,11 @@ id for "partopt status", "fetch" and "cancel".`,
 					return err
 				}
 				spec.Model = protocol.ModelRef{Path: abs}
-			} else if spec.Model, err = uploadModel(ctx, res.Objects, spec.Job, args[0]); err != nil {
+			} else if spec.Model, err = uploadModel(ctx, res, spec.Job, args[0]); err != nil {
 				return err
 			}
 			if ev, ok := uai.EvidencePathFor(args[0]); ok && !f.noEvid {
-				if spec.Evidence, err = uploadFile(ctx, res.Objects, protocol.EvidenceObject(spec.Job), ev); err != nil {
+				if spec.Evidence, err = uploadFile(ctx, res, protocol.EvidenceObject(spec.Job), ev); err != nil {
 					return err
 				}
 			}
@@ -145,13 +145,13 @@ func submitSpec(path string, f solveFlags, job string) (protocol.JobSpec, error)
 }
 
 // uploadFile puts a small file in the object store as name.
-func uploadFile(ctx context.Context, objects jetstream.ObjectStore, name, path string) (*protocol.Payload, error) {
+func uploadFile(ctx context.Context, res *cluster.Resources, name, path string) (*protocol.Payload, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := objects.PutBytes(ctx, name, data); err != nil {
-		return nil, fmt.Errorf("uploading %s: %w", path, err)
+	if err := res.PutBytes(ctx, name, data); err != nil {
+		return nil, err
 	}
 	return &protocol.Payload{Object: name, Size: int64(len(data)), CRC32C: protocol.CRC32C(data)}, nil
 }

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/partition"
@@ -119,7 +118,7 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 	if e.spec != nil {
 		spec.Job, spec.Model, spec.CreatedAt = e.spec.Job, e.spec.Model, e.spec.CreatedAt
 	} else if e.listen != "" {
-		if spec.Model, err = uploadModel(ctx, res.Objects, spec.Job, job.path); err != nil {
+		if spec.Model, err = uploadModel(ctx, res, spec.Job, job.path); err != nil {
 			return nil, err
 		}
 	}
@@ -213,7 +212,7 @@ func newJobID() string {
 
 // uploadModel puts the model file in the object store for workers without the
 // file, returning its reference.
-func uploadModel(ctx context.Context, objects jetstream.ObjectStore, job, path string) (protocol.ModelRef, error) {
+func uploadModel(ctx context.Context, res *cluster.Resources, job, path string) (protocol.ModelRef, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return protocol.ModelRef{}, err
@@ -228,7 +227,7 @@ func uploadModel(ctx context.Context, objects jetstream.ObjectStore, job, path s
 		return protocol.ModelRef{}, err
 	}
 	name := protocol.ModelObject(job)
-	if _, err := objects.Put(ctx, jetstream.ObjectMeta{Name: name}, f); err != nil {
+	if err := res.Put(ctx, name, f); err != nil {
 		return protocol.ModelRef{}, fmt.Errorf("uploading the model: %w", err)
 	}
 	return protocol.ModelRef{Object: name, Size: size, CRC32C: crc.Sum32(), Name: filepath.Base(path)}, nil
