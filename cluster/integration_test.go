@@ -307,7 +307,7 @@ func TestLargePayloadsGoThroughTheObjectStore(t *testing.T) {
 	// 38×38 nodes exceed it less 4 KiB of headroom.
 	e := newEnvPayload(t, "large", 60, 40, 3, 9, 2<<10)
 	e.spec.Core, e.spec.Halo = 30, 4
-	e.cacheBytes = 1 // and read back from the store at merge time
+	e.cacheBytes = 1                                          // and read back from the store at merge time
 	e.evidence = map[int]int32{0: 1, 61: 2, 1234: 3, 2399: 1} // fixed labels in round 0 already
 	res, closeConn := e.connect("watcher")
 	defer closeConn()
