@@ -183,3 +183,14 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 		t.Errorf("no server: exit %d, %q", code, stderr)
 	}
 }
+
+func TestProgressBar(t *testing.T) {
+	for _, c := range []struct {
+		done, total int
+		want        string
+	}{{0, 10, "[.....]"}, {5, 10, "[##...]"}, {10, 10, "[#####]"}, {0, 0, "[.....]"}, {12, 10, "[#####]"}} {
+		if got := progressBar(c.done, c.total, 5); got != c.want {
+			t.Errorf("progressBar(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
+		}
+	}
+}

@@ -196,6 +196,15 @@ func statusText(s coordinator.Summary) string {
 	return b.String()
 }
 
+// progressBar draws done of total as [####......] in width cells.
+func progressBar(done, total, width int) string {
+	n := 0
+	if total > 0 {
+		n = min(width, done*width/total)
+	}
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
 func newStatusCmd() *cobra.Command {
 	var n natsFlags
 	var asJSON, wait bool
@@ -228,7 +237,7 @@ func newStatusCmd() *cobra.Command {
 					return nil
 				}
 				if line != nil {
-					line.show(func() string { return statusText(s) })
+					line.show(func() string { return progressBar(s.Merged, s.Windows, 20) + " " + statusText(s) })
 				}
 				select {
 				case <-ctx.Done():
