@@ -33,12 +33,14 @@ func testConfig() cluster.Config {
 
 // env is an embedded server and the raster job the tests run on it.
 type env struct {
-	t      *testing.T
-	srv    *cluster.Embedded
-	cfg    cluster.Config
-	raster partition.Raster
-	spec   protocol.JobSpec
-	log    *syncBuffer
+	t          *testing.T
+	srv        *cluster.Embedded
+	dir        string // the server's JetStream directory
+	maxPayload int32
+	cfg        cluster.Config
+	raster     partition.Raster
+	spec       protocol.JobSpec
+	log        *syncBuffer
 	// cacheBytes, when set, bounds the coordinator's decoded results (1: every
 	// result is read again from the stream at its merge).
 	cacheBytes int64
@@ -62,11 +64,9 @@ func newEnv(t *testing.T, job string, w, h, k int, seed uint64) *env {
 // newEnvPayload is newEnv with the server's message size limit.
 func newEnvPayload(t *testing.T, job string, w, h, k int, seed uint64, maxPayload int32) *env {
 	t.Helper()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), MaxPayload: maxPayload})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	e := &env{t: t, dir: t.TempDir(), maxPayload: maxPayload, cfg: testConfig(), log: &syncBuffer{}}
+	e.startServer()
+	t.Cleanup(func() { e.srv.Close() })
 	m := random.PottsDenoising(random.New(seed), w, h, k, 0.9, 4, 1.3)
 	raster, err := partition.RasterOf(m, w, h)
 	if err != nil {
@@ -74,7 +74,18 @@ func newEnvPayload(t *testing.T, job string, w, h, k int, seed uint64, maxPayloa
 	}
 	spec := protocol.JobSpec{Job: job, Model: protocol.ModelRef{Path: "/nowhere/model.uai"}, Width: w, Height: h, Labels: k,
 		Core: 12, Halo: 3, MaxRounds: 3, Variant: protocol.VariantInvariant}
-	return &env{t: t, srv: srv, cfg: testConfig(), raster: raster, spec: spec, log: &syncBuffer{}}
+	e.raster, e.spec = raster, spec
+	return e
+}
+
+// startServer starts the embedded server on the env's directory (again, after
+// a restart: what JetStream stored on file is still there).
+func (e *env) startServer() {
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: e.dir, MaxPayload: e.maxPayload})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.srv = srv
 }
 
 // connect opens a process's own connection and resources.
@@ -143,18 +154,25 @@ func (tw *testWorker) kill() {
 
 // run runs the job's coordinator to its end and returns the stores and summary.
 func (e *env) run(ctx context.Context) (*partition.MemStore, *partition.MemStore, coordinator.Summary, error) {
-	res, closeConn := e.connect("coordinator")
+	r, pers, lab, closeConn := e.runner(false)
 	defer closeConn()
+	sum, err := r.Run(ctx)
+	return pers, lab, sum, err
+}
+
+// runner is a coordinator on its own connection with fresh stores (holding the
+// evidence); resume continues the job from what JetStream kept.
+func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *partition.MemStore, func()) {
+	res, closeConn := e.connect("coordinator")
 	w, h := e.spec.Width, e.spec.Height
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
 	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
-		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes})
+		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	sum, err := r.Run(ctx)
-	return pers, lab, sum, err
+	return r, pers, lab, closeConn
 }
 
 func (e *env) mustRun() (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
@@ -410,6 +428,54 @@ func TestWorkerShutdownFinishesOrHandsBack(t *testing.T) {
 			e.sameAsLocal(pers, lab)
 			if stats.Solved.Load() != c.solved || stats.Returned.Load() != c.returned {
 				t.Fatalf("solved %d, returned %d; want %d, %d", stats.Solved.Load(), stats.Returned.Load(), c.solved, c.returned)
+			}
+		})
+	}
+}
+
+// TestCoordinatorRestartResumesTheJob: a coordinator stopped in the middle of
+// round 1 and a new one that resumes on empty label stores (its results merged
+// again from the results stream) give the labels of the uninterrupted solve —
+// also when the whole cluster, NATS included, stopped and restarted from disk.
+func TestCoordinatorRestartResumesTheJob(t *testing.T) {
+	for _, wholeCluster := range []bool{false, true} {
+		t.Run(map[bool]string{false: "coordinator", true: "cluster"}[wholeCluster], func(t *testing.T) {
+			e := newEnv(t, "resume", 50, 40, 3, 10)
+			e.cfg.Memory = false // the streams on disk, as in production
+			w := e.startWorker("w", 2, nil)
+			first, _, _, closeFirst := e.runner(false)
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { _, err := first.Run(ctx); done <- err }()
+			for s := first.Summary(); s.Round < 1 || s.Merged < 1; s = first.Summary() {
+				if s.Phase != "running" {
+					t.Fatalf("the job ended (%s) before round 1", s.Phase)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			stop()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("first coordinator: %v", err)
+			}
+			closeFirst()
+			if wholeCluster {
+				w.kill()
+				e.srv.Close()
+				e.startServer()
+				e.startWorker("w2", 2, nil)
+			}
+			solved := first.Summary().Dispatched
+			second, pers, lab, closeSecond := e.runner(true)
+			defer closeSecond()
+			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			sum, err := second.Run(rctx)
+			if err != nil {
+				t.Fatalf("resumed coordinator: %v\nlog:\n%s", err, e.log.String())
+			}
+			e.sameAsLocal(pers, lab)
+			if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 || sum.Reused > solved {
+				t.Fatalf("summary %+v: want done, nothing lost, some of the %d windows solved before reused", sum, solved)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -35,6 +36,11 @@ type RunOptions struct {
 	// MaxMessage is the largest result message accepted (default
 	// protocol.MaxMessageBytes).
 	MaxMessage int
+	// Resume continues a job that an earlier coordinator started (it crashed,
+	// or the cluster restarted), on empty Stores: the results kept in the
+	// results stream are merged again, round by round, in plan order, which
+	// rebuilds the labels; windows without a usable result are dispatched.
+	Resume bool
 }
 
 // Summary is a job's status with the totals a report needs.
@@ -43,6 +49,7 @@ type Summary struct {
 	InFlight          int // tasks dispatched and not answered in this round
 	Dispatched        int // tasks published over all rounds
 	Skipped           int // windows not dispatched: nothing free in them
+	Reused            int // windows merged from results stored before a resume
 	Solved            int // windows whose result had a free variable
 	MaxWindowVars     int // largest window model
 	WindowSeconds     float64
@@ -78,18 +85,16 @@ type Runner struct {
 	log    *slog.Logger
 	m      *Metrics
 
-	// Per round: windows not dispatched (no free node, merged as empty), the
-	// arrived results (decoded while the cache has room) and their stream
-	// sequences.
+	// Per round: windows not dispatched (no free node, merged as empty) and
+	// the arrived results, decoded while the cache has room. Results stay in
+	// the results stream until the job ends: a resumed job merges them again.
 	skipped map[int]bool
 	cached  map[int]*partition.WindowResult
-	seqs    map[int]uint64
-	objects map[int]string // result objects to delete after the merge
 	cache   int64
 	cancels chan string
-	// cleanups deletes merged results off the loop: a delete is a round trip
-	// to the server, which the merges need not wait for.
-	cleanups chan func(context.Context)
+	// epoch makes this runner's task message ids its own: a resumed job's
+	// tasks must not be dropped as duplicates of its predecessor's.
+	epoch string
 
 	live Summary // the loop's counters; snapshot publishes them as sum
 	mu   sync.Mutex
@@ -158,6 +163,18 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	if err := r.res.PutJobSpec(ctx, r.spec); err != nil {
 		return r.Summary(), fmt.Errorf("storing the job spec: %w", err)
 	}
+	r.epoch = strconv.FormatInt(time.Now().UnixNano(), 36)
+	if r.opt.Resume {
+		// Start over on the job's messages: the results are read again from the
+		// beginning, the tasks queued by the predecessor are replaced.
+		if err := r.res.Results.DeleteConsumer(ctx, protocol.CoordinatorConsumer(r.spec.Job)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return r.Summary(), err
+		}
+		if err := r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.TaskSubject(r.spec.Job))); err != nil {
+			return r.Summary(), err
+		}
+		r.log.Info("resuming the job from its stored results")
+	}
 	cons, err := r.res.Results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:        protocol.CoordinatorConsumer(r.spec.Job),
 		FilterSubjects: []string{protocol.ResultFilter(r.spec.Job), protocol.ErrorSubject(r.spec.Job)},
@@ -166,15 +183,6 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return r.Summary(), fmt.Errorf("results consumer: %w", err)
 	}
-	r.cleanups = make(chan func(context.Context), 1024)
-	cleaned := make(chan struct{})
-	go func() {
-		defer close(cleaned)
-		for f := range r.cleanups {
-			f(context.WithoutCancel(ctx))
-		}
-	}()
-	defer func() { close(r.cleanups); <-cleaned }()
 	iter, err := cons.Messages(jetstream.PullMaxMessages(256))
 	if err != nil {
 		return r.Summary(), err
@@ -272,7 +280,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 		if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
 			return fmt.Errorf("preparing round %d: %w", a.Round, err)
 		}
-		r.skipped, r.cached, r.seqs, r.objects, r.cache = map[int]bool{}, map[int]*partition.WindowResult{}, map[int]uint64{}, map[int]string{}, 0
+		r.skipped, r.cached, r.cache = map[int]bool{}, map[int]*partition.WindowResult{}, 0
 		r.apply(RoundPrepared{Round: a.Round})
 	case Dispatch:
 		return r.dispatch(ctx, a)
@@ -301,9 +309,22 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 // window. A window whose nodes are all fixed is not sent: it is merged as empty,
 // as SolveWindow would answer it.
 func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
+	stored, err := r.storedResults(ctx, a.Round)
+	if err != nil {
+		return err
+	}
 	var futures []jetstream.PubAckFuture
 	for _, i := range a.Windows {
 		task := r.task(WindowID{a.Round, i})
+		if stored[protocol.ResultSubject(r.spec.Job, a.Round, i)] {
+			// Solved before a restart: merged again from the stream, unless unusable.
+			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
+				r.keep(i, dec)
+				r.live.Reused++
+				r.apply(ResultStored{Round: a.Round, Window: i})
+				continue
+			}
+		}
 		fixed, content, free, err := r.fixed(task)
 		if err != nil {
 			return err
@@ -325,7 +346,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 		if err != nil {
 			return err
 		}
-		f, err := r.res.JS.PublishAsync(protocol.TaskSubject(r.spec.Job), data, jetstream.WithMsgID(protocol.MsgID(r.spec.Job, a.Round, i)))
+		f, err := r.res.JS.PublishAsync(protocol.TaskSubject(r.spec.Job), data, jetstream.WithMsgID(protocol.TaskMsgID(r.spec.Job, a.Round, i, r.epoch)))
 		if err != nil {
 			return fmt.Errorf("publishing task %d: %w", i, err)
 		}
@@ -344,6 +365,23 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 	}
 	r.log.Info("round dispatched", "round", a.Round, "windows", len(a.Windows), "tasks", len(futures))
 	return nil
+}
+
+// storedResults lists the result subjects of a round already in the results
+// stream (a resumed job's), none for a job that is new.
+func (r *Runner) storedResults(ctx context.Context, round int) (map[string]bool, error) {
+	if !r.opt.Resume {
+		return nil, nil
+	}
+	info, err := r.res.Results.Info(ctx, jetstream.WithSubjectFilter(protocol.ResultRoundFilter(r.spec.Job, round)))
+	if err != nil {
+		return nil, fmt.Errorf("listing stored results: %w", err)
+	}
+	out := make(map[string]bool, len(info.State.Subjects))
+	for s := range info.State.Subjects {
+		out[s] = true
+	}
+	return out, nil
 }
 
 // fixed reads the labels fixed around a task's window (its nodes grown by two
@@ -386,7 +424,6 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	var res protocol.WindowResult
-	objName := ""
 	switch v := msg.(type) {
 	case protocol.WindowResult:
 		res = v
@@ -401,7 +438,6 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 			r.lose(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d: unreadable result object: %v", v.Round, v.Window, err))
 			return
 		}
-		objName = v.Result.Object
 	case protocol.Error:
 		m.Ack()
 		r.log.Error("worker reported an error", "worker", v.Worker, "round", v.Round, "window", v.Window, "permanent", v.Permanent, "err", v.Message)
@@ -430,16 +466,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.lose(id, fmt.Sprintf("window %d/%d: malformed result from %s: %v", id.Round, id.Window, res.Worker, err))
 		return
 	}
-	if md, err := m.Metadata(); err == nil {
-		r.seqs[id.Window] = md.Sequence.Stream
-	}
-	if objName != "" {
-		r.objects[id.Window] = objName
-	}
-	if size := int64(4 * (len(dec.Persistent) + len(dec.Labeling))); r.cache+size <= r.opt.CacheBytes {
-		r.cached[id.Window] = dec
-		r.cache += size
-	}
+	r.keep(id.Window, dec)
 	ws := r.live.Workers[res.Worker]
 	ws.Windows++
 	ws.LastSeen = time.Now()
@@ -447,6 +474,14 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 	r.m.WindowSeconds.Observe(res.Seconds)
 	m.Ack()
 	r.apply(ResultStored(id))
+}
+
+// keep caches a decoded result until its merge, while the cache has room.
+func (r *Runner) keep(i int, dec *partition.WindowResult) {
+	if size := int64(4 * (len(dec.Persistent) + len(dec.Labeling))); r.cache+size <= r.opt.CacheBytes {
+		r.cached[i] = dec
+		r.cache += size
+	}
 }
 
 // reject drops a message that can never be merged, with a logged error.
@@ -525,15 +560,6 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 		r.live.WindowSeconds += res.Seconds
 		r.live.PruningIterations += res.PruningIterations
 		r.live.SolverIterations += res.SolverIterations
-		seq, name := r.seqs[i], r.objects[i]
-		r.cleanups <- func(ctx context.Context) {
-			if seq != 0 {
-				r.res.Results.DeleteMsg(ctx, seq) // gone already if a repeat replaced it
-			}
-			if name != "" {
-				r.res.Objects.Delete(ctx, name)
-			}
-		}
 	}
 	r.m.Merged.Inc()
 	r.m.MergeSeconds.Observe(time.Since(start).Seconds())

@@ -26,7 +26,7 @@
 //
 //	data, err := protocol.Marshal(protocol.WindowTask{Job: job, Round: 0, Window: 7, Core: core, Nodes: nodes})
 //	// publish data on protocol.TaskSubject(job) with header
-//	// Nats-Msg-Id: protocol.MsgID(job, 0, 7)
+//	// Nats-Msg-Id: protocol.TaskMsgID(job, 0, 7, epoch)
 //
 //	msg, err := protocol.Unmarshal(data, protocol.MaxMessageBytes)
 //	if err != nil {

@@ -43,6 +43,11 @@ func ResultSubject(job string, round, window int) string {
 // ResultFilter matches every result of job (a consumer filter).
 func ResultFilter(job string) string { return subjectPrefix + "result." + job + ".>" }
 
+// ResultRoundFilter matches the results of one round of job.
+func ResultRoundFilter(job string, round int) string {
+	return subjectPrefix + "result." + job + "." + strconv.Itoa(round) + ".>"
+}
+
 // ErrorSubject carries the Errors of job.
 func ErrorSubject(job string) string { return subjectPrefix + "error." + job }
 
@@ -75,10 +80,17 @@ func MaxDeliveriesAdvisory() string {
 	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamTasks + "." + ConsumerWorkers
 }
 
-// MsgID is the Nats-Msg-Id header of a window's task and of its result, so that
-// JetStream drops a republished duplicate within the stream's duplicate window.
+// MsgID is the Nats-Msg-Id header of a window's result, so that JetStream drops
+// a republished duplicate within the stream's duplicate window.
 func MsgID(job string, round, window int) string {
 	return job + "/" + strconv.Itoa(round) + "/" + strconv.Itoa(window)
+}
+
+// TaskMsgID is the Nats-Msg-Id header of a window's task published by the
+// coordinator of epoch (one per coordinator run): a coordinator never queues a
+// task twice, and one that resumes a job is not taken for its predecessor.
+func TaskMsgID(job string, round, window int, epoch string) string {
+	return MsgID(job, round, window) + "/" + epoch
 }
 
 // JobSpecKey is the JobBucket key of job's JobSpec.

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,11 +14,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/persistency"
@@ -160,6 +163,7 @@ store for "partopt fetch". With --http a status page and Prometheus metrics
 				return err
 			}
 			defer csub.Unsubscribe()
+			s.resumeAll(ctx)
 			s.log.Info("coordinator ready", "nats", res.Conn.ConnectedUrlRedacted(), "data", data)
 			<-ctx.Done()
 			s.wg.Wait()
@@ -214,8 +218,52 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 	reply(submitReply{Job: spec.Job})
 	s.wg.Go(func() {
 		defer stop()
-		s.run(jctx, spec)
+		s.run(jctx, spec, false)
 	})
+}
+
+// resumeAll continues the jobs that a coordinator (this one, before a restart)
+// left unfinished: running ones, and done ones whose outputs were not uploaded.
+func (s *service) resumeAll(ctx context.Context) {
+	keys, err := s.res.Jobs.Keys(ctx)
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrNoKeysFound) {
+			s.log.Error("listing jobs to resume", "err", err)
+		}
+		return
+	}
+	for _, key := range keys {
+		job, ok := strings.CutSuffix(key, ".status")
+		if !ok {
+			continue
+		}
+		e, err := s.res.Jobs.Get(ctx, key)
+		var sum coordinator.Summary
+		if err == nil {
+			err = json.Unmarshal(e.Value(), &sum)
+		}
+		if err != nil {
+			s.log.Error("reading a job status", "job", job, "err", err)
+			continue
+		}
+		if sum.Phase == "canceled" || sum.Phase == "failed" || sum.Phase == "done" && len(sum.Outputs) > 0 {
+			continue
+		}
+		spec, err := s.res.JobSpec(ctx, job)
+		if err != nil {
+			s.log.Error("resuming a job", "job", job, "err", err)
+			continue
+		}
+		jctx, stop := context.WithCancel(ctx)
+		s.mu.Lock()
+		s.jobs[job] = &serviceJob{stop: stop}
+		s.mu.Unlock()
+		s.log.Info("resuming job", "job", job, "phase", sum.Phase, "round", sum.Round+1)
+		s.wg.Go(func() {
+			defer stop()
+			s.run(jctx, spec, true)
+		})
+	}
 }
 
 // cancel handles a Cancel of one of this coordinator's jobs (others' are left to
@@ -244,7 +292,7 @@ func (s *service) cancel(m *nats.Msg) {
 
 // run runs a job as "solve --window" would, over the cluster, and uploads its
 // outputs.
-func (s *service) run(ctx context.Context, spec protocol.JobSpec) {
+func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	dir := filepath.Join(s.data, spec.Job)
 	log := s.log.With("job", spec.Job)
 	var sum coordinator.Summary
@@ -254,7 +302,7 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec) {
 			return err
 		}
 		f := specFlags(spec, filepath.Join(dir, "out"))
-		f.embedded = &embeddedRun{res: s.res, spec: &spec, started: func(r *coordinator.Runner, files *rasterFiles) {
+		f.embedded = &embeddedRun{res: s.res, spec: &spec, resume: resume, started: func(r *coordinator.Runner, files *rasterFiles) {
 			s.mu.Lock()
 			j := s.jobs[spec.Job]
 			j.runner, j.files = r, files

@@ -87,22 +87,26 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	url := srv.URL()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var logs [2]bytes.Buffer
-	for i, args := range [][]string{
-		{"coordinator", "--nats", url, "--data", t.TempDir(), "--http", ""},
-		{"worker", "--nats", url, "--slots", "2", "--grace", "0s", "--cache", t.TempDir()},
-	} {
+	var logs [3]bytes.Buffer
+	data := t.TempDir()
+	start := func(ctx context.Context, i int, args ...string) (done chan struct{}) {
+		done = make(chan struct{})
 		wg.Go(func() {
+			defer close(done)
 			if code := runContext(ctx, args, &bytes.Buffer{}, &logs[i]); code != 0 {
 				t.Errorf("%s: exit %d", args[0], code)
 			}
 		})
+		return done
 	}
+	coordCtx, stopCoordinator := context.WithCancel(ctx)
+	coordinatorDone := start(coordCtx, 0, "coordinator", "--nats", url, "--data", data, "--http", "")
+	start(ctx, 1, "worker", "--nats", url, "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
 	defer func() {
 		cancel()
 		wg.Wait()
 		if t.Failed() {
-			t.Logf("coordinator log:\n%s\nworker log:\n%s", logs[0].String(), logs[1].String())
+			t.Logf("coordinator log:\n%s\nworker log:\n%s\nrestarted coordinator log:\n%s", logs[0].String(), logs[1].String(), logs[2].String())
 		}
 	}()
 	nats := []string{"--nats", url}
@@ -181,6 +185,44 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	}
 	if code, _, stderr := partopt("status", "x", "--nats", "nats://127.0.0.1:1"); code != exitBadInput || !strings.Contains(stderr, "connect") {
 		t.Errorf("no server: exit %d, %q", code, stderr)
+	}
+
+	// The coordinator stopped mid-job and started again on the same data: the
+	// job resumes and ends with the outputs of the local solve.
+	mid := filepath.Join(t.TempDir(), "mid.grid")
+	if code, _, stderr := partopt("gen", "tiled", filepath.Join(genTestdata, "blocks.png"), "-o", mid, "--width", "160", "--height", "160", "--labels", "4"); code != 0 {
+		t.Fatal(stderr)
+	}
+	margs := []string{"--window", "8", "--halo", "2"}
+	if code, _, stderr := cli(append([]string{"submit", mid, "--job", "mid"}, margs...)...); code != 0 {
+		t.Fatalf("submit: %s", stderr)
+	}
+	for {
+		_, stdout, _ := cli("status", "--json", "mid")
+		var s coordinator.Summary
+		json.Unmarshal([]byte(stdout), &s)
+		if s.Phase == "running" && s.Merged > 0 {
+			break
+		}
+		if s.Phase == "done" {
+			t.Fatal("the job ended before the coordinator could be stopped")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopCoordinator()
+	<-coordinatorDone
+	start(ctx, 2, "coordinator", "--nats", url, "--data", data, "--http", "")
+	want := solveWindowed(t, mid, 160*160, 160, 160, margs...)
+	if code, stdout, stderr := cli("status", "--wait", "mid"); code != 0 || !strings.Contains(stdout, "done") {
+		t.Fatalf("status --wait after the restart: exit %d: %s %s", code, stdout, stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "mid")
+	if code, _, stderr := cli("fetch", "mid", "-o", dir); code != 0 {
+		t.Fatalf("fetch: %s", stderr)
+	}
+	sameOutputs(t, want.dir, dir)
+	if !strings.Contains(logs[2].String(), "resuming job") {
+		t.Errorf("the restarted coordinator did not resume the job")
 	}
 }
 

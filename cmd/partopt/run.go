@@ -50,7 +50,9 @@ type embeddedRun struct {
 	spec *protocol.JobSpec
 	// started, when set, receives the job's runner (the coordinator's status page).
 	started func(*coordinator.Runner, *rasterFiles)
-	lost    []string // windows lost, for the report
+	// resume continues the job spec from what JetStream kept of it.
+	resume bool
+	lost   []string // windows lost, for the report
 }
 
 func newRunCmd() *cobra.Command {
@@ -116,7 +118,10 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 		return nil, err
 	}
 	if e.spec != nil {
-		spec.Job, spec.Model, spec.CreatedAt = e.spec.Job, e.spec.Model, e.spec.CreatedAt
+		if s := e.spec; s.Width != spec.Width || s.Height != spec.Height || s.Labels != spec.Labels {
+			return nil, fmt.Errorf("job %s is a %d×%d raster of %d labels, its model %s one of %d×%d and %d", s.Job, s.Width, s.Height, s.Labels, job.path, spec.Width, spec.Height, spec.Labels)
+		}
+		spec = *e.spec
 	} else if e.listen != "" {
 		if spec.Model, err = uploadModel(ctx, res, spec.Job, job.path); err != nil {
 			return nil, err
@@ -128,7 +133,7 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 	}
 	runner, err := coordinator.NewRunner(res, spec, proven,
 		coordinator.Stores{Persistent: files.persistent, Labeling: files.labels, Scratch: files.scratch},
-		coordinator.RunOptions{Log: log, Metrics: serviceMetrics()})
+		coordinator.RunOptions{Log: log, Metrics: serviceMetrics(), Resume: e.resume})
 	if err != nil {
 		return nil, err
 	}
