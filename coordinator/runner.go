@@ -28,7 +28,9 @@ type RunOptions struct {
 	Log     *slog.Logger
 	Metrics *Metrics // nil: not exported
 	// Finish writes the outputs once the labels are final (Labeling holds the
-	// proven labels where proven).
+	// proven labels where proven). Without it the caller writes them after Run
+	// returns, and the stored status says "finishing" until the caller records
+	// the end.
 	Finish func(ctx context.Context, s Summary) error
 	// CacheBytes bounds the decoded results held until their merge; beyond it a
 	// result is read again from the results stream when its turn comes.
@@ -633,6 +635,11 @@ func (r *Runner) snapshot() {
 // bucket, where `partopt status` finds it when no coordinator answers.
 func (r *Runner) publishStatus(ctx context.Context) {
 	s := r.Summary()
+	if s.Phase == Done.String() && r.opt.Finish == nil {
+		// The caller writes the outputs after Run: until it records the end,
+		// the job is finishing for whoever reads the status.
+		s.Phase = Finishing.String()
+	}
 	p := protocol.Progress{Job: r.spec.Job, Round: s.Round, Done: s.Merged, Total: s.Windows, InFlight: s.InFlight, Failed: s.Lost, Persistent: s.Proven}
 	if data, err := protocol.Marshal(p); err == nil {
 		r.res.Conn.Publish(protocol.ProgressSubject(r.spec.Job), data)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -235,4 +237,151 @@ func TestProgressBar(t *testing.T) {
 			t.Errorf("progressBar(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
 		}
 	}
+}
+
+// TestCoordinatorReplicasFailOver: three coordinator replicas (raft); the
+// leader dies in the middle of a job; another replica takes the lead, resumes
+// the job and ends it with the outputs of the local solve; the dead replica
+// comes back as a follower.
+func TestCoordinatorReplicasFailOver(t *testing.T) {
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	url := srv.URL()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	logs := make([]*lockedBuffer, 4)
+	start := func(ctx context.Context, i int, args ...string) chan struct{} {
+		done := make(chan struct{})
+		wg.Go(func() {
+			defer close(done)
+			if code := runContext(ctx, args, &bytes.Buffer{}, logs[i]); code != 0 {
+				t.Errorf("%s: exit %d", args[0], code)
+			}
+		})
+		return done
+	}
+	var peers []string
+	for i := range 3 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		peers = append(peers, fmt.Sprintf("c%d=%s", i, l.Addr()))
+		l.Close()
+	}
+	data := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	stops := make([]context.CancelFunc, 3)
+	dones := make([]chan struct{}, 3)
+	replicaArgs := func(i int) []string {
+		_, addr, _ := strings.Cut(peers[i], "=")
+		return []string{"coordinator", "--nats", url, "--data", data[i], "--http", "", "--id", fmt.Sprintf("c%d", i),
+			"--raft-addr", addr, "--peers", strings.Join(peers, ","), "--bootstrap"}
+	}
+	for i := range 3 {
+		logs[i] = &lockedBuffer{}
+		var c context.Context
+		c, stops[i] = context.WithCancel(ctx)
+		dones[i] = start(c, i, replicaArgs(i)...)
+	}
+	logs[3] = &lockedBuffer{}
+	start(ctx, 3, "worker", "--nats", url, "--slots", "2", "--grace", "0s")
+	defer func() {
+		cancel()
+		wg.Wait()
+		if t.Failed() {
+			for i, l := range logs {
+				t.Logf("log %d:\n%s", i, l.String())
+			}
+		}
+	}()
+	leader := func(except int) int {
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			for i := range 3 {
+				if i != except && strings.Count(logs[i].String(), "msg=leading") > strings.Count(logs[i].String(), "no longer leading") {
+					return i
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatal("no replica leads")
+		return -1
+	}
+	first := leader(-1)
+
+	mid := filepath.Join(t.TempDir(), "mid.grid")
+	if code, _, stderr := partopt("gen", "tiled", filepath.Join(genTestdata, "blocks.png"), "-o", mid, "--width", "160", "--height", "160", "--labels", "4"); code != 0 {
+		t.Fatal(stderr)
+	}
+	margs := []string{"--window", "8", "--halo", "2"}
+	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", url)...) }
+	var code int
+	var stderr string
+	for try := 0; try < 50; try++ { // the leader subscribes a moment after it is elected
+		if code, _, stderr = cli(append([]string{"submit", mid, "--job", "failover"}, margs...)...); code == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code != 0 {
+		t.Fatalf("submit: %s", stderr)
+	}
+	for {
+		_, stdout, _ := cli("status", "--json", "failover")
+		var s coordinator.Summary
+		json.Unmarshal([]byte(stdout), &s)
+		if s.Phase == "running" && s.Merged > 0 {
+			break
+		}
+		if s.Phase == "done" {
+			t.Fatal("the job ended before the leader could be stopped")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stops[first]()
+	<-dones[first]
+	second := leader(first)
+	want := solveWindowed(t, mid, 160*160, 160, 160, margs...)
+	if code, stdout, stderr := cli("status", "--wait", "failover"); code != 0 || !strings.Contains(stdout, "done") {
+		t.Fatalf("status --wait after the failover: exit %d: %s %s", code, stdout, stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := cli("fetch", "failover", "-o", dir); code != 0 {
+		t.Fatalf("fetch: %s", stderr)
+	}
+	sameOutputs(t, want.dir, dir)
+	if !strings.Contains(logs[second].String(), "resuming job") {
+		t.Errorf("the new leader c%d did not resume the job", second)
+	}
+	// The dead replica comes back from its raft directory, as a follower.
+	logs[first] = &lockedBuffer{}
+	start(ctx, first, replicaArgs(first)...)
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(logs[first].String(), "coordinator replica ready") {
+		if time.Now().After(deadline) {
+			t.Fatal("the restarted replica did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a log sink written from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
