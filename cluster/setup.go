@@ -17,7 +17,8 @@ import (
 type Config struct {
 	// AckWait is how long a task may go without an ack or a heartbeat before
 	// JetStream redelivers it (a worker heartbeats every AckWait/3): the time a
-	// crashed worker costs.
+	// crashed worker costs. Zero (clients: submit, status, …) leaves the
+	// workers' consumer as the services configured it.
 	AckWait time.Duration
 	// MaxDeliver is how many times a task is delivered before it is reported
 	// lost (a window that crashes every worker must not crash them all).
@@ -50,7 +51,7 @@ type Resources struct {
 // key-value bucket where missing and returns them. An existing consumer keeps
 // its configuration unless it differs, in which case it is updated.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
-	if cfg.AckWait <= 0 || cfg.MaxDeliver < 1 || cfg.Duplicates <= 0 {
+	if cfg.AckWait < 0 || cfg.MaxDeliver < 1 || cfg.Duplicates <= 0 {
 		return nil, fmt.Errorf("nats: config %+v: want positive ack wait, max deliveries and duplicate window", cfg)
 	}
 	js, err := jetstream.New(nc)
@@ -79,12 +80,24 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("nats: stream %s: %w", protocol.StreamResults, err)
 	}
-	if r.Workers, err = r.Tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: protocol.ConsumerWorkers, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: -1,
-		MaxWaiting: 4096,
-	}); err != nil {
-		return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
+	if cfg.AckWait == 0 {
+		r.Workers, err = r.Tasks.Consumer(ctx, protocol.ConsumerWorkers)
+		if err == nil {
+			r.Config.AckWait = r.Workers.CachedInfo().Config.AckWait
+		} else if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			cfg.AckWait, r.Config.AckWait = DefaultConfig().AckWait, DefaultConfig().AckWait
+		} else {
+			return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
+		}
+	}
+	if r.Workers == nil {
+		if r.Workers, err = r.Tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable: protocol.ConsumerWorkers, AckPolicy: jetstream.AckExplicitPolicy,
+			AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: -1,
+			MaxWaiting: 4096,
+		}); err != nil {
+			return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
+		}
 	}
 	objCfg := jetstream.ObjectStoreConfig{Bucket: protocol.ObjectBucket, Storage: storage}
 	if r.Objects, err = js.CreateOrUpdateObjectStore(ctx, objCfg); err != nil {

@@ -19,7 +19,10 @@ import (
 )
 
 // natsFlags are the connection flags every cluster command takes.
-type natsFlags struct{ cluster.ConnOptions }
+type natsFlags struct {
+	cluster.ConnOptions
+	ackWait time.Duration
+}
 
 func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
 	fl := cmd.Flags()
@@ -38,18 +41,46 @@ func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
 	fl.StringVar(&n.TLSKey, "tls-key", "", "client key file")
 }
 
+// addAckWaitFlag is --ack-wait, for the services that configure the workers'
+// consumer (clients leave it as it is).
+func addAckWaitFlag(cmd *cobra.Command, n *natsFlags) {
+	cmd.Flags().DurationVar(&n.ackWait, "ack-wait", cluster.DefaultConfig().AckWait, "how long a task may go without a worker's heartbeat before another worker gets it: what a crashed worker costs (give every worker and coordinator the same)")
+}
+
 // open connects and opens partopt's JetStream resources.
 func (n natsFlags) open(ctx context.Context, name string) (*cluster.Resources, error) {
 	nc, err := cluster.Connect(n.ConnOptions, name)
 	if err != nil {
 		return nil, err
 	}
-	res, err := cluster.Open(ctx, nc, cluster.DefaultConfig())
+	cfg := cluster.DefaultConfig()
+	cfg.AckWait = n.ackWait // 0 for clients: the consumer stays as configured
+	res, err := cluster.Open(ctx, nc, cfg)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("%s: %w (is JetStream enabled on the server?)", n.URL, err)
 	}
 	return res, nil
+}
+
+// openWaiting is open for a service (worker, coordinator): while NATS cannot be
+// reached it tries again every second, logging once, until ctx ends — services
+// of a cluster start in any order.
+func (n natsFlags) openWaiting(ctx context.Context, name string, log *slog.Logger) (*cluster.Resources, error) {
+	for logged := false; ; logged = true {
+		res, err := n.open(ctx, name)
+		if err == nil || ctx.Err() != nil {
+			return res, err
+		}
+		if !logged {
+			log.Warn("waiting for NATS", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func newWorkerCmd() *cobra.Command {
@@ -71,12 +102,12 @@ back to the cluster for another worker. Models come from the path in the job
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := n.open(ctx, "partopt-worker")
+			o.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			res, err := n.openWaiting(ctx, "partopt-worker", o.Log)
 			if err != nil {
 				return err
 			}
 			defer res.Conn.Close()
-			o.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			var stats worker.Stats
 			err = worker.Serve(ctx, res, o, &stats)
 			o.Log.Info("worker stopped", "solved", stats.Solved.Load(), "rejected", stats.Rejected.Load(), "failed", stats.Failed.Load(), "returned", stats.Returned.Load())
@@ -84,6 +115,7 @@ back to the cluster for another worker. Models come from the path in the job
 		},
 	}
 	addNATSFlags(cmd, &n)
+	addAckWaitFlag(cmd, &n)
 	fl := cmd.Flags()
 	fl.IntVar(&o.Slots, "slots", runtime.NumCPU(), "tasks solved at once")
 	fl.StringVar(&o.ID, "id", "", "worker name in results and logs (default host-pid)")

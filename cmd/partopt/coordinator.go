@@ -91,7 +91,7 @@ whole cluster with NATS on disk — unfinished jobs continue where they were.`,
 					return err
 				}
 			}
-			res, err := n.open(ctx, "partopt-coordinator")
+			res, err := n.openWaiting(ctx, "partopt-coordinator", log)
 			if err != nil {
 				return err
 			}
@@ -117,6 +117,7 @@ whole cluster with NATS on disk — unfinished jobs continue where they were.`,
 		},
 	}
 	addNATSFlags(cmd, &n)
+	addAckWaitFlag(cmd, &n)
 	fl := cmd.Flags()
 	fl.StringVar(&data, "data", "partopt-data", "directory for the jobs' label files and outputs")
 	fl.StringVar(&httpAddr, "http", "localhost:8222", "status page and /metrics address (empty: none)")
