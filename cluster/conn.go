@@ -10,8 +10,10 @@
 //	res, err := cluster.Open(ctx, nc, cluster.DefaultConfig())
 //	// res.Tasks, res.Results, res.Workers, res.Objects, res.Jobs
 //
-// Open creates what is missing and leaves what exists, so every process may call
-// it, in any order. On one machine, StartEmbedded runs the server in-process:
+// Open (the services: coordinators, workers) creates what is missing and brings
+// the configuration to theirs, so they may start in any order; Attach (the
+// clients: submit, status, fetch, cancel) only opens what exists, changing
+// nothing. On one machine, StartEmbedded runs the server in-process:
 //
 //	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: tmp})
 //	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "partopt-run")

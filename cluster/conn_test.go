@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,39 @@ func TestConnectAuthenticates(t *testing.T) {
 	}
 	if _, err := cluster.Connect(cluster.ConnOptions{NKeyFile: "/nonexistent/seed"}, "test"); err == nil || !strings.Contains(err.Error(), "nkey") {
 		t.Errorf("missing nkey file: %v", err)
+	}
+}
+
+// TestAttachChangesNothing: a client attaching before any service finds no
+// cluster, with a clear error; after a service opened the resources it sees
+// them, with the services' ack wait, which it does not change.
+func TestAttachChangesNothing(t *testing.T) {
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	if _, err := cluster.Attach(ctx, nc); !errors.Is(err, cluster.ErrNoCluster) {
+		t.Fatalf("attach before any service: %v", err)
+	}
+	cfg := cluster.DefaultConfig()
+	cfg.AckWait = 7 * time.Second
+	if _, err := cluster.Open(ctx, nc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		res, err := cluster.Attach(ctx, nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Config.AckWait != 7*time.Second {
+			t.Fatalf("client sees ack wait %v", res.Config.AckWait)
+		}
 	}
 }

@@ -17,8 +17,7 @@ import (
 type Config struct {
 	// AckWait is how long a task may go without an ack or a heartbeat before
 	// JetStream redelivers it (a worker heartbeats every AckWait/3): the time a
-	// crashed worker costs. Zero (clients: submit, status, …) leaves the
-	// workers' consumer as the services configured it.
+	// crashed worker costs.
 	AckWait time.Duration
 	// MaxDeliver is how many times a task is delivered before it is reported
 	// lost (a window that crashes every worker must not crash them all).
@@ -28,6 +27,9 @@ type Config struct {
 	Duplicates time.Duration
 	// Memory keeps the streams in memory instead of on disk (tests).
 	Memory bool
+	// Replicas is the streams' and buckets' replica count on a NATS cluster
+	// (3 survives the loss of a NATS node; default 1).
+	Replicas int
 }
 
 // DefaultConfig is the configuration of a production cluster.
@@ -48,10 +50,11 @@ type Resources struct {
 }
 
 // Open creates the streams, the workers' consumer, the object store and the
-// key-value bucket where missing and returns them. An existing consumer keeps
-// its configuration unless it differs, in which case it is updated.
+// key-value bucket where missing, or brings their configuration to cfg, and
+// returns them: what the services (coordinators, workers) call. Clients call
+// Attach.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
-	if cfg.AckWait < 0 || cfg.MaxDeliver < 1 || cfg.Duplicates <= 0 {
+	if cfg.AckWait <= 0 || cfg.MaxDeliver < 1 || cfg.Duplicates <= 0 || cfg.Replicas < 0 {
 		return nil, fmt.Errorf("nats: config %+v: want positive ack wait, max deliveries and duplicate window", cfg)
 	}
 	js, err := jetstream.New(nc)
@@ -62,12 +65,13 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
 	if cfg.Memory {
 		storage = jetstream.MemoryStorage
 	}
+	replicas := max(cfg.Replicas, 1)
 	r := &Resources{Conn: nc, JS: js, Config: cfg}
 	maxMsg := int32(min(nc.MaxPayload(), 1<<31-1))
 	if r.Tasks, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: protocol.StreamTasks, Subjects: protocol.TaskStreamSubjects(),
 		Retention: jetstream.WorkQueuePolicy, Storage: storage, Duplicates: cfg.Duplicates,
-		MaxMsgSize: maxMsg,
+		MaxMsgSize: maxMsg, Replicas: replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("nats: stream %s: %w", protocol.StreamTasks, err)
 	}
@@ -76,36 +80,63 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
 	if r.Results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name: protocol.StreamResults, Subjects: protocol.ResultStreamSubjects(),
 		Retention: jetstream.LimitsPolicy, Storage: storage, Duplicates: cfg.Duplicates,
-		MaxMsgsPerSubject: 1, MaxMsgSize: maxMsg,
+		MaxMsgsPerSubject: 1, MaxMsgSize: maxMsg, Replicas: replicas,
 	}); err != nil {
 		return nil, fmt.Errorf("nats: stream %s: %w", protocol.StreamResults, err)
 	}
-	if cfg.AckWait == 0 {
-		r.Workers, err = r.Tasks.Consumer(ctx, protocol.ConsumerWorkers)
-		if err == nil {
-			r.Config.AckWait = r.Workers.CachedInfo().Config.AckWait
-		} else if errors.Is(err, jetstream.ErrConsumerNotFound) {
-			cfg.AckWait, r.Config.AckWait = DefaultConfig().AckWait, DefaultConfig().AckWait
-		} else {
-			return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
-		}
+	if r.Workers, err = r.Tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: protocol.ConsumerWorkers, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: -1,
+		MaxWaiting: 4096,
+	}); err != nil {
+		return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
 	}
-	if r.Workers == nil {
-		if r.Workers, err = r.Tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable: protocol.ConsumerWorkers, AckPolicy: jetstream.AckExplicitPolicy,
-			AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: -1,
-			MaxWaiting: 4096,
-		}); err != nil {
-			return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
-		}
-	}
-	objCfg := jetstream.ObjectStoreConfig{Bucket: protocol.ObjectBucket, Storage: storage}
+	objCfg := jetstream.ObjectStoreConfig{Bucket: protocol.ObjectBucket, Storage: storage, Replicas: replicas}
 	if r.Objects, err = js.CreateOrUpdateObjectStore(ctx, objCfg); err != nil {
 		return nil, fmt.Errorf("nats: object store %s: %w", protocol.ObjectBucket, err)
 	}
-	kvCfg := jetstream.KeyValueConfig{Bucket: protocol.JobBucket, Storage: storage, History: 1}
+	kvCfg := jetstream.KeyValueConfig{Bucket: protocol.JobBucket, Storage: storage, History: 1, Replicas: replicas}
 	if r.Jobs, err = js.CreateOrUpdateKeyValue(ctx, kvCfg); err != nil {
 		return nil, fmt.Errorf("nats: key-value bucket %s: %w", protocol.JobBucket, err)
+	}
+	return r, nil
+}
+
+// ErrNoCluster is Attach's error where no service has created the resources.
+var ErrNoCluster = errors.New("no partopt cluster on this NATS server yet (start a coordinator)")
+
+// Attach opens the resources the services created, changing nothing: what
+// clients (submit, status, fetch, cancel) call. Config is the workers'
+// consumer's, as the services set it.
+func Attach(ctx context.Context, nc *nats.Conn) (*Resources, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	r := &Resources{Conn: nc, JS: js, Config: DefaultConfig()}
+	missing := func(err error) error {
+		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
+			errors.Is(err, jetstream.ErrBucketNotFound) {
+			return ErrNoCluster
+		}
+		return fmt.Errorf("nats: %w", err)
+	}
+	if r.Tasks, err = js.Stream(ctx, protocol.StreamTasks); err != nil {
+		return nil, missing(err)
+	}
+	if r.Results, err = js.Stream(ctx, protocol.StreamResults); err != nil {
+		return nil, missing(err)
+	}
+	if r.Workers, err = r.Tasks.Consumer(ctx, protocol.ConsumerWorkers); err != nil {
+		return nil, missing(err)
+	}
+	c := r.Workers.CachedInfo().Config
+	r.Config.AckWait, r.Config.MaxDeliver = c.AckWait, c.MaxDeliver
+	if r.Objects, err = js.ObjectStore(ctx, protocol.ObjectBucket); err != nil {
+		return nil, missing(err)
+	}
+	if r.Jobs, err = js.KeyValue(ctx, protocol.JobBucket); err != nil {
+		return nil, missing(err)
 	}
 	return r, nil
 }

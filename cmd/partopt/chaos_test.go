@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +174,7 @@ func TestChaosKillsCostTimeNotResults(t *testing.T) {
 	submitted := submit("chaos")
 	rng := rand.New(rand.NewPCG(1, 2))
 	killedWorkers, killedLeaders := 0, 0
+	var failovers []time.Duration // from a leader's kill to a new leader
 	deadline := time.Now().Add(10 * time.Minute)
 	for s := status("chaos"); s.Phase != "done"; s = status("chaos") {
 		if time.Now().After(deadline) || s.Phase == "failed" || s.Phase == "canceled" {
@@ -190,8 +192,12 @@ func TestChaosKillsCostTimeNotResults(t *testing.T) {
 			for _, c := range coords {
 				if c.leads() {
 					c.kill()
+					killed := time.Now()
 					killedLeaders++
-					time.Sleep(killEvery)
+					for !slices.ContainsFunc(coords, (*proc).leads) && time.Since(killed) < time.Minute {
+						time.Sleep(10 * time.Millisecond)
+					}
+					failovers = append(failovers, time.Since(killed).Round(10*time.Millisecond))
 					c.start() // back from its raft directory, as a follower
 					break
 				}
@@ -212,7 +218,7 @@ func TestChaosKillsCostTimeNotResults(t *testing.T) {
 	if s.Lost != 0 || len(s.LostWindows) != 0 {
 		t.Fatalf("windows lost: %+v", s)
 	}
-	t.Logf("%d×%d, %d windows: %v undisturbed, %v under chaos (%d workers and %d leaders killed, +%v); the local solve %v",
+	t.Logf("%d×%d, %d windows: %v undisturbed, %v under chaos (%d workers and %d leaders killed, +%v; new leader after %v); the local solve %v",
 		side, side, s.WindowsTotal, calm.Round(time.Millisecond), elapsed.Round(time.Millisecond), killedWorkers, killedLeaders,
-		(elapsed - calm).Round(time.Millisecond), local.Round(time.Millisecond))
+		(elapsed - calm).Round(time.Millisecond), failovers, local.Round(time.Millisecond))
 }

@@ -21,7 +21,8 @@ import (
 // natsFlags are the connection flags every cluster command takes.
 type natsFlags struct {
 	cluster.ConnOptions
-	ackWait time.Duration
+	ackWait  time.Duration // services only
+	replicas int           // services only
 }
 
 func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
@@ -41,20 +42,36 @@ func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
 	fl.StringVar(&n.TLSKey, "tls-key", "", "client key file")
 }
 
-// addAckWaitFlag is --ack-wait, for the services that configure the workers'
-// consumer (clients leave it as it is).
-func addAckWaitFlag(cmd *cobra.Command, n *natsFlags) {
-	cmd.Flags().DurationVar(&n.ackWait, "ack-wait", cluster.DefaultConfig().AckWait, "how long a task may go without a worker's heartbeat before another worker gets it: what a crashed worker costs (give every worker and coordinator the same)")
+// addServiceFlags are the flags of the services, which configure the JetStream
+// resources (clients leave them as they are): give every worker and
+// coordinator the same values.
+func addServiceFlags(cmd *cobra.Command, n *natsFlags) {
+	cmd.Flags().DurationVar(&n.ackWait, "ack-wait", cluster.DefaultConfig().AckWait, "how long a task may go without a worker's heartbeat before another worker gets it: what a crashed worker costs")
+	cmd.Flags().IntVar(&n.replicas, "stream-replicas", 1, "replicas of partopt's streams and buckets on a NATS cluster (3 survives the loss of a NATS node)")
 }
 
-// open connects and opens partopt's JetStream resources.
+// open connects and attaches to the resources the services created (clients).
 func (n natsFlags) open(ctx context.Context, name string) (*cluster.Resources, error) {
 	nc, err := cluster.Connect(n.ConnOptions, name)
 	if err != nil {
 		return nil, err
 	}
+	res, err := cluster.Attach(ctx, nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("%s: %w", n.URL, err)
+	}
+	return res, nil
+}
+
+// openService connects and creates or configures the resources (services).
+func (n natsFlags) openService(ctx context.Context, name string) (*cluster.Resources, error) {
+	nc, err := cluster.Connect(n.ConnOptions, name)
+	if err != nil {
+		return nil, err
+	}
 	cfg := cluster.DefaultConfig()
-	cfg.AckWait = n.ackWait // 0 for clients: the consumer stays as configured
+	cfg.AckWait, cfg.Replicas = n.ackWait, n.replicas
 	res, err := cluster.Open(ctx, nc, cfg)
 	if err != nil {
 		nc.Close()
@@ -63,12 +80,12 @@ func (n natsFlags) open(ctx context.Context, name string) (*cluster.Resources, e
 	return res, nil
 }
 
-// openWaiting is open for a service (worker, coordinator): while NATS cannot be
-// reached it tries again every second, logging once, until ctx ends — services
-// of a cluster start in any order.
+// openWaiting is openService that, while NATS cannot be reached, tries again
+// every second, logging once, until ctx ends: services of a cluster start in
+// any order.
 func (n natsFlags) openWaiting(ctx context.Context, name string, log *slog.Logger) (*cluster.Resources, error) {
 	for logged := false; ; logged = true {
-		res, err := n.open(ctx, name)
+		res, err := n.openService(ctx, name)
 		if err == nil || ctx.Err() != nil {
 			return res, err
 		}
@@ -115,7 +132,7 @@ back to the cluster for another worker. Models come from the path in the job
 		},
 	}
 	addNATSFlags(cmd, &n)
-	addAckWaitFlag(cmd, &n)
+	addServiceFlags(cmd, &n)
 	fl := cmd.Flags()
 	fl.IntVar(&o.Slots, "slots", runtime.NumCPU(), "tasks solved at once")
 	fl.StringVar(&o.ID, "id", "", "worker name in results and logs (default host-pid)")

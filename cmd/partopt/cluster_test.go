@@ -320,7 +320,7 @@ func TestCoordinatorReplicasFailOver(t *testing.T) {
 	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", url)...) }
 	var code int
 	var stderr string
-	for try := 0; try < 50; try++ { // the leader subscribes a moment after it is elected
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); { // the leader subscribes a moment after it is elected
 		if code, _, stderr = cli(append([]string{"submit", mid, "--job", "failover"}, margs...)...); code == 0 {
 			break
 		}

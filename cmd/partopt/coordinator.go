@@ -117,7 +117,7 @@ whole cluster with NATS on disk — unfinished jobs continue where they were.`,
 		},
 	}
 	addNATSFlags(cmd, &n)
-	addAckWaitFlag(cmd, &n)
+	addServiceFlags(cmd, &n)
 	fl := cmd.Flags()
 	fl.StringVar(&data, "data", "partopt-data", "directory for the jobs' label files and outputs")
 	fl.StringVar(&httpAddr, "http", "localhost:8222", "status page and /metrics address (empty: none)")
