@@ -72,3 +72,45 @@ func BenchmarkCoordinatorTrivialWindows(b *testing.B) {
 	}
 	b.ReportMetric(float64(windows)/time.Since(start).Seconds(), "windows/s")
 }
+
+// BenchmarkNATSPerWindowMessages measures the messages of one real-size window
+// through the embedded server with file storage: its task (fixed labels of
+// 580×580 pixels inline, ~336 KB) published, fetched and acked, and its result
+// (~630 KB: 544² persistent labels and 512² relaxed ones) published.
+func BenchmarkNATSPerWindowMessages(b *testing.B) {
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	res, err := cluster.Open(ctx, nc, cluster.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	task, result := make([]byte, 580*580), make([]byte, 544*544+512*512)
+	b.SetBytes(int64(len(task) + len(result)))
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := res.JS.Publish(ctx, protocol.TaskSubject("bench"), task); err != nil {
+			b.Fatal(err)
+		}
+		batch, err := res.Workers.Fetch(1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			if err := m.DoubleAck(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := res.JS.Publish(ctx, protocol.ResultSubject("bench", 0, i), result); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -167,12 +167,42 @@ func (r *Resources) PutJobSpec(ctx context.Context, spec protocol.JobSpec) error
 	return err
 }
 
+// TransferTimeout bounds an object transfer (a model of gigabytes takes
+// minutes): without a deadline of its own the JetStream client allows a whole
+// object 5 s.
+const TransferTimeout = 6 * time.Hour
+
+// TransferContext is ctx with TransferTimeout unless it has a deadline; use it
+// for every object store call.
+func TransferContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, TransferTimeout)
+}
+
+// GetBytes reads an object (see TransferContext).
+func (r *Resources) GetBytes(ctx context.Context, name string) ([]byte, error) {
+	ctx, cancel := TransferContext(ctx)
+	defer cancel()
+	return r.Objects.GetBytes(ctx, name)
+}
+
+// GetFile writes an object to path (see TransferContext).
+func (r *Resources) GetFile(ctx context.Context, name, path string) error {
+	ctx, cancel := TransferContext(ctx)
+	defer cancel()
+	return r.Objects.GetFile(ctx, name, path)
+}
+
 // Put stores an object read from r. Its chunks stay within the server's
 // message limit (the object store's default 128 KiB chunks fail on a server
 // whose max_payload is smaller).
 func (r *Resources) Put(ctx context.Context, name string, rd io.Reader) error {
 	chunk := uint32(min(128<<10, max(r.Conn.MaxPayload()-1024, 256)))
 	meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: chunk}}
+	ctx, cancel := TransferContext(ctx)
+	defer cancel()
 	if _, err := r.Objects.Put(ctx, meta, rd); err != nil {
 		return fmt.Errorf("storing object %s: %w", name, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/partition"
@@ -23,7 +23,7 @@ type ModelOpener func(ctx context.Context, spec protocol.JobSpec) (partition.Ras
 // ObjectModels opens models from a shared filesystem path or, for an uploaded
 // model, from the object store, downloading it into dir first. A .grid file is
 // read by windows (out of core); a UAI raster is read into memory.
-func ObjectModels(objects jetstream.ObjectStore, dir string) ModelOpener {
+func ObjectModels(res *cluster.Resources, dir string) ModelOpener {
 	return func(ctx context.Context, spec protocol.JobSpec) (partition.Raster, io.Closer, error) {
 		ref := spec.Model
 		path, temp := ref.Path, false
@@ -32,7 +32,7 @@ func ObjectModels(objects jetstream.ObjectStore, dir string) ModelOpener {
 				return partition.Raster{}, nil, err
 			}
 			path, temp = filepath.Join(dir, spec.Job+"-"+ref.FileName()), true
-			if err := Download(ctx, objects, ref.Object, ref.Size, ref.CRC32C, path); err != nil {
+			if err := Download(ctx, res, ref.Object, ref.Size, ref.CRC32C, path); err != nil {
 				os.Remove(path)
 				return partition.Raster{}, nil, err
 			}
@@ -52,8 +52,8 @@ func ObjectModels(objects jetstream.ObjectStore, dir string) ModelOpener {
 }
 
 // Download fetches an object to path and checks its size and CRC32C.
-func Download(ctx context.Context, objects jetstream.ObjectStore, name string, size int64, crc32c uint32, path string) error {
-	if err := objects.GetFile(ctx, name, path); err != nil {
+func Download(ctx context.Context, res *cluster.Resources, name string, size int64, crc32c uint32, path string) error {
+	if err := res.GetFile(ctx, name, path); err != nil {
 		return fmt.Errorf("object %s: %w", name, err)
 	}
 	f, err := os.Open(path)

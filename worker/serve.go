@@ -73,7 +73,7 @@ func Serve(ctx context.Context, res *cluster.Resources, o Options, stats *Stats)
 		if dir == "" {
 			dir = filepath.Join(os.TempDir(), "partopt-worker-"+o.ID)
 		}
-		o.Models = ObjectModels(res.Objects, dir)
+		o.Models = ObjectModels(res, dir)
 	}
 	w := &server{res: res, o: o, stats: stats, models: newModelCache(o.Models, 2), specs: map[string]protocol.JobSpec{}}
 	defer w.models.close()
@@ -199,7 +199,7 @@ func (w *server) solve(ctx context.Context, task protocol.WindowTask) (protocol.
 	defer w.models.put(spec.Job)
 	var fixed []byte
 	if f := task.Fixed; f != nil && f.Data.Object != "" {
-		if fixed, err = w.res.Objects.GetBytes(ctx, f.Data.Object); err != nil {
+		if fixed, err = w.res.GetBytes(ctx, f.Data.Object); err != nil {
 			return protocol.WindowResult{}, fmt.Errorf("fixed labels %s: %w", f.Data.Object, err)
 		}
 	}

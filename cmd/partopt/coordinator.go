@@ -471,7 +471,7 @@ func (s *service) materialize(ctx context.Context, spec protocol.JobSpec, dir st
 		if err := os.Symlink(spec.Model.Path, path); err != nil {
 			return "", err
 		}
-	} else if err := worker.Download(ctx, s.res.Objects, spec.Model.Object, spec.Model.Size, spec.Model.CRC32C, path); err != nil {
+	} else if err := worker.Download(ctx, s.res, spec.Model.Object, spec.Model.Size, spec.Model.CRC32C, path); err != nil {
 		return "", err
 	}
 	ev := path + ".evid"
@@ -480,7 +480,7 @@ func (s *service) materialize(ctx context.Context, spec protocol.JobSpec, dir st
 		if e.Object == "" {
 			return path, os.WriteFile(ev, e.Inline, 0o644)
 		}
-		if err := worker.Download(ctx, s.res.Objects, e.Object, e.Size, e.CRC32C, ev); err != nil {
+		if err := worker.Download(ctx, s.res, e.Object, e.Size, e.CRC32C, ev); err != nil {
 			return "", err
 		}
 	}
