@@ -91,15 +91,10 @@ func newLocalCluster(t *testing.T, side int) *localCluster {
 	if testing.Short() {
 		t.Skip("-short: this test builds the binary and runs a cluster of processes")
 	}
-	c := &localCluster{t: t, dir: t.TempDir(), margs: []string{"--window", "8", "--halo", "2"}}
+	c := newJobClient(t, "", side)
 	c.bin = filepath.Join(c.dir, "partopt")
 	if out, err := exec.Command("go", "build", "-o", c.bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	c.model = filepath.Join(c.dir, "model.grid")
-	if code, _, stderr := partopt("gen", "tiled", filepath.Join(genTestdata, "blocks.png"), "-o", c.model,
-		"--width", fmt.Sprint(side), "--height", fmt.Sprint(side), "--labels", "4"); code != 0 {
-		t.Fatal(stderr)
 	}
 	t.Cleanup(func() {
 		for _, p := range c.all {
@@ -127,6 +122,18 @@ func newLocalCluster(t *testing.T, side int) *localCluster {
 	}
 	for i := range 3 {
 		c.workers = append(c.workers, c.newProc(fmt.Sprintf("worker%d", i), "worker", "--nats", c.url, "--slots", "1", "--grace", "0s", ack[0], ack[1]))
+	}
+	return c
+}
+
+// newJobClient is the client side of a cluster at url (a localCluster without
+// processes): a side×side segmentation model and the CLI calls on it.
+func newJobClient(t *testing.T, url string, side int) *localCluster {
+	c := &localCluster{t: t, dir: t.TempDir(), url: url, margs: []string{"--window", "8", "--halo", "2"}}
+	c.model = filepath.Join(c.dir, "model.grid")
+	if code, _, stderr := partopt("gen", "tiled", filepath.Join(genTestdata, "blocks.png"), "-o", c.model,
+		"--width", fmt.Sprint(side), "--height", fmt.Sprint(side), "--labels", "4"); code != 0 {
+		t.Fatal(stderr)
 	}
 	return c
 }

@@ -191,38 +191,15 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 
 	// The coordinator stopped mid-job and started again on the same data: the
 	// job resumes and ends with the outputs of the local solve.
-	mid := filepath.Join(t.TempDir(), "mid.grid")
-	if code, _, stderr := partopt("gen", "tiled", filepath.Join(genTestdata, "blocks.png"), "-o", mid, "--width", "160", "--height", "160", "--labels", "4"); code != 0 {
-		t.Fatal(stderr)
-	}
-	margs := []string{"--window", "8", "--halo", "2"}
-	if code, _, stderr := cli(append([]string{"submit", mid, "--job", "mid"}, margs...)...); code != 0 {
-		t.Fatalf("submit: %s", stderr)
-	}
-	for {
-		_, stdout, _ := cli("status", "--json", "mid")
-		var s coordinator.Summary
-		json.Unmarshal([]byte(stdout), &s)
-		if s.Phase == "running" && s.Merged > 0 {
-			break
-		}
-		if s.Phase == "done" {
-			t.Fatal("the job ended before the coordinator could be stopped")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	mid := newJobClient(t, url, 160)
+	mid.submit("mid")
+	mid.waitMerging("mid")
 	stopCoordinator()
 	<-coordinatorDone
 	start(ctx, 2, "coordinator", "--nats", url, "--data", data, "--http", "")
-	want := solveWindowed(t, mid, 160*160, 160, 160, margs...)
-	if code, stdout, stderr := cli("status", "--wait", "mid"); code != 0 || !strings.Contains(stdout, "done") {
-		t.Fatalf("status --wait after the restart: exit %d: %s %s", code, stdout, stderr)
-	}
-	dir := filepath.Join(t.TempDir(), "mid")
-	if code, _, stderr := cli("fetch", "mid", "-o", dir); code != 0 {
-		t.Fatalf("fetch: %s", stderr)
-	}
-	sameOutputs(t, want.dir, dir)
+	want := solveWindowed(t, mid.model, 160*160, 160, 160, mid.margs...)
+	mid.wait("mid")
+	sameOutputs(t, want.dir, mid.fetch("mid"))
 	if !strings.Contains(logs[2].String(), "resuming job") {
 		t.Errorf("the restarted coordinator did not resume the job")
 	}
@@ -312,47 +289,15 @@ func TestCoordinatorReplicasFailOver(t *testing.T) {
 	}
 	first := leader(-1)
 
-	mid := filepath.Join(t.TempDir(), "mid.grid")
-	if code, _, stderr := partopt("gen", "tiled", filepath.Join(genTestdata, "blocks.png"), "-o", mid, "--width", "160", "--height", "160", "--labels", "4"); code != 0 {
-		t.Fatal(stderr)
-	}
-	margs := []string{"--window", "8", "--halo", "2"}
-	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", url)...) }
-	var code int
-	var stderr string
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); { // the leader subscribes a moment after it is elected
-		if code, _, stderr = cli(append([]string{"submit", mid, "--job", "failover"}, margs...)...); code == 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if code != 0 {
-		t.Fatalf("submit: %s", stderr)
-	}
-	for {
-		_, stdout, _ := cli("status", "--json", "failover")
-		var s coordinator.Summary
-		json.Unmarshal([]byte(stdout), &s)
-		if s.Phase == "running" && s.Merged > 0 {
-			break
-		}
-		if s.Phase == "done" {
-			t.Fatal("the job ended before the leader could be stopped")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	job := newJobClient(t, url, 160)
+	job.submit("failover") // retried until the leader subscribes, a moment after its election
+	job.waitMerging("failover")
 	stops[first]()
 	<-dones[first]
 	second := leader(first)
-	want := solveWindowed(t, mid, 160*160, 160, 160, margs...)
-	if code, stdout, stderr := cli("status", "--wait", "failover"); code != 0 || !strings.Contains(stdout, "done") {
-		t.Fatalf("status --wait after the failover: exit %d: %s %s", code, stdout, stderr)
-	}
-	dir := filepath.Join(t.TempDir(), "out")
-	if code, _, stderr := cli("fetch", "failover", "-o", dir); code != 0 {
-		t.Fatalf("fetch: %s", stderr)
-	}
-	sameOutputs(t, want.dir, dir)
+	want := solveWindowed(t, job.model, 160*160, 160, 160, job.margs...)
+	job.wait("failover")
+	sameOutputs(t, want.dir, job.fetch("failover"))
 	if !strings.Contains(logs[second].String(), "resuming job") {
 		t.Errorf("the new leader c%d did not resume the job", second)
 	}
