@@ -81,38 +81,11 @@ func TestRunEqualsWindowedSolve(t *testing.T) {
 // outputs of the local windowed solve, which fetch downloads; status reports
 // them; cancel stops a running job; errors are clear.
 func TestClusterCommandsEndToEnd(t *testing.T) {
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	url := srv.URL()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var logs [3]bytes.Buffer
-	data := t.TempDir()
-	start := func(ctx context.Context, i int, args ...string) (done chan struct{}) {
-		done = make(chan struct{})
-		wg.Go(func() {
-			defer close(done)
-			if code := runContext(ctx, args, &bytes.Buffer{}, &logs[i]); code != 0 {
-				t.Errorf("%s: exit %d", args[0], code)
-			}
-		})
-		return done
-	}
-	coordCtx, stopCoordinator := context.WithCancel(ctx)
-	coordinatorDone := start(coordCtx, 0, "coordinator", "--nats", url, "--data", data, "--http", "")
-	start(ctx, 1, "worker", "--nats", url, "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
-	defer func() {
-		cancel()
-		wg.Wait()
-		if t.Failed() {
-			t.Logf("coordinator log:\n%s\nworker log:\n%s\nrestarted coordinator log:\n%s", logs[0].String(), logs[1].String(), logs[2].String())
-		}
-	}()
-	nats := []string{"--nats", url}
-	cli := func(args ...string) (int, string, string) { return partopt(append(args, nats...)...) }
+	c := newCommands(t)
+	url, data := c.url, t.TempDir()
+	coord := c.start("coordinator", "coordinator", "--data", data, "--http", "")
+	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
+	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", url)...) }
 
 	gp, up := genGrid(t, "3")
 	if err := os.WriteFile(gp+".evid", []byte("2 5 3 100 1\n"), 0o644); err != nil {
@@ -194,13 +167,12 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	mid := newJobClient(t, url, 160)
 	mid.submit("mid")
 	mid.waitMerging("mid")
-	stopCoordinator()
-	<-coordinatorDone
-	start(ctx, 2, "coordinator", "--nats", url, "--data", data, "--http", "")
+	coord.kill()
+	restarted := c.start("restarted coordinator", "coordinator", "--data", data, "--http", "")
 	want := solveWindowed(t, mid.model, 160*160, 160, 160, mid.margs...)
 	mid.wait("mid")
 	sameOutputs(t, want.dir, mid.fetch("mid"))
-	if !strings.Contains(logs[2].String(), "resuming job") {
+	if !strings.Contains(restarted.log.String(), "resuming job") {
 		t.Errorf("the restarted coordinator did not resume the job")
 	}
 }
@@ -221,25 +193,7 @@ func TestProgressBar(t *testing.T) {
 // the job and ends it with the outputs of the local solve; the dead replica
 // comes back as a follower.
 func TestCoordinatorReplicasFailOver(t *testing.T) {
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	url := srv.URL()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	logs := make([]*lockedBuffer, 4)
-	start := func(ctx context.Context, i int, args ...string) chan struct{} {
-		done := make(chan struct{})
-		wg.Go(func() {
-			defer close(done)
-			if code := runContext(ctx, args, &bytes.Buffer{}, logs[i]); code != 0 {
-				t.Errorf("%s: exit %d", args[0], code)
-			}
-		})
-		return done
-	}
+	c := newCommands(t)
 	var peers []string
 	for i := range 3 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -250,35 +204,21 @@ func TestCoordinatorReplicasFailOver(t *testing.T) {
 		l.Close()
 	}
 	data := []string{t.TempDir(), t.TempDir(), t.TempDir()}
-	stops := make([]context.CancelFunc, 3)
-	dones := make([]chan struct{}, 3)
 	replicaArgs := func(i int) []string {
 		_, addr, _ := strings.Cut(peers[i], "=")
-		return []string{"coordinator", "--nats", url, "--data", data[i], "--http", "", "--id", fmt.Sprintf("c%d", i),
+		return []string{"coordinator", "--data", data[i], "--http", "", "--id", fmt.Sprintf("c%d", i),
 			"--raft-addr", addr, "--peers", strings.Join(peers, ","), "--bootstrap"}
 	}
+	replicas := make([]*command, 3)
 	for i := range 3 {
-		logs[i] = &lockedBuffer{}
-		var c context.Context
-		c, stops[i] = context.WithCancel(ctx)
-		dones[i] = start(c, i, replicaArgs(i)...)
+		replicas[i] = c.start(fmt.Sprintf("c%d", i), replicaArgs(i)...)
 	}
-	logs[3] = &lockedBuffer{}
-	start(ctx, 3, "worker", "--nats", url, "--slots", "2", "--grace", "0s")
-	defer func() {
-		cancel()
-		wg.Wait()
-		if t.Failed() {
-			for i, l := range logs {
-				t.Logf("log %d:\n%s", i, l.String())
-			}
-		}
-	}()
+	c.start("worker", "worker", "--slots", "2", "--grace", "0s")
 	leader := func(except int) int {
 		deadline := time.Now().Add(time.Minute)
 		for time.Now().Before(deadline) {
 			for i := range 3 {
-				if i != except && strings.Count(logs[i].String(), "msg=leading") > strings.Count(logs[i].String(), "no longer leading") {
+				if out := replicas[i].log.String(); i != except && strings.Count(out, "msg=leading") > strings.Count(out, "no longer leading") {
 					return i
 				}
 			}
@@ -289,28 +229,85 @@ func TestCoordinatorReplicasFailOver(t *testing.T) {
 	}
 	first := leader(-1)
 
-	job := newJobClient(t, url, 160)
+	job := newJobClient(t, c.url, 160)
 	job.submit("failover") // retried until the leader subscribes, a moment after its election
 	job.waitMerging("failover")
-	stops[first]()
-	<-dones[first]
+	replicas[first].kill()
 	second := leader(first)
 	want := solveWindowed(t, job.model, 160*160, 160, 160, job.margs...)
 	job.wait("failover")
 	sameOutputs(t, want.dir, job.fetch("failover"))
-	if !strings.Contains(logs[second].String(), "resuming job") {
+	if !strings.Contains(replicas[second].log.String(), "resuming job") {
 		t.Errorf("the new leader c%d did not resume the job", second)
 	}
 	// The dead replica comes back from its raft directory, as a follower.
-	logs[first] = &lockedBuffer{}
-	start(ctx, first, replicaArgs(first)...)
+	back := c.start(fmt.Sprintf("c%d restarted", first), replicaArgs(first)...)
 	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(logs[first].String(), "coordinator replica ready") {
+	for !strings.Contains(back.log.String(), "coordinator replica ready") {
 		if time.Now().After(deadline) {
 			t.Fatal("the restarted replica did not start")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// commands is an in-process cluster: an embedded NATS server on loopback and
+// partopt commands run in goroutines, each stoppable, its stderr kept. At the
+// end of the test they all stop, their logs shown if it failed.
+type commands struct {
+	t   *testing.T
+	url string
+	ctx context.Context
+	wg  sync.WaitGroup
+	all []*command
+}
+
+// command is a running partopt command.
+type command struct {
+	name string
+	stop context.CancelFunc
+	done chan struct{}
+	log  *lockedBuffer
+}
+
+func newCommands(t *testing.T) *commands {
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &commands{t: t, url: srv.URL(), ctx: ctx}
+	t.Cleanup(func() {
+		cancel()
+		c.wg.Wait()
+		srv.Close()
+		if t.Failed() {
+			for _, r := range c.all {
+				t.Logf("%s:\n%s", r.name, r.log.String())
+			}
+		}
+	})
+	return c
+}
+
+// start runs partopt args with --nats of the cluster.
+func (c *commands) start(name string, args ...string) *command {
+	ctx, stop := context.WithCancel(c.ctx)
+	r := &command{name: name, stop: stop, done: make(chan struct{}), log: &lockedBuffer{}}
+	c.all = append(c.all, r)
+	c.wg.Go(func() {
+		defer close(r.done)
+		if code := runContext(ctx, append(args, "--nats", c.url), &bytes.Buffer{}, r.log); code != 0 {
+			c.t.Errorf("%s: exit %d", name, code)
+		}
+	})
+	return r
+}
+
+// kill stops the command (its context cancelled, as SIGTERM does) and waits.
+func (r *command) kill() {
+	r.stop()
+	<-r.done
 }
 
 // lockedBuffer is a log sink written from many goroutines.
