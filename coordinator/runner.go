@@ -159,8 +159,9 @@ func (r *Runner) Cancel(reason string) {
 	}
 }
 
-// Run runs the job to its end: done, cancelled (Runner.Cancel) or failed. It returns when the job is terminal, or with ctx's error when ctx ends
-// first; the job's tasks and results then stay in JetStream.
+// Run runs the job to its end: done, cancelled (Runner.Cancel) or failed. It
+// returns when the job is terminal, or with ctx's error when ctx ends first; the
+// job's tasks and results then stay in JetStream (RunOptions.Resume continues it).
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	if err := r.res.PutJobSpec(ctx, r.spec); err != nil {
 		return r.Summary(), fmt.Errorf("storing the job spec: %w", err)
@@ -189,7 +190,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return r.Summary(), err
 	}
-	msgs := make(chan jetstream.Msg, 256)
+	msgs, stopped := make(chan jetstream.Msg, 256), make(chan struct{})
 	go func() {
 		defer close(msgs)
 		for {
@@ -197,10 +198,14 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			if err != nil {
 				return // iter.Stop
 			}
-			msgs <- m
+			select {
+			case msgs <- m:
+			case <-stopped: // Run returned; the message is redelivered to a successor
+				return
+			}
 		}
 	}()
-	defer iter.Stop()
+	defer func() { close(stopped); iter.Stop() }()
 
 	nc := r.res.Conn
 	advisories := make(chan *nats.Msg, 1024)
