@@ -234,7 +234,9 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			r.perform(ctx) // the purge
 		}
 		if r.job.Phase.Terminal() {
-			r.cleanup(ctx)
+			if r.job.Phase != Done || r.opt.Finish != nil {
+				r.cleanup(ctx)
+			} // else the caller writes the outputs, then calls Cleanup: until then a resume needs the results
 			r.publishStatus(ctx)
 			sum := r.Summary()
 			if r.job.Phase != Done {
@@ -657,6 +659,10 @@ func (r *Runner) publishStatus(ctx context.Context) {
 		r.log.Warn("storing the job status", "err", err)
 	}
 }
+
+// Cleanup removes what a done job left in JetStream, once the caller has written
+// its outputs (RunOptions.Finish unset); Run does it itself otherwise.
+func (r *Runner) Cleanup(ctx context.Context) { r.cleanup(ctx) }
 
 // cleanup removes what the job left in JetStream: its consumer, stored results,
 // fixed-label and result objects, queued tasks.

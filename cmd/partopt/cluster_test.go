@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/protocol"
 )
 
 // rasterOutputs are the files a windowed raster solve writes that must not
@@ -110,6 +112,9 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 			t.Fatalf("fetch: exit %d: %s", code, stderr)
 		}
 		sameOutputs(t, want.dir, dir)
+		if n := storedResults(t, url, job); n != 0 {
+			t.Errorf("job %s done, %d results left in the stream", job, n)
+		}
 		code, stdout, _ = cli("status", "--json", job)
 		var s coordinator.Summary
 		if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Job != job || s.Phase != "done" || s.Proven != want.report.PersistentVariables+int64(want.report.Observed) {
@@ -249,6 +254,29 @@ func TestCoordinatorReplicasFailOver(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// storedResults counts the messages of job in the results stream.
+func storedResults(t *testing.T, url, job string) uint64 {
+	t.Helper()
+	nc, err := cluster.Connect(cluster.ConnOptions{URL: url}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	res, err := cluster.Attach(context.Background(), nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := res.Results.Info(context.Background(), jetstream.WithSubjectFilter(protocol.ResultFilter(job)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, c := range info.State.Subjects {
+		n += c
+	}
+	return n
 }
 
 // commands is an in-process cluster: an embedded NATS server on loopback and

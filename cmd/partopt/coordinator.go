@@ -453,6 +453,9 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 		log.Error("recording the job's end", "err", err) // a new leader resumes and ends it
 		return
 	}
+	if j.runner != nil {
+		j.runner.Cleanup(bg) // the end is recorded: the results are no longer needed
+	}
 	data, _ := json.Marshal(sum)
 	if _, err := s.res.Jobs.Put(bg, protocol.JobStatusKey(spec.Job), data); err != nil {
 		log.Error("storing the final status", "err", err)
