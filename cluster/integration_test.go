@@ -157,6 +157,9 @@ func (e *env) run(ctx context.Context) (*partition.MemStore, *partition.MemStore
 	r, pers, lab, closeConn := e.runner(false)
 	defer closeConn()
 	sum, err := r.Run(ctx)
+	if err == nil {
+		r.Cleanup(ctx) // the outputs would be written before (none here)
+	}
 	return pers, lab, sum, err
 }
 
