@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,42 @@ func TestAttachChangesNothing(t *testing.T) {
 		if res.Config.AckWait != 7*time.Second {
 			t.Fatalf("client sees ack wait %v", res.Config.AckWait)
 		}
+	}
+}
+
+// TestObjectReadsStopWhenCancelled: a download cancelled mid-stream returns at
+// once (the JetStream client's reader alone would wait for its deadline).
+func TestObjectReadsStopWhenCancelled(t *testing.T) {
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	cfg := cluster.DefaultConfig()
+	cfg.Memory = true
+	res, err := cluster.Open(context.Background(), nc, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 96 << 20
+	if err := res.PutBytes(context.Background(), "big", make([]byte, size)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	start := time.Now()
+	err = res.GetFile(ctx, "big", filepath.Join(t.TempDir(), "big"), size)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("a cancelled download returned after %v (%v)", took, err)
+	}
+	if err == nil {
+		t.Log("the download finished before the cancel: nothing to stop")
+	} else if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled download: %v", err)
 	}
 }

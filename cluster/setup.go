@@ -181,18 +181,43 @@ func TransferContext(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(ctx, TransferTimeout)
 }
 
-// GetBytes reads an object (see TransferContext).
-func (r *Resources) GetBytes(ctx context.Context, name string) ([]byte, error) {
-	ctx, cancel := TransferContext(ctx)
-	defer cancel()
-	return r.Objects.GetBytes(ctx, name)
+// GetBytes reads an object of size bytes (see transfer).
+func (r *Resources) GetBytes(ctx context.Context, name string, size int64) ([]byte, error) {
+	var data []byte
+	err := transfer(ctx, size, func(ctx context.Context) (err error) {
+		data, err = r.Objects.GetBytes(ctx, name)
+		return err
+	})
+	return data, err
 }
 
-// GetFile writes an object to path (see TransferContext).
-func (r *Resources) GetFile(ctx context.Context, name, path string) error {
-	ctx, cancel := TransferContext(ctx)
-	defer cancel()
-	return r.Objects.GetFile(ctx, name, path)
+// GetFile writes an object of size bytes (−1: unknown) to path (see transfer).
+func (r *Resources) GetFile(ctx context.Context, name, path string, size int64) error {
+	return transfer(ctx, size, func(ctx context.Context) error { return r.Objects.GetFile(ctx, name, path) })
+}
+
+// transfer runs an object read with a deadline fit for size bytes (at least
+// 2 minutes, plus a second per 2 MiB; TransferTimeout when the size is
+// unknown), and returns as soon as ctx ends. The JetStream client's object
+// reader waits for its next chunk until the deadline, whatever the
+// cancellation; such a read is left to end by its deadline in the background.
+func transfer(ctx context.Context, size int64, read func(context.Context) error) error {
+	d := TransferTimeout
+	if size >= 0 {
+		d = 2*time.Minute + time.Duration(size>>21)*time.Second
+	}
+	rctx, cancel := context.WithTimeout(ctx, d)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- read(rctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Put stores an object read from r. Its chunks stay within the server's

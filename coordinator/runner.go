@@ -604,7 +604,7 @@ func (r *Runner) fetch(ctx context.Context, id WindowID) (*partition.WindowResul
 // readRef reads the result a ResultRef points to, checked against its size and
 // CRC32C.
 func (r *Runner) readRef(ctx context.Context, ref protocol.ResultRef) (protocol.WindowResult, error) {
-	data, err := r.res.GetBytes(ctx, ref.Result.Object)
+	data, err := r.res.GetBytes(ctx, ref.Result.Object, ref.Result.Size)
 	if err == nil {
 		err = ref.Result.Verify(data)
 	}

@@ -53,7 +53,7 @@ func ObjectModels(res *cluster.Resources, dir string) ModelOpener {
 
 // Download fetches an object to path and checks its size and CRC32C.
 func Download(ctx context.Context, res *cluster.Resources, name string, size int64, crc32c uint32, path string) error {
-	if err := res.GetFile(ctx, name, path); err != nil {
+	if err := res.GetFile(ctx, name, path, size); err != nil {
 		return fmt.Errorf("object %s: %w", name, err)
 	}
 	f, err := os.Open(path)

@@ -199,7 +199,7 @@ func (w *server) solve(ctx context.Context, task protocol.WindowTask) (protocol.
 	defer w.models.put(spec.Job)
 	var fixed []byte
 	if f := task.Fixed; f != nil && f.Data.Object != "" {
-		if fixed, err = w.res.GetBytes(ctx, f.Data.Object); err != nil {
+		if fixed, err = w.res.GetBytes(ctx, f.Data.Object, f.Data.Size); err != nil {
 			return protocol.WindowResult{}, fmt.Errorf("fixed labels %s: %w", f.Data.Object, err)
 		}
 	}

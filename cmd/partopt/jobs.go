@@ -278,7 +278,7 @@ func newFetchCmd() *cobra.Command {
 				return err
 			}
 			for _, name := range s.Outputs {
-				if err := res.GetFile(ctx, protocol.OutputObject(s.Job, name), filepath.Join(out, name)); err != nil {
+				if err := res.GetFile(ctx, protocol.OutputObject(s.Job, name), filepath.Join(out, name), -1); err != nil {
 					return internalError{fmt.Errorf("downloading %s: %w", name, err)}
 				}
 			}
