@@ -28,15 +28,14 @@ func (l *funcList) add(f Function) int {
 }
 
 // share returns a list that starts with l's functions and appends without touching l:
-// the outer slice and the last, partly filled chunk are clipped so appends reallocate.
+// it has its own outer slice, and the last, partly filled chunk is clipped, so that
+// the child's first append copies that chunk, and a child that adds no function (an
+// induced sub-model) copies nothing.
 func (l *funcList) share() funcList {
-	c := funcList{chunks: l.chunks[:len(l.chunks):len(l.chunks)], n: l.n}
+	c := funcList{chunks: append([][]Function(nil), l.chunks...), n: l.n}
 	if k := len(c.chunks); k > 0 {
 		last := c.chunks[k-1]
-		if len(last) < cap(last) {
-			c.chunks = append([][]Function(nil), c.chunks...)
-			c.chunks[k-1] = append(make([]Function, 0, 1<<chunkBits), last...)
-		}
+		c.chunks[k-1] = last[:len(last):len(last)]
 	}
 	return c
 }
