@@ -78,16 +78,7 @@ func BenchmarkCoordinatorTrivialWindows(b *testing.B) {
 // 580×580 pixels inline, ~336 KB) published, fetched and acked, and its result
 // (~630 KB: 544² persistent labels and 512² relaxed ones) published.
 func BenchmarkNATSPerWindowMessages(b *testing.B) {
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
+	nc := embeddedConn(b)
 	ctx := context.Background()
 	res, err := cluster.Open(ctx, nc, cluster.DefaultConfig())
 	if err != nil {

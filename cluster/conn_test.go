@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/partopt/partopt/cluster"
 )
 
@@ -69,16 +70,7 @@ func TestConnectAuthenticates(t *testing.T) {
 // cluster, with a clear error; after a service opened the resources it sees
 // them, with the services' ack wait, which it does not change.
 func TestAttachChangesNothing(t *testing.T) {
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := embeddedConn(t)
 	ctx := context.Background()
 	if _, err := cluster.Attach(ctx, nc); !errors.Is(err, cluster.ErrNoCluster) {
 		t.Fatalf("attach before any service: %v", err)
@@ -102,16 +94,7 @@ func TestAttachChangesNothing(t *testing.T) {
 // TestObjectReadsStopWhenCancelled: a download cancelled mid-stream returns at
 // once (the JetStream client's reader alone would wait for its deadline).
 func TestObjectReadsStopWhenCancelled(t *testing.T) {
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := embeddedConn(t)
 	cfg := cluster.DefaultConfig()
 	cfg.Memory = true
 	res, err := cluster.Open(context.Background(), nc, cfg)
@@ -134,4 +117,21 @@ func TestObjectReadsStopWhenCancelled(t *testing.T) {
 	} else if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled download: %v", err)
 	}
+}
+
+// embeddedConn is a connection to a fresh embedded server, both closed at the
+// end of the test.
+func embeddedConn(tb testing.TB) *nats.Conn {
+	tb.Helper()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: tb.TempDir()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(srv.Close)
+	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, tb.Name())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	return nc
 }

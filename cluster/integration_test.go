@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/partition"
@@ -40,7 +40,7 @@ type env struct {
 	cfg        cluster.Config
 	raster     partition.Raster
 	spec       protocol.JobSpec
-	log        *syncBuffer
+	log        *testutil.SyncBuffer
 	// cacheBytes, when set, bounds the coordinator's decoded results (1: every
 	// result is read again from the stream at its merge).
 	cacheBytes int64
@@ -64,7 +64,7 @@ func newEnv(t *testing.T, job string, w, h, k int, seed uint64) *env {
 // newEnvPayload is newEnv with the server's message size limit.
 func newEnvPayload(t *testing.T, job string, w, h, k int, seed uint64, maxPayload int32) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), maxPayload: maxPayload, cfg: testConfig(), log: &syncBuffer{}}
+	e := &env{t: t, dir: t.TempDir(), maxPayload: maxPayload, cfg: testConfig(), log: &testutil.SyncBuffer{}}
 	e.startServer()
 	t.Cleanup(func() { e.srv.Close() })
 	m := random.PottsDenoising(random.New(seed), w, h, k, 0.9, 4, 1.3)
@@ -557,22 +557,4 @@ func (e *env) checkLost(sum coordinator.Summary, reason string) {
 	if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0], "window 0/3") || !strings.Contains(sum.Errors[0], reason) {
 		e.t.Fatalf("errors %q: want window 0/3's reason %q", sum.Errors, reason)
 	}
-}
-
-// syncBuffer is a log sink written from many goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

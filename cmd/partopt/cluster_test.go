@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/protocol"
 )
 
@@ -295,7 +296,7 @@ type command struct {
 	name string
 	stop context.CancelFunc
 	done chan struct{}
-	log  *lockedBuffer
+	log  *testutil.SyncBuffer
 }
 
 func newCommands(t *testing.T) *commands {
@@ -321,7 +322,7 @@ func newCommands(t *testing.T) *commands {
 // start runs partopt args with --nats of the cluster.
 func (c *commands) start(name string, args ...string) *command {
 	ctx, stop := context.WithCancel(c.ctx)
-	r := &command{name: name, stop: stop, done: make(chan struct{}), log: &lockedBuffer{}}
+	r := &command{name: name, stop: stop, done: make(chan struct{}), log: &testutil.SyncBuffer{}}
 	c.all = append(c.all, r)
 	c.wg.Go(func() {
 		defer close(r.done)
@@ -336,22 +337,4 @@ func (c *commands) start(name string, args ...string) *command {
 func (r *command) kill() {
 	r.stop()
 	<-r.done
-}
-
-// lockedBuffer is a log sink written from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

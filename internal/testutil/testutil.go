@@ -1,13 +1,16 @@
 // Package testutil holds the helpers that tests of several packages share: reading
-// the reference tables in testdata and the shared oracle, and comparing energies.
+// the reference tables in testdata and the shared oracle, comparing energies, and a
+// log sink safe for concurrent writers.
 package testutil
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -78,4 +81,23 @@ func Optimum(t testing.TB, modelsDir, path string) float64 {
 	}
 	t.Fatalf("oracle.tsv has no proven optimum for %s", path)
 	return 0
+}
+
+// SyncBuffer is a log sink that many goroutines write to while a test reads it.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String is what was written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
