@@ -13,8 +13,8 @@ import (
 type Options struct {
 	// Variant of the boundary potentials (default Invariant).
 	Variant Variant
-	// Solver is the integrally correct relaxation solver (default TRWS with
-	// trws.DefaultOptions).
+	// Solver is the integrally correct relaxation solver (default Auto with
+	// trws.DefaultOptions: TRW-S for pairwise problems, the higher-order solver else).
 	Solver Relaxation
 	// Progress, if set, is called after every pruning iteration.
 	Progress func(Progress)
@@ -68,7 +68,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	start := time.Now()
 	solver := opt.Solver
 	if solver == nil {
-		solver = TRWS{}
+		solver = Auto{}
 	}
 	n := m.NumVars()
 	res := &Result{Variant: opt.Variant, Persistent: make([]int, n)}

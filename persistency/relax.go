@@ -80,6 +80,31 @@ func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 	}, nil
 }
 
+// Auto is the default Relaxation: each problem goes to the solver for its order, TRWS
+// for pairwise problems and the higher-order solver otherwise, with the same options.
+// A warm start crosses from one call to the next when both use the same solver.
+type Auto struct {
+	Options trws.Options
+}
+
+// Solve implements Relaxation.
+func (a Auto) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
+	if pairwise(p) {
+		return TRWS(a).Solve(ctx, p, from)
+	}
+	return Exhaustive{Limit: 1 << 20}.Solve(ctx, p, from)
+}
+
+// pairwise reports that every factor of p has order ≤ 2.
+func pairwise(p *model.Model) bool {
+	for f := 0; f < p.NumFactors(); f++ {
+		if len(p.FactorVars(f)) > 2 {
+			return false
+		}
+	}
+	return true
+}
+
 // warmSolver restricts prev to vars and installs p's unary terms; nil when p's pairwise
 // structure is not the restriction's (then the caller starts cold).
 func warmSolver(prev *trws.Solver, p *model.Model, vars []int) *trws.Solver {

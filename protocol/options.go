@@ -20,5 +20,5 @@ func (s JobSpec) Persistency() persistency.Options {
 			o.CheckEvery = t.CheckEvery
 		}
 	}
-	return persistency.Options{Variant: v, Solver: persistency.TRWS{Options: o}}
+	return persistency.Options{Variant: v, Solver: persistency.Auto{Options: o}}
 }

@@ -12,13 +12,13 @@ import (
 // options and the variant are passed through.
 func TestJobSpecPersistencyOptions(t *testing.T) {
 	def := protocol.JobSpec{Variant: protocol.VariantInvariant}.Persistency()
-	d, want := def.Solver.(persistency.TRWS).Options, trws.DefaultOptions()
+	d, want := def.Solver.(persistency.Auto).Options, trws.DefaultOptions()
 	if def.Variant != persistency.Invariant || d.MaxIterations != want.MaxIterations || d.GapTolerance != want.GapTolerance ||
 		d.StallIterations != want.StallIterations || d.CheckEvery != want.CheckEvery {
 		t.Errorf("defaults: %+v", def)
 	}
 	o := protocol.JobSpec{Variant: protocol.VariantOriginal, TRWS: protocol.TRWSOptions{MaxIterations: 7, GapTolerance: 0.5, StallIterations: 3, StallTolerance: 0.1, CheckEvery: 2}}.Persistency()
-	got := o.Solver.(persistency.TRWS).Options
+	got := o.Solver.(persistency.Auto).Options
 	if o.Variant != persistency.Original || got.MaxIterations != 7 || got.GapTolerance != 0.5 || got.StallIterations != 3 || got.StallTolerance != 0.1 || got.CheckEvery != 2 {
 		t.Errorf("given: %v %+v", o.Variant, got)
 	}

@@ -494,7 +494,7 @@ func (s *service) materialize(ctx context.Context, spec protocol.JobSpec, dir st
 func specFlags(spec protocol.JobSpec, out string) solveFlags {
 	f := solveFlags{method: "pbp", boundary: spec.Variant, output: out, window: spec.Core, halo: spec.Halo,
 		haloSet: true, workers: 1, rounds: spec.MaxRounds, pngMax: defaultPNGSide}
-	if s, ok := spec.Persistency().Solver.(persistency.TRWS); ok {
+	if s, ok := spec.Persistency().Solver.(persistency.Auto); ok {
 		o := s.Options
 		f.maxIterations, f.gapTolerance, f.stallIterations, f.checkEvery = o.MaxIterations, o.GapTolerance, o.StallIterations, o.CheckEvery
 	}

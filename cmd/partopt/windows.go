@@ -102,7 +102,7 @@ func runWindowed(cmd *cobra.Command, modelPath string, f solveFlags) error {
 	if err != nil {
 		return err
 	}
-	popt := persistency.Options{Variant: variant, Solver: persistency.TRWS{Options: f.trwsOptions()}}
+	popt := persistency.Options{Variant: variant, Solver: persistency.Auto{Options: f.trwsOptions()}}
 	if isGridFile(modelPath) {
 		r, err := grid.Open(modelPath)
 		if err != nil {
@@ -437,11 +437,6 @@ func writeReport(dir string, rep any) error {
 // runRegions solves a model that is not a raster by BFS regions, in memory.
 func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.Options) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	if high, _ := higherOrder(in.solved); high > 0 {
-		// Until the higher-order solver lands, windows of such models are enumerated
-		// (a window with more than 2^20 labelings fails the run, naming it).
-		popt.Solver = persistency.Exhaustive{Limit: pbpEnumerationLimit}
-	}
 	in.note(stderr)
 	if err := prepareOutput(f.output); err != nil {
 		return err
