@@ -2,8 +2,6 @@ package trws
 
 import (
 	"context"
-	"math"
-	"time"
 )
 
 // ConsistencyTolerance is τ of the consistency definition (see the package doc).
@@ -89,119 +87,36 @@ func (r *Result) Gap() float64 { return r.Energy - r.LowerBound }
 // Solve runs TRW-S from the current messages until a stopping rule fires. It returns
 // the context's error, with a valid Result for the work done, when ctx ends.
 func (s *Solver) Solve(ctx context.Context, opt Options) (Result, error) {
-	start := time.Now()
-	if opt.CheckEvery < 1 {
-		opt.CheckEvery = 1
-	}
-	res := Result{LowerBound: math.Inf(-1), Energy: math.Inf(1), Labeling: make([]int, s.n)}
-	bestAgree, lastProgress := -1, 0
-	progressBound := math.Inf(-1)
-	checked := false
-	var err error
-	for it := 1; ; it++ {
-		if err = ctx.Err(); err != nil {
-			res.Stop = StopCanceled
-			if it > 1 {
-				res.Agreeing = s.check()
-				s.record(&res, !checked)
-			}
-			break
-		}
-		s.forward()
-		lb := s.backward()
-		s.iters++
-		res.Iterations = it
-		res.LowerBound = math.Max(res.LowerBound, lb)
-		last := it >= opt.MaxIterations
-		if !last && it%opt.CheckEvery != 0 {
-			continue
-		}
-		res.Agreeing = s.check()
-		s.record(&res, !checked)
-		checked = true
-		if opt.Progress != nil {
-			opt.Progress(Progress{Iteration: it, Bound: lb, LowerBound: res.LowerBound, Energy: res.Energy, Agreeing: res.Agreeing, Variables: s.n})
-		}
-		if res.Agreeing > bestAgree || res.LowerBound > progressBound+opt.StallTolerance*math.Max(1, math.Abs(progressBound)) {
-			bestAgree, progressBound, lastProgress = max(bestAgree, res.Agreeing), res.LowerBound, it
-		}
-		switch {
-		case last:
-			res.Stop = StopIterations
-		case opt.GapTolerance <= 0:
-			continue
-		case res.Agreeing == s.n:
-			res.Stop = StopAgreement
-		case gapWithin(res.Energy, res.LowerBound, opt.GapTolerance):
-			res.Stop = StopGap
-		case opt.StallIterations > 0 && it-lastProgress >= opt.StallIterations:
-			res.Stop = StopStall
-		default:
-			continue
-		}
-		break
-	}
-	res.Agreement = res.Agreeing == s.n
-	if res.Agreement && math.IsInf(s.energy(toInt32(res.Consistent)), 1) {
-		// Agreement on a forbidden labeling: the penalty relaxation agreed, the model
-		// does not; no consistency label is integrally correct there.
-		for v := range res.Consistent {
-			res.Consistent[v] = -1
-		}
-		res.Agreeing, res.Agreement = 0, false
-	}
-	if !res.Agreement && res.Stop != StopCanceled && gapWithin(res.Energy, res.LowerBound, 1e-6) {
-		s.certifyBest(&res)
-	}
-	res.Seconds = time.Since(start).Seconds()
-	return res, err
+	return Drive(ctx, engine{s}, opt)
 }
 
-func toInt32(x []int) []int32 {
-	out := make([]int32, len(x))
-	for i, l := range x {
-		out[i] = int32(l)
-	}
-	return out
+// engine is the Solver as Drive runs it.
+type engine struct{ s *Solver }
+
+func (e engine) NumVars() int { return e.s.n }
+
+func (e engine) Iterate() float64 {
+	e.s.forward()
+	lb := e.s.backward()
+	e.s.iters++
+	return lb
 }
 
-// gapWithin reports energy − bound ≤ tol·max(1, |energy|) for a finite energy (an
-// infinite one has no gap to close).
-func gapWithin(energy, bound, tol float64) bool {
-	return !math.IsInf(energy, 0) && energy-bound <= tol*math.Max(1, math.Abs(energy))
+func (e engine) Check() (consistent, primal []int32) {
+	e.s.check()
+	return e.s.consLabel, e.s.primal
 }
 
-// certifyBest handles a closed gap without node-wise agreement (ties, or a stop before
-// agreement formed): if the polished certificate proves the best labeling optimal,
-// that labeling becomes every variable's consistency label. An LP-optimal integral
-// labeling is what the persistency criterion needs, so integral correctness holds.
-func (s *Solver) certifyBest(res *Result) {
-	m, err := s.Model()
+func (e engine) Energy(x []int32) float64 { return e.s.energy(x) }
+
+// CertifyBest polishes the messages and checks the certificate of x.
+func (e engine) CertifyBest(x []int) (float64, bool) {
+	m, err := e.s.Model()
 	if err != nil {
-		return
+		return 0, false
 	}
-	v, err := s.Certificate(res.Labeling).Check(m)
-	if err != nil || !v.Certified {
-		return
-	}
-	copy(res.Consistent, res.Labeling)
-	res.Agreeing, res.Agreement = s.n, true
-	res.LowerBound = math.Max(res.LowerBound, v.Bound)
-}
-
-// record copies the check pass's outcome into res: consistency labels, and the primal
-// labeling when it is the first or beats the best one.
-func (s *Solver) record(res *Result, first bool) {
-	res.Consistent = res.Consistent[:0]
-	for _, l := range s.consLabel {
-		res.Consistent = append(res.Consistent, int(l))
-	}
-	if e := s.energy(s.primal); first || e < res.Energy {
-		res.Energy = e
-		for v, l := range s.primal {
-			res.Labeling[v] = int(l)
-		}
-	}
+	v, err := e.s.Certificate(x).Check(m)
+	return v.Bound, err == nil && v.Certified
 }
 
 // msgInto returns the message of edge e into node i (an endpoint of e).

@@ -1,0 +1,137 @@
+package trws
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Engine is a message-passing solver as Drive runs it: TRW-S here, and the
+// higher-order solver (package srmp), so that both share one contract — the same
+// Options, stopping rules, Progress and Result.
+type Engine interface {
+	// NumVars is the number of variables.
+	NumVars() int
+	// Iterate runs one iteration (a forward and a backward pass) and returns its lower
+	// bound on the minimum energy.
+	Iterate() float64
+	// Check computes, after an iteration, the consistency labels (−1: none) and a
+	// rounded labeling; the slices belong to the engine until its next call.
+	Check() (consistent, primal []int32)
+	// Energy is the exact energy of a labeling (+Inf if it takes a forbidden state).
+	Energy(x []int32) float64
+	// CertifyBest checks a certificate for x from the engine's dual and returns its
+	// bound when it proves x optimal.
+	CertifyBest(x []int) (bound float64, ok bool)
+}
+
+// Drive runs e until a stopping rule of opt fires (see Options) and fills the Result:
+// the best bound and labeling of the call, and the consistency labels of the last
+// check. It returns the context's error, with a valid Result for the work done, when
+// ctx ends.
+func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
+	start := time.Now()
+	if opt.CheckEvery < 1 {
+		opt.CheckEvery = 1
+	}
+	n := e.NumVars()
+	res := Result{LowerBound: math.Inf(-1), Energy: math.Inf(1), Labeling: make([]int, n)}
+	bestAgree, lastProgress := -1, 0
+	progressBound := math.Inf(-1)
+	checked := false
+	var err error
+	for it := 1; ; it++ {
+		if err = ctx.Err(); err != nil {
+			res.Stop = StopCanceled
+			if it > 1 {
+				record(e, &res, !checked)
+			}
+			break
+		}
+		lb := e.Iterate()
+		res.Iterations = it
+		res.LowerBound = math.Max(res.LowerBound, lb)
+		last := it >= opt.MaxIterations
+		if !last && it%opt.CheckEvery != 0 {
+			continue
+		}
+		record(e, &res, !checked)
+		checked = true
+		if opt.Progress != nil {
+			opt.Progress(Progress{Iteration: it, Bound: lb, LowerBound: res.LowerBound, Energy: res.Energy, Agreeing: res.Agreeing, Variables: n})
+		}
+		if res.Agreeing > bestAgree || res.LowerBound > progressBound+opt.StallTolerance*math.Max(1, math.Abs(progressBound)) {
+			bestAgree, progressBound, lastProgress = max(bestAgree, res.Agreeing), res.LowerBound, it
+		}
+		switch {
+		case last:
+			res.Stop = StopIterations
+		case opt.GapTolerance <= 0:
+			continue
+		case res.Agreeing == n:
+			res.Stop = StopAgreement
+		case gapWithin(res.Energy, res.LowerBound, opt.GapTolerance):
+			res.Stop = StopGap
+		case opt.StallIterations > 0 && it-lastProgress >= opt.StallIterations:
+			res.Stop = StopStall
+		default:
+			continue
+		}
+		break
+	}
+	res.Agreement = res.Agreeing == n
+	if res.Agreement && math.IsInf(e.Energy(toInt32(res.Consistent)), 1) {
+		// Agreement on a forbidden labeling: the penalty relaxation agreed, the model
+		// does not; no consistency label is integrally correct there.
+		for v := range res.Consistent {
+			res.Consistent[v] = -1
+		}
+		res.Agreeing, res.Agreement = 0, false
+	}
+	if !res.Agreement && res.Stop != StopCanceled && gapWithin(res.Energy, res.LowerBound, 1e-6) {
+		// The gap closed without node-wise agreement (ties, or a stop before agreement
+		// formed): if a certificate proves the best labeling optimal, it becomes every
+		// variable's consistency label. An LP-optimal integral labeling is what the
+		// persistency criterion needs, so integral correctness holds.
+		if bound, ok := e.CertifyBest(res.Labeling); ok {
+			copy(res.Consistent, res.Labeling)
+			res.Agreeing, res.Agreement = n, true
+			res.LowerBound = math.Max(res.LowerBound, bound)
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, err
+}
+
+// record runs a check and copies its outcome into res: the consistency labels, and
+// the rounded labeling when it is the first or beats the best one.
+func record(e Engine, res *Result, first bool) {
+	cons, primal := e.Check()
+	res.Consistent, res.Agreeing = res.Consistent[:0], 0
+	for _, l := range cons {
+		res.Consistent = append(res.Consistent, int(l))
+		if l >= 0 {
+			res.Agreeing++
+		}
+	}
+	if en := e.Energy(primal); first || en < res.Energy {
+		res.Energy = en
+		for v, l := range primal {
+			res.Labeling[v] = int(l)
+		}
+	}
+}
+
+func toInt32(x []int) []int32 {
+	out := make([]int32, len(x))
+	for i, l := range x {
+		out[i] = int32(l)
+	}
+	return out
+}
+
+// gapWithin reports energy − bound ≤ tol·max(1, |energy|) for a finite energy (an
+// infinite one has no gap to close).
+func gapWithin(energy, bound, tol float64) bool {
+	return !math.IsInf(energy, 0) && energy-bound <= tol*math.Max(1, math.Abs(energy))
+}
