@@ -9,6 +9,7 @@ import (
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/oracle"
+	"github.com/partopt/partopt/srmp"
 	"github.com/partopt/partopt/trws"
 )
 
@@ -52,10 +53,8 @@ type TRWS struct {
 // Solve implements Relaxation.
 func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
 	var s *trws.Solver
-	if from != nil && from.Prev != nil {
-		if prev, ok := from.Prev.state.(*trws.Solver); ok {
-			s = warmSolver(prev, p, from.Vars)
-		}
+	if prev, ok := warmState[*trws.Solver](from); ok {
+		s = warmSolver(prev, p, from.Vars)
 	}
 	if s == nil {
 		var err error
@@ -92,7 +91,7 @@ func (a Auto) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 	if pairwise(p) {
 		return TRWS(a).Solve(ctx, p, from)
 	}
-	return Exhaustive{Limit: 1 << 20}.Solve(ctx, p, from)
+	return SRMP(a).Solve(ctx, p, from)
 }
 
 // pairwise reports that every factor of p has order ≤ 2.
@@ -103,6 +102,52 @@ func pairwise(p *model.Model) bool {
 		}
 	}
 	return true
+}
+
+// SRMP is the Relaxation of models of any order by sequential reweighted message
+// passing (package srmp), warm-started across iterations: the factors a sub-problem
+// shares with the previous one keep their messages.
+type SRMP struct {
+	Options trws.Options
+}
+
+// Solve implements Relaxation.
+func (r SRMP) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
+	var s *srmp.Solver
+	var err error
+	if prev, ok := warmState[*srmp.Solver](from); ok {
+		s, err = srmp.Warm(p, prev, from.Vars)
+	} else {
+		s, err = srmp.New(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	opt := r.Options
+	if opt.MaxIterations == 0 {
+		opt = trws.DefaultOptions()
+	}
+	res, err := s.Solve(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{
+		Consistent: res.Consistent, Labeling: res.Labeling, Energy: res.Energy, LowerBound: res.LowerBound,
+		Iterations: res.Iterations, state: s,
+		Certify: func(x []int) (*Certificate, error) {
+			return &Certificate{Labeling: append([]int(nil), x...), Factor: s.Certificate(x)}, nil
+		},
+	}, nil
+}
+
+// warmState is the solver state of a warm start's previous outcome, when it is a T.
+func warmState[T any](from *Warm) (T, bool) {
+	var zero T
+	if from == nil || from.Prev == nil {
+		return zero, false
+	}
+	s, ok := from.Prev.state.(T)
+	return s, ok
 }
 
 // warmSolver restricts prev to vars and installs p's unary terms; nil when p's pairwise
@@ -181,11 +226,14 @@ func (x Exhaustive) limit() int {
 }
 
 // Certificate proves that Labeling is optimal for the relaxation of a sub-problem: by
-// an LP dual (Dual, checked by trws.Certificate.Check) or by enumeration (Exhaustive:
-// Labeling is a minimiser of the sub-problem itself, Theorem 1's criterion).
+// an LP dual of a pairwise problem (Dual, checked by trws.Certificate.Check), of a
+// problem of any order (Factor, checked by srmp.Certificate.Check), or by enumeration
+// (Exhaustive: Labeling is a minimiser of the sub-problem itself, Theorem 1's
+// criterion).
 type Certificate struct {
 	Labeling   []int
 	Dual       *trws.Certificate
+	Factor     *srmp.Certificate
 	Exhaustive bool
 	Limit      int
 }
@@ -207,6 +255,12 @@ func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
 			return CheckResult{}, errors.New("persistency: the dual certificate is for another labeling")
 		}
 		v, err := c.Dual.Check(p)
+		return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}, err
+	case c.Factor != nil:
+		if !slices.Equal(c.Factor.Labeling, c.Labeling) {
+			return CheckResult{}, errors.New("persistency: the dual certificate is for another labeling")
+		}
+		v, err := c.Factor.Check(p)
 		return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}, err
 	case c.Exhaustive:
 		if err := p.CheckLabeling(c.Labeling); err != nil {

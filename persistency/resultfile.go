@@ -27,12 +27,13 @@ package persistency
 //	float64  Energy, LowerBound, CertificateGap, Score, Fraction, Seconds, SolverSeconds
 //	ints     Persistent (n values, each −1 or a label)
 //	ints     Labeling (n values, or none)
-//	byte     certificate kind: 0 none, 1 dual (TRW-S), 2 exhaustive
+//	byte     certificate kind: 0 none, 1 dual (TRW-S), 2 exhaustive, 3 dual of any order (SRMP)
 //	 kind ≠ 0: ints  Certificate.Labeling (one label per persistent variable)
 //	 kind 2:   uvarint  Certificate.Limit
 //	 kind 1:   ints  Dual.Labeling; uvarint E, then 2E uvarints Dual.Edges;
 //	           E bytes Dual.LaterIsSecond (0 or 1); E float64 Dual.Share;
 //	           uvarint M, then M float64 Dual.Messages
+//	 kind 3:   ints  Factor.Labeling; uvarint M, then M float64 Factor.Messages
 //
 // and must end there. Set is not stored: ReadResult derives it from Persistent.
 // gzip pays for itself: labels and persistent flags are small repetitive integers, and
@@ -48,6 +49,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/partopt/partopt/srmp"
 	"github.com/partopt/partopt/trws"
 )
 
@@ -67,6 +69,7 @@ const (
 	certNone byte = iota
 	certDual
 	certExhaustive
+	certFactor
 )
 
 // WriteResult writes r in the result file format (see ReadResult). It refuses a
@@ -116,6 +119,14 @@ func WriteResult(w io.Writer, r *Result) error {
 		}
 		e.uvarint(uint64(len(d.Messages)))
 		for _, m := range d.Messages {
+			e.float(m)
+		}
+	case c.Factor != nil:
+		e.byte(certFactor)
+		e.ints(c.Labeling)
+		e.ints(c.Factor.Labeling)
+		e.uvarint(uint64(len(c.Factor.Messages)))
+		for _, m := range c.Factor.Messages {
 			e.float(m)
 		}
 	default:
@@ -171,6 +182,15 @@ func checkResultShape(r *Result) error {
 	}
 	if err := checkLabels(c.Labeling); err != nil {
 		return fmt.Errorf("certificate: %w", err)
+	}
+	if f := c.Factor; f != nil && c.Dual == nil {
+		if len(f.Labeling) != set {
+			return fmt.Errorf("the dual certificate labels %d variables, %d are persistent", len(f.Labeling), set)
+		}
+		if len(f.Messages) > maxFileMessages {
+			return fmt.Errorf("dual certificate too large (%d messages)", len(f.Messages))
+		}
+		return checkLabels(f.Labeling)
 	}
 	if c.Dual == nil {
 		if !c.Exhaustive {
@@ -465,6 +485,14 @@ func (d *resultDecoder) result() (*Result, error) {
 		dual.Share = d.floats(edges)
 		dual.Messages = d.floats(d.count(maxFileMessages, "messages"))
 		c.Dual = dual
+		res.Certificate = c
+	case kind == certFactor:
+		c := &Certificate{}
+		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
+		f := &srmp.Certificate{}
+		f.Labeling = d.intsIn(0, math.MaxInt32, "dual certificate labels")
+		f.Messages = d.floats(d.count(maxFileMessages, "messages"))
+		c.Factor = f
 		res.Certificate = c
 	default:
 		d.fail(badFile("unknown certificate kind %d", kind))
