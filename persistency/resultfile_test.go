@@ -19,8 +19,8 @@ import (
 )
 
 // resultFileFixtures returns results of Run to store: a TRW-S result with a dual
-// certificate (a Potts grid, both boundary variants), an exhaustive one (higher order)
-// and an empty one (no persistent variable, no certificate).
+// certificate (a Potts grid, both boundary variants), an SRMP one and an exhaustive one
+// (higher order) and an empty one (no persistent variable, no certificate).
 func resultFileFixtures(t testing.TB) map[string]struct {
 	m   *model.Model
 	res *persistency.Result
@@ -44,6 +44,7 @@ func resultFileFixtures(t testing.TB) map[string]struct {
 	add("dual invariant", grid, persistency.Options{})
 	add("dual original", grid, persistency.Options{Variant: persistency.Original})
 	add("exhaustive", random.HigherOrder(random.New(4), 7, 3, 3, 9), persistency.Options{Solver: persistency.Exhaustive{}})
+	add("srmp", random.HigherOrder(random.New(5), 7, 3, 3, 9), persistency.Options{})
 	b := model.NewBuilder([]int{2, 2, 2})
 	agree := []float64{1, 0, 0, 1} // a frustrated triangle: nothing is persistent
 	for _, e := range [][]int{{0, 1}, {1, 2}, {0, 2}} {
@@ -63,6 +64,9 @@ func resultFileFixtures(t testing.TB) map[string]struct {
 		if c := out[name].res.Certificate; c == nil || c.Dual == nil || len(c.Dual.Edges) == 0 {
 			t.Fatalf("%s: no dual certificate with edges", name)
 		}
+	}
+	if c := out["srmp"].res.Certificate; c == nil || c.Factor == nil || len(c.Factor.Messages) == 0 {
+		t.Fatal("srmp: no higher-order dual certificate")
 	}
 	if c := out["exhaustive"].res.Certificate; c == nil || !c.Exhaustive || len(c.Labeling) == 0 {
 		t.Fatal("exhaustive: no exhaustive certificate")

@@ -20,15 +20,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// pbpEnumerationLimit is the most labelings of a (conditioned) model of order > 2
-// that pbp solves, by enumeration (persistency.Exhaustive).
-const pbpEnumerationLimit = 1 << 20
-
 // pbpReport is report.json of the pbp method.
 type pbpReport struct {
 	Method              string         `json:"method"`
 	Boundary            string         `json:"boundary"`
-	Solver              string         `json:"solver"` // the relaxation: trws or exhaustive
+	Solver              string         `json:"solver"` // the relaxation: trws (pairwise) or srmp
 	Model               string         `json:"model"`
 	Evidence            string         `json:"evidence,omitempty"`
 	Observed            int            `json:"observed"`
@@ -46,7 +42,7 @@ type pbpReport struct {
 	Verified            bool           `json:"verified"`
 	Seconds             float64        `json:"seconds"`
 	SolverSeconds       float64        `json:"solver_seconds"`
-	Options             *reportOptions `json:"options,omitempty"` // TRW-S's; absent for exhaustive
+	Options             *reportOptions `json:"options,omitempty"` // the solver's
 }
 
 // runPBP is solve --method pbp.
@@ -57,10 +53,6 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 		return err // validate has checked it
 	}
 	topt := f.trwsOptions()
-	exhaustive, err := needsEnumeration(in.solved, in.path)
-	if err != nil {
-		return err
-	}
 	in.note(stderr)
 	if err := prepareOutput(f.output); err != nil {
 		return err
@@ -75,10 +67,10 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 		topt.Progress = status.solving
 	}
 	solver := "trws"
-	first := &firstBound{Relaxation: persistency.TRWS{Options: topt}}
-	if exhaustive {
-		solver, first.Relaxation = "exhaustive", persistency.Exhaustive{Limit: pbpEnumerationLimit}
+	if high, _ := higherOrder(in.solved); high > 0 {
+		solver = "srmp"
 	}
+	first := &firstBound{Relaxation: persistency.Auto{Options: topt}}
 	opt.Solver = first
 	res, err := persistency.Run(ctx, in.solved, opt)
 	interrupted := ctx.Err() != nil // before stop, which cancels ctx
@@ -110,9 +102,7 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 		Gap: jsonFloat(energy - bound), CertificateGap: jsonFloat(res.CertificateGap),
 		Verified: true, Seconds: res.Seconds, SolverSeconds: res.SolverSeconds,
 	}
-	if !exhaustive {
-		rep.Options = &reportOptions{topt.MaxIterations, topt.GapTolerance, topt.StallIterations, topt.StallTolerance, topt.CheckEvery}
-	}
+	rep.Options = &reportOptions{topt.MaxIterations, topt.GapTolerance, topt.StallIterations, topt.StallTolerance, topt.CheckEvery}
 	if in.ev != nil {
 		rep.Evidence, rep.Observed = in.ev.path, in.m.NumVars()-in.solved.NumVars()
 	}
@@ -163,8 +153,8 @@ func (f *firstBound) Solve(ctx context.Context, p *model.Model, from *persistenc
 	if f.calls++; err != nil || f.calls > 1 || out.Certify == nil {
 		return out, err
 	}
-	if c, cerr := out.Certify(out.Labeling); cerr == nil && c.Dual != nil {
-		if v, cerr := c.Dual.Check(p); cerr == nil {
+	if c, cerr := out.Certify(out.Labeling); cerr == nil && (c.Dual != nil || c.Factor != nil) {
+		if v, cerr := c.Check(p); cerr == nil {
 			f.bound, f.ok = v.Bound, true
 		}
 	}
@@ -198,26 +188,6 @@ func evidenceOf(fixed []int) uai.Evidence {
 		}
 	}
 	return ev
-}
-
-// needsEnumeration says whether pbp must solve m by enumeration (factors of order > 2
-// and at most pbpEnumerationLimit labelings), and refuses higher-order models with
-// more labelings.
-func needsEnumeration(m *model.Model, name string) (bool, error) {
-	high, top := higherOrder(m)
-	if high == 0 {
-		return false, nil
-	}
-	labelings := 1
-	for v := 0; v < m.NumVars(); v++ {
-		// labelings ≤ 2^20 before the product and a label count < 2^31: no overflow.
-		if labelings *= m.NumLabels(v); labelings > pbpEnumerationLimit {
-			return false, fmt.Errorf("%s: %d factors have order > 2 (up to %d) and the model has more than 2^20 labelings: "+
-				"higher-order models need the higher-order solver of a later release (pbp enumerates them up to 2^20 labelings; trws needs a pairwise model)",
-				name, high, top)
-		}
-	}
-	return true, nil
 }
 
 // higherOrder counts the factors of order > 2 and returns the largest order among them.

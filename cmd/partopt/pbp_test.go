@@ -292,12 +292,19 @@ func TestSolvePBPEverythingObserved(t *testing.T) {
 	}
 }
 
-// TestSolvePBPHigherOrderByEnumeration: a model of order 3 with 12 labelings is solved
-// by enumeration, and its exhaustive certificate verifies.
-func TestSolvePBPHigherOrderByEnumeration(t *testing.T) {
-	r := solvePBP(t, filepath.Join(fixtures, "tiny.uai")).report
-	if r.Solver != "exhaustive" || *r.PersistentFraction != 1 {
-		t.Errorf("solver %q, persistent_fraction %v; want exhaustive, 1", r.Solver, *r.PersistentFraction)
+// TestSolvePBPHigherOrderBySRMP: models of order 3 (tiny, network with evidence) and 5
+// (pedigree1: 334 variables, forbidden states) are solved by SRMP, and their
+// certificates verify (solvePBP runs verify). tiny and network are fully persistent;
+// pedigree1 in part (a quarter when written).
+func TestSolvePBPHigherOrderBySRMP(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		full bool
+	}{{"tiny.uai", true}, {"network-evid.uai", true}, {"pedigree1.uai", false}} {
+		r := solvePBP(t, filepath.Join(fixtures, c.name)).report
+		if r.Solver != "srmp" || (c.full && *r.PersistentFraction != 1) || *r.PersistentVariables == 0 {
+			t.Errorf("%s: solver %q, persistent_fraction %v (%d variables)", c.name, r.Solver, *r.PersistentFraction, *r.PersistentVariables)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,13 +28,14 @@ import (
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/srmp"
 	"github.com/partopt/partopt/trws"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
 // solveMethods are the values of --method; defaultSolveMethod is the default.
-var solveMethods = []string{"pbp", "trws"}
+var solveMethods = []string{"pbp", "trws", "srmp"}
 
 const defaultSolveMethod = "pbp"
 
@@ -77,14 +79,13 @@ al. (TPAMI 2016), and writes
                        "solver_seconds", and the evidence, solver and options used
 
 --boundary selects the boundary potentials: invariant (the default; the paper's §6,
-never weaker) or original (eq. 3.4). The relaxation is solved by TRW-S with the
-options below for pairwise models; a model with factors of order > 2 is solved by
-enumeration when (after conditioning) it has at most 2^20 labelings, and is refused
-otherwise (higher-order models need the higher-order solver of a later release).
+never weaker) or original (eq. 3.4). The relaxation is solved with the options
+below by TRW-S for pairwise models and by SRMP (method srmp) for models with
+factors of order > 2; report.json's "solver" says which.
 "energy" is the energy of labels.sol as "partopt energy MODEL DIR/labels.sol"
 prints it; "lower_bound" is the bound of the first relaxed solve (on the whole
 model), recomputed in float64 from its dual as the trws method does (valid up to
-float64 rounding; by enumeration it is the minimum); "gap" is energy − lower_bound;
+float64 rounding); "gap" is energy − lower_bound;
 "certificate_gap" is energy − bound of the proof on the final sub-problem (at
 most 1e-9 relative: a proof with a larger gap is rejected). "verified" is true: the
 result was re-checked from the model (persistency.Verify) before anything was
@@ -97,7 +98,9 @@ Ctrl-C (SIGINT) or SIGTERM stops pbp with nothing written and exit code 1: a
 partial run proves nothing.
 
 Method trws is sequential tree-reweighted message passing (TRW-S) on the local
-polytope relaxation; it needs a pairwise model (factors of order <= 2). It writes
+polytope relaxation; it needs a pairwise model (factors of order <= 2). Method
+srmp is Kolmogorov's sequential reweighted message passing, the same relaxation
+for factors of any order (on pairwise models it is TRW-S, in float64). Both write
 
   DIR/labels.sol   the best labeling found (as above)
   DIR/report.json  "method", "model", "variables", "lower_bound", "energy", "gap",
@@ -109,7 +112,7 @@ It stops when energy - bound <= --gap-tolerance * max(1, |energy|), when every
 variable agrees (the labeling is then optimal), when neither the bound nor the
 agreement improved for --stall-iterations iterations, or after --max-iterations.
 --gap-tolerance 0 disables the early stops: exactly --max-iterations iterations run.
-(pbp uses the same options for each of its TRW-S solves.)
+(pbp uses the same options for each of its TRW-S or SRMP solves.)
 
 "energy" is the energy of labels.sol on MODEL, as "partopt energy MODEL
 DIR/labels.sol" prints it; "lower_bound" <= the minimum energy (computed in
@@ -327,21 +330,35 @@ func runSolve(cmd *cobra.Command, modelPath string, f solveFlags) error {
 	if f.method == "pbp" {
 		return runPBP(cmd, in, f)
 	}
-	return runTRWS(cmd, in, f)
+	return runLP(cmd, in, f)
 }
 
-// runTRWS is solve --method trws.
-func runTRWS(cmd *cobra.Command, in *problem, f solveFlags) error {
+// lpSolver is what solve --method trws and srmp run: trws.Solver or srmp.Solver.
+type lpSolver interface {
+	Solve(ctx context.Context, opt trws.Options) (trws.Result, error)
+	Bound() (float64, error)
+}
+
+// runLP is solve --method trws (pairwise models) and srmp (any order).
+func runLP(cmd *cobra.Command, in *problem, f solveFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	modelPath, m, ev, c, solved := in.path, in.m, in.ev, in.c, in.solved
-	if err := checkPairwise(solved, modelPath); err != nil {
-		return err
+	if f.method == "trws" {
+		if err := checkPairwise(solved, modelPath); err != nil {
+			return err
+		}
 	}
 	in.note(stderr)
 	if err := prepareOutput(f.output); err != nil {
 		return err
 	}
-	s, err := trws.New(solved)
+	var s lpSolver
+	var err error
+	if f.method == "trws" {
+		s, err = trws.New(solved)
+	} else {
+		s, err = srmp.New(solved)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", modelPath, err)
 	}
@@ -416,7 +433,7 @@ func runTRWS(cmd *cobra.Command, in *problem, f solveFlags) error {
 // checkPairwise refuses models with factors of order > 2, which TRW-S cannot solve.
 func checkPairwise(m *model.Model, name string) error {
 	if high, top := higherOrder(m); high > 0 {
-		return fmt.Errorf("%s: the trws method needs a pairwise model (factors of order ≤ 2), but %d factors have order > 2 (up to %d)", name, high, top)
+		return fmt.Errorf("%s: the trws method needs a pairwise model (factors of order ≤ 2), but %d factors have order > 2 (up to %d); --method srmp solves any order", name, high, top)
 	}
 	return nil
 }

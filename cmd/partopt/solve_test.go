@@ -302,9 +302,7 @@ func TestSolveBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"unknown method", []string{"solve", "--method", "frobnicate", grid, "-o", out}, `unknown --method "frobnicate"`},
 		{"missing -o", []string{"solve", grid}, `required flag(s) "output" not set`},
 		{"order 3", []string{"solve", "--method", "trws", filepath.Join(fixtures, "network-evid.uai"), "-o", out}, "the trws method needs a pairwise model"},
-		{"order 3 without evidence", []string{"solve", "--method", "trws", "--no-evid", filepath.Join(fixtures, "network.uai"), "-o", out}, "needs a pairwise model"},
-		{"pbp order 3, 2^116 labelings", []string{"solve", filepath.Join(fixtures, "network-evid.uai"), "-o", out}, "higher-order models need the higher-order solver of a later release"},
-		{"pbp order 5", []string{"solve", filepath.Join(fixtures, "pedigree1.uai"), "-o", out}, "more than 2^20 labelings"},
+		{"order 3 without evidence", []string{"solve", "--method", "trws", "--no-evid", filepath.Join(fixtures, "network.uai"), "-o", out}, "--method srmp solves any order"},
 		{"boundary", []string{"solve", "--boundary", "outer", grid, "-o", out}, `--boundary "outer": want invariant or original`},
 		{"boundary with trws", []string{"solve", "--method", "trws", "--boundary", "original", grid, "-o", out}, "only --method pbp has boundary potentials"},
 		{"missing model", []string{"solve", filepath.Join(dir, "none.uai"), "-o", out}, "no such file"},
@@ -434,5 +432,35 @@ func TestReadmeExampleSolves(t *testing.T) {
 	}
 	if code, stdout, stderr := partopt("verify", model, out); code != 0 || !strings.HasPrefix(stdout, "verified 1024 persistent variables, certificate gap ") {
 		t.Errorf("verify: exit %d, %q %q", code, stdout, stderr)
+	}
+}
+
+// TestSolveSRMPHigherOrder: --method srmp solves the higher-order fixtures (orders 3,
+// 5 and 6, forbidden states): the bound never exceeds the energy of the optimal
+// labeling shipped with the fixture (toulbar2's), labels.sol has the reported energy,
+// and on network.uai, whose relaxation is tight, the bound meets the optimum.
+func TestSolveSRMPHigherOrder(t *testing.T) {
+	for _, name := range []string{"network.uai", "pedigree1.uai", "water.uai"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(fixtures, name)
+			m, err := uai.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt, err := uai.ReadSolutionFile(path+".sol", m.NumVars())
+			if err != nil {
+				t.Fatal(err)
+			}
+			best := m.Energy(opt)
+			o := solveTRWS(t, context.Background(), m.NumVars(), "--method", "srmp", path)
+			r := o.report
+			lb, e := float64(*r.LowerBound), float64(*r.Energy)
+			if r.Method != "srmp" || lb > best+1e-9*math.Max(1, math.Abs(best)) || e != m.Energy(o.labels) {
+				t.Errorf("method %q, bound %v, energy %v (labels.sol: %v); optimum %v", r.Method, lb, e, m.Energy(o.labels), best)
+			}
+			if name == "network.uai" && (math.Abs(lb-best) > 1e-6 || e != best) {
+				t.Errorf("network.uai: bound %v, energy %v; want both at the optimum %v", lb, e, best)
+			}
+		})
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // maxVerifyEnumeration bounds the labelings that an exhaustive certificate may ask
 // verify to enumerate (a certificate names its own limit, and a file is input):
-// persistency.Exhaustive's default, above pbp's 2^20.
+// persistency.Exhaustive's default (pbp wrote such certificates for higher-order
+// models, up to 2^20 labelings, before it solved them with srmp).
 const maxVerifyEnumeration = 1 << 22
 
 func newVerifyCmd() *cobra.Command {
