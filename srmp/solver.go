@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/trws"
 )
 
 // Solver holds a model of any order and the SRMP state (one message per factor
@@ -18,7 +19,7 @@ type Solver struct {
 	labels []int32
 	uoff   []int32   // variable v's unary and D rows are [uoff[v], uoff[v+1])
 	u      []float64 // unary terms, +Inf replaced by big
-	big    float64   // penalty standing in for +Inf
+	big    float64   // penalty standing in for +Inf (trws.Penalty)
 
 	// Factors of order ≥ 2, in model factor order. Slot k is one factor argument:
 	// factor a's arguments are the slots [fstart[a], fstart[a+1]), slot k is on
@@ -73,7 +74,6 @@ func New(m *model.Model) (*Solver, error) {
 		s.uoff[v+1] = s.uoff[v] + s.labels[v]
 	}
 	exact := make([]float64, s.uoff[n])
-	var spread float64 // Σ of finite ranges, sizes the +Inf penalty
 	maxOrder, maxK := 1, 1
 	var nslots, nmsg int64
 	s.fstart = []int32{0}
@@ -84,7 +84,6 @@ func New(m *model.Model) (*Solver, error) {
 			for l := range u {
 				u[l] += fn.Table[l]
 			}
-			spread += finiteRange(fn)
 			continue
 		}
 		if size := enumSize(fn.Shape); size > model.MaxTableSize {
@@ -107,12 +106,11 @@ func New(m *model.Model) (*Solver, error) {
 		s.fstart = append(s.fstart, int32(len(s.fvar)))
 		s.first, s.last = append(s.first, lo), append(s.last, hi)
 		maxOrder = max(maxOrder, len(vars))
-		spread += finiteRange(fn)
 	}
 	for v := 0; v < n; v++ {
 		maxK = max(maxK, int(s.labels[v]))
 	}
-	s.big = penalty(spread)
+	s.big = trws.Penalty(m)
 	s.u = make([]float64, len(exact))
 	for i, x := range exact {
 		s.u[i] = math.Min(x, s.big)
@@ -271,34 +269,4 @@ func enumSize(shape []int) float64 {
 		p *= float64(k)
 	}
 	return p
-}
-
-// finiteRange is the spread of fn's finite values.
-func finiteRange(fn *model.Function) float64 {
-	switch fn.Kind {
-	case model.Potts:
-		return fn.W
-	case model.TruncatedLinear, model.TruncatedQuadratic:
-		k := float64(max(fn.Shape[0], fn.Shape[1]))
-		return fn.W * math.Min(fn.T, k*k)
-	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, v := range fn.Table {
-		if !math.IsInf(v, 1) {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-		}
-	}
-	if hi < lo {
-		return 0
-	}
-	return hi - lo
-}
-
-// penalty is the finite value standing in for +Inf, as in trws: larger than twice
-// the sum of all finite ranges, so a labeling with a forbidden state never beats a
-// feasible one. (A penalty 1000 times larger changed no bound and no persistent label
-// on the higher-order models of ../shared/models: messages carry the penalty like an
-// infinity.)
-func penalty(spread float64) float64 {
-	return 2*spread + 1
 }

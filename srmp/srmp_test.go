@@ -369,3 +369,40 @@ func TestSolveReportsProgressAndStopsWhenCanceled(t *testing.T) {
 		t.Errorf("Iterations() = %d", s.Iterations())
 	}
 }
+
+// TestLargeFiniteEnergiesAreNotTakenForForbidden: the penalty standing in for +Inf
+// exceeds every finite energy, not just the ranges (a unary [1000, 999] with range 1
+// once tied with its penalty): SRMP and TRW-S both agree on the optimum (1, 0).
+func TestLargeFiniteEnergiesAreNotTakenForForbidden(t *testing.T) {
+	b := model.NewBuilder([]int{2, 2})
+	for _, u := range []struct {
+		v int
+		t []float64
+	}{{0, []float64{1000, 999}}, {1, []float64{0, math.Inf(1)}}} {
+		if err := b.AddTable([]int{u.v}, u.t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.AddTable([]int{0, 1}, []float64{0, 0.1, 0.1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trws.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]interface {
+		Solve(context.Context, trws.Options) (trws.Result, error)
+	}{"srmp": newSolver(t, m), "trws": tr} {
+		res, err := s.Solve(ctx, trws.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Agreement || !slices.Equal(res.Consistent, []int{1, 0}) || res.Energy != 999.1 {
+			t.Errorf("%s: agreement %v on %v, energy %v; want (1, 0) at 999.1", name, res.Agreement, res.Consistent, res.Energy)
+		}
+	}
+}

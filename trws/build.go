@@ -82,7 +82,6 @@ func New(m *model.Model) (*Solver, error) {
 	}
 	s.u64 = make([]float64, s.uoff[n])
 	tableOf := map[tableKey]int32{}
-	var spread float64 // Σ of finite ranges, sizes the +Inf penalty
 	npair := 0
 	for f := 0; f < m.NumFactors(); f++ {
 		switch len(m.FactorVars(f)) {
@@ -101,7 +100,6 @@ func New(m *model.Model) (*Solver, error) {
 			for l := range u {
 				u[l] += fn.Table[l]
 			}
-			spread += finiteRange(fn)
 			continue
 		}
 		a, b := vars[0], vars[1]
@@ -127,9 +125,8 @@ func New(m *model.Model) (*Solver, error) {
 		s.w = append(s.w, float32(fn.W))
 		s.t = append(s.t, float32(math.Min(fn.T, math.MaxFloat32)))
 		s.tab = append(s.tab, tab)
-		spread += finiteRange(fn)
 	}
-	s.big = penalty(spread)
+	s.big = float32(math.Min(Penalty(m), 1e30))
 	for i, v := range s.tables {
 		if math.IsInf(float64(v), 1) {
 			s.tables[i] = s.big
@@ -241,30 +238,39 @@ func (s *Solver) finishGraph() {
 	}
 }
 
-// finiteRange is the spread of the finite values of fn (0 for parametric kinds beyond W·T).
-func finiteRange(fn *model.Function) float64 {
+// Penalty is the finite value that stands in for +Inf in the solvers' arithmetic on
+// m: 2·Σ_f (range_f + max_f |θ_f|) + 1 over the factors' finite values. Above twice
+// the sum of the ranges, a labeling with a forbidden state never beats a feasible
+// one; above twice the sum of the magnitudes, no finite unary term — even shifted by
+// boundary potentials, which are bounded by the magnitudes of the factors they come
+// from — reaches it and is taken for a forbidden one.
+func Penalty(m *model.Model) float64 {
+	sum := 0.0
+	for f := 0; f < m.NumFactors(); f++ {
+		lo, hi := finiteExtent(m.FactorFunction(f))
+		if lo <= hi {
+			sum += hi - lo + math.Max(math.Abs(lo), math.Abs(hi))
+		}
+	}
+	return 2*sum + 1
+}
+
+// finiteExtent is the smallest and largest finite value of fn (lo > hi: none).
+func finiteExtent(fn *model.Function) (lo, hi float64) {
 	switch fn.Kind {
 	case model.Potts:
-		return fn.W
+		return 0, fn.W
 	case model.TruncatedLinear, model.TruncatedQuadratic:
-		return fn.W * math.Min(fn.T, float64(max(fn.Shape[0], fn.Shape[1])*max(fn.Shape[0], fn.Shape[1])))
+		k := float64(max(fn.Shape[0], fn.Shape[1]))
+		return 0, fn.W * math.Min(fn.T, k*k)
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, v := range fn.Table {
 		if !math.IsInf(v, 1) {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
-	if hi < lo {
-		return 0
-	}
-	return hi - lo
-}
-
-// penalty is the float32 value standing in for +Inf: larger than any difference of
-// finite energies, so a labeling with a forbidden state never beats a feasible one.
-func penalty(spread float64) float32 {
-	return float32(math.Min(2*spread+1, 1e30))
+	return lo, hi
 }
 
 func toFloat32(v []float64, big float32) []float32 {

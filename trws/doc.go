@@ -31,8 +31,9 @@
 // into one subproblem per edge, θ̃_e(x_i,x_j) + γ_j·D_j(x_j) (j the later node), plus
 // (1 − γ_j·#earlier(j))·D_j per node, so it is valid whatever the messages are.
 //
-// Forbidden states: +Inf entries become a finite penalty P larger than twice the sum of
-// all finite energy ranges, so no arithmetic produces NaN. The relaxed model with P
+// Forbidden states: +Inf entries become a finite penalty P (Penalty) larger than twice
+// the sum of all finite energy ranges and magnitudes, so no arithmetic produces NaN
+// and no finite value reaches it. The relaxed model with P
 // is a lower bound of the model with +Inf entry by entry, so its bound is valid for the
 // original, and its optimum is feasible whenever a feasible labeling exists.
 //
