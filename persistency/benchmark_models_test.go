@@ -23,7 +23,7 @@ const sharedModels = "../../shared/models"
 
 // readShared reads a model of ../shared/models with its evidence (MODEL.evid) applied
 // by conditioning, or skips the test when the directory is absent.
-func readShared(t *testing.T, path string) *model.Model {
+func readShared(t testing.TB, path string) *model.Model {
 	t.Helper()
 	full := filepath.Join(sharedModels, path)
 	if _, err := os.Stat(full); err != nil {

@@ -1,8 +1,10 @@
 package srmp
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 
 	"github.com/partopt/partopt/trws"
 )
@@ -184,41 +186,102 @@ func (s *Solver) check() {
 	s.round()
 }
 
-// round computes the primal labeling (see check).
+// round computes the primal labeling (see check). Labels are tried best score first,
+// skipping those that a factor whose variables are all labeled forbids (+Inf); a
+// variable with no such label sends the search back to try the previous variable's
+// next label. Forbidden states (deterministic tables of Bayes nets, hard constraints)
+// otherwise leave the greedy rounding in dead ends. After a budget of n+64 dead ends
+// the rounding continues greedily (best score, forbidden or not).
 func (s *Solver) round() {
-	for v := 0; v < s.n; v++ {
-		lo, hi := s.uoff[v], s.uoff[v+1]
-		K := int(hi - lo)
-		score, cond := s.buf[:K], s.buf[K:2*K]
-		copy(score, s.u[lo:hi])
-		for _, k := range s.islot[s.istart[v]:s.istart[v+1]] {
-			a := s.slotFac[k]
-			if s.first[a] == int32(v) {
-				// No argument is labeled yet: the message is this min-marginal.
-				for l, x := range s.msg[s.moff[k]:][:K] {
-					score[l] += x
-				}
-				continue
+	budget := s.n + 64
+	v := 0
+	if s.n > 0 {
+		s.candidates(0, true)
+	}
+	for v < s.n {
+		if s.next[v] < s.ncand[v] {
+			s.primal[v] = s.cand[s.uoff[v]+s.next[v]]
+			s.next[v]++
+			if v++; v < s.n {
+				s.candidates(v, budget > 0)
 			}
-			f0, f1 := s.fstart[a], s.fstart[a+1]
-			sub, fix := s.sub[:f1-f0], s.fix[:f1-f0]
-			for q := range sub {
-				u := s.fvar[f0+int32(q)]
-				sub[q], fix[q] = nil, -1
-				switch {
-				case u < int32(v):
-					fix[q] = s.primal[u]
-				case u > int32(v):
-					sub[q] = s.msg[s.moff[f0+int32(q)]:][:s.labels[u]]
-				}
+			continue
+		}
+		if budget--; budget <= 0 || v == 0 {
+			s.candidates(v, false)
+			continue
+		}
+		v--
+	}
+}
+
+// candidates lists v's labels for round, best score first: the labels that no fully
+// labeled factor forbids (filter), or just the best-scored one.
+func (s *Solver) candidates(v int, filter bool) {
+	lo, hi := s.uoff[v], s.uoff[v+1]
+	K := int(hi - lo)
+	score, cond := s.buf[:K], s.buf[K:2*K]
+	copy(score, s.u[lo:hi])
+	for _, k := range s.islot[s.istart[v]:s.istart[v+1]] {
+		a := s.slotFac[k]
+		if s.first[a] == int32(v) {
+			// No argument is labeled yet: the message is this min-marginal.
+			for l, x := range s.msg[s.moff[k]:][:K] {
+				score[l] += x
 			}
-			s.sc.scan(s.fn[a], s.big, sub, fix, int(k-f0), cond)
-			for l := range score {
-				score[l] += cond[l]
+			continue
+		}
+		f0, f1 := s.fstart[a], s.fstart[a+1]
+		sub, fix := s.sub[:f1-f0], s.fix[:f1-f0]
+		for q := range sub {
+			u := s.fvar[f0+int32(q)]
+			sub[q], fix[q] = nil, -1
+			switch {
+			case u < int32(v):
+				fix[q] = s.primal[u]
+			case u > int32(v):
+				sub[q] = s.msg[s.moff[f0+int32(q)]:][:s.labels[u]]
 			}
 		}
-		s.primal[v] = int32(argminOf(score))
+		s.sc.scan(s.fn[a], s.big, sub, fix, int(k-f0), cond)
+		for l := range score {
+			score[l] += cond[l]
+		}
 	}
+	c := s.cand[lo:hi]
+	s.next[v], s.ncand[v] = 0, 0
+	if !filter {
+		c[0], s.ncand[v] = int32(argminOf(score)), 1
+		return
+	}
+	for l := range K {
+		if s.u[int(lo)+l] < s.big && s.allowed(v, int32(l)) {
+			c[s.ncand[v]] = int32(l)
+			s.ncand[v]++
+		}
+	}
+	slices.SortStableFunc(c[:s.ncand[v]], func(a, b int32) int { return cmp.Compare(score[a], score[b]) })
+}
+
+// allowed reports that no factor whose last variable is v forbids label l with the
+// labels round has given the earlier variables.
+func (s *Solver) allowed(v int, l int32) bool {
+	for _, k := range s.islot[s.istart[v]:s.istart[v+1]] {
+		a := s.slotFac[k]
+		if s.last[a] != int32(v) {
+			continue
+		}
+		vs := s.fvar[s.fstart[a]:s.fstart[a+1]]
+		x := s.tuple[:len(vs)]
+		for p, u := range vs {
+			x[p] = int(s.primal[u])
+		}
+		x[k-s.fstart[a]] = int(l)
+		if math.IsInf(s.fn[a].Value(x), 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // energy is the exact energy of a labeling of the solver's model (+Inf if forbidden).

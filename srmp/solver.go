@@ -50,6 +50,10 @@ type Solver struct {
 	primal []int32
 	argmin []int32
 	cons   []int32
+	// round's search: variable v's candidate labels are cand[uoff[v]:][:ncand[v]],
+	// next[v] the next one to try.
+	cand        []int32
+	ncand, next []int32
 }
 
 // ErrTooLarge is returned for a factor whose function has more entries than the
@@ -162,6 +166,7 @@ func (s *Solver) finish(maxOrder, maxK int) {
 	s.tuple = make([]int, maxOrder)
 	s.buf = make([]float64, 2*maxK)
 	s.primal, s.argmin, s.cons = make([]int32, n), make([]int32, n), make([]int32, n)
+	s.cand, s.ncand, s.next = make([]int32, s.uoff[n]), make([]int32, n), make([]int32, n)
 	for v := range s.cons {
 		s.cons[v] = -1
 	}
