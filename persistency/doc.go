@@ -22,9 +22,9 @@
 //
 // # Soundness
 //
-// The relaxation is solved by any integrally correct Relaxation (TRWS for pairwise
-// models, Exhaustive for tiny ones of any order, which decides Theorem 1's integer
-// criterion directly). Proposition 2 makes the result sound whatever the solver's
+// The relaxation is solved by any integrally correct Relaxation (Auto, the default:
+// TRWS for pairwise problems and SRMP for higher-order ones; Exhaustive for tiny ones
+// of any order, which decides Theorem 1's integer criterion directly). Proposition 2 makes the result sound whatever the solver's
 // accuracy; the final solve's Certificate is checked before any label is reported,
 // and Verify rebuilds Ê_{A*,x*} from the model to check it again. With forbidden
 // states (+Inf), a boundary potential that would encourage leaving y without bound
