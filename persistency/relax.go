@@ -62,7 +62,16 @@ func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 			return nil, err
 		}
 	}
-	opt := t.Options
+	return solveOutcome(ctx, s, t.Options, func(x []int) *Certificate {
+		return &Certificate{Labeling: append([]int(nil), x...), Dual: s.Certificate(x)}
+	})
+}
+
+// solveOutcome runs s (trws.DefaultOptions when opt is zero) and wraps its result;
+// certify makes the certificate of a labeling from s's messages.
+func solveOutcome(ctx context.Context, s interface {
+	Solve(context.Context, trws.Options) (trws.Result, error)
+}, opt trws.Options, certify func(x []int) *Certificate) (*Outcome, error) {
 	if opt.MaxIterations == 0 {
 		opt = trws.DefaultOptions()
 	}
@@ -73,9 +82,7 @@ func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 	return &Outcome{
 		Consistent: r.Consistent, Labeling: r.Labeling, Energy: r.Energy, LowerBound: r.LowerBound,
 		Iterations: r.Iterations, state: s,
-		Certify: func(x []int) (*Certificate, error) {
-			return &Certificate{Labeling: append([]int(nil), x...), Dual: s.Certificate(x)}, nil
-		},
+		Certify: func(x []int) (*Certificate, error) { return certify(x), nil },
 	}, nil
 }
 
@@ -123,21 +130,9 @@ func (r SRMP) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 	if err != nil {
 		return nil, err
 	}
-	opt := r.Options
-	if opt.MaxIterations == 0 {
-		opt = trws.DefaultOptions()
-	}
-	res, err := s.Solve(ctx, opt)
-	if err != nil {
-		return nil, err
-	}
-	return &Outcome{
-		Consistent: res.Consistent, Labeling: res.Labeling, Energy: res.Energy, LowerBound: res.LowerBound,
-		Iterations: res.Iterations, state: s,
-		Certify: func(x []int) (*Certificate, error) {
-			return &Certificate{Labeling: append([]int(nil), x...), Factor: s.Certificate(x)}, nil
-		},
-	}, nil
+	return solveOutcome(ctx, s, r.Options, func(x []int) *Certificate {
+		return &Certificate{Labeling: append([]int(nil), x...), Factor: s.Certificate(x)}
+	})
 }
 
 // warmState is the solver state of a warm start's previous outcome, when it is a T.
