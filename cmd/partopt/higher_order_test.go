@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/partopt/partopt/model/uai"
@@ -64,5 +66,29 @@ func TestSolveWindowsOfHigherOrderModels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSolveRefusesAHugeTable: a UAI factor over 30 binary variables declares a table
+// of 2^30 entries; solve refuses it with one clear line, before allocating it.
+func TestSolveRefusesAHugeTable(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "huge.uai")
+	var b strings.Builder
+	b.WriteString("MARKOV\n30\n")
+	for range 30 {
+		b.WriteString("2 ")
+	}
+	b.WriteString("\n1\n30")
+	for v := range 30 {
+		fmt.Fprintf(&b, " %d", v)
+	}
+	fmt.Fprintf(&b, "\n\n%d\n0.5 0.5\n", 1<<30)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := partopt("solve", path, "-o", filepath.Join(dir, "out"))
+	if code != 2 || !strings.Contains(errOut, "would have more than 268435456 entries") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want 2 and one line refusing the table", code, errOut)
 	}
 }
