@@ -39,6 +39,7 @@ type env struct {
 	maxPayload int32
 	cfg        cluster.Config
 	raster     partition.Raster
+	graph      *model.Model // a graph job's model (spec.Layout graph), else nil
 	spec       protocol.JobSpec
 	log        *testutil.SyncBuffer
 	// cacheBytes, when set, bounds the coordinator's decoded results (1: every
@@ -135,7 +136,8 @@ func (e *env) startWorker(id string, slots int, onTask func(protocol.WindowTask)
 	}
 	go func() {
 		defer close(tw.done)
-		worker.Serve(ctx, res, worker.Options{ID: id, Slots: slots, Models: models, Log: e.logger(), OnTask: onTask}, &tw.stats)
+		graphs := func(context.Context, protocol.JobSpec) (*model.Model, error) { return e.graph, nil }
+		worker.Serve(ctx, res, worker.Options{ID: id, Slots: slots, Models: models, Graphs: graphs, Log: e.logger(), OnTask: onTask}, &tw.stats)
 	}()
 	e.t.Cleanup(tw.stop)
 	return tw
@@ -171,7 +173,7 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
 	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
-		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume})
+		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -84,9 +84,12 @@ type Job struct {
 	Phase Phase
 	Err   string // why the job failed
 	// Round is the current round; Windows its plan (partition.RasterWindows with
-	// shift Round·Core/2) and State the state of each window, in plan order.
+	// shift Round·Core/2) and State the state of each window, in plan order. A
+	// graph job's plan is Regions instead (partition.RegionPlan with shift
+	// partition.RegionShift), and Windows is nil.
 	Round   int
 	Windows []partition.RasterWindow
+	Regions []partition.Window
 	State   []WindowState
 	// Dispatched says whether the round's tasks were dispatched.
 	Dispatched bool
@@ -103,6 +106,9 @@ type Job struct {
 	// Rounds is the number of rounds merged completely; WindowsTotal the windows
 	// dispatched over all rounds.
 	Rounds, WindowsTotal int
+
+	// plan returns a graph job's plan of a round (nil for a raster job).
+	plan func(round int) partition.Plan
 }
 
 // WindowID names a window of a job.
@@ -187,13 +193,35 @@ func NewJob(spec protocol.JobSpec, proven int64) (*Job, []Action) {
 	return j, j.startRound(0)
 }
 
+// NewGraphJob starts a graph job (spec.Layout protocol.LayoutGraph) whose round
+// plans plan returns, partition.RegionPlan of the job's model in a run (it must
+// be a deterministic function of the round: replicas and resumed jobs plan
+// again). Its merges are in plan order, so the labels are those of
+// partition.Solve with the same plans.
+func NewGraphJob(spec protocol.JobSpec, proven int64, plan func(round int) partition.Plan) (*Job, []Action) {
+	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven, plan: plan}
+	return j, j.startRound(0)
+}
+
 // startRound plans round r and asks for its preparation.
 func (j *Job) startRound(r int) []Action {
 	j.Round, j.Next, j.RoundStart, j.Dispatched = r, 0, j.Proven, false
 	s := j.Spec
-	j.Windows = partition.RasterWindows(s.Width, s.Height, s.Core, s.Halo, r*max(s.Core, 1)/2)
-	j.State = make([]WindowState, len(j.Windows))
+	if j.plan != nil {
+		j.Regions = j.plan(r).Windows
+	} else {
+		j.Windows = partition.RasterWindows(s.Width, s.Height, s.Core, s.Halo, r*max(s.Core, 1)/2)
+	}
+	j.State = make([]WindowState, j.count())
 	return []Action{PrepareRound{Round: r}}
+}
+
+// count is the number of windows of the current round.
+func (j *Job) count() int {
+	if j.plan != nil {
+		return len(j.Regions)
+	}
+	return len(j.Windows)
 }
 
 // Apply applies an event and returns the actions it calls for. Events that do not
@@ -224,7 +252,7 @@ func (j *Job) Apply(ev Event) []Action {
 		if e.Round != j.Round || j.Dispatched {
 			return nil
 		}
-		all := make([]int, len(j.Windows))
+		all := make([]int, j.count())
 		for i := range all {
 			all[i] = i
 		}
@@ -252,7 +280,7 @@ func (j *Job) Apply(ev Event) []Action {
 		j.State[e.Window] = Merged
 		j.Proven += e.Added
 		j.Next++
-		if j.Next < len(j.Windows) {
+		if j.Next < j.count() {
 			return nil
 		}
 		return j.endRound()
@@ -261,7 +289,7 @@ func (j *Job) Apply(ev Event) []Action {
 }
 
 func (j *Job) current(w WindowID) bool {
-	return w.Round == j.Round && w.Window >= 0 && w.Window < len(j.Windows)
+	return w.Round == j.Round && w.Window >= 0 && w.Window < j.count()
 }
 
 // merges returns the Merge actions that became possible: the windows from the
@@ -269,7 +297,7 @@ func (j *Job) current(w WindowID) bool {
 // window whose merge is out is not asked again.
 func (j *Job) merges() []Action {
 	var out []Action
-	for i := j.Next; i < len(j.Windows); i++ {
+	for i := j.Next; i < j.count(); i++ {
 		switch j.State[i] {
 		case Stored:
 			j.State[i] = Merging
@@ -311,7 +339,7 @@ type Status struct {
 // Status summarises the job.
 func (j *Job) Status() Status {
 	st := Status{Job: j.Spec.Job, Phase: j.Phase.String(), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
-		Windows: len(j.Windows), WindowsTotal: j.WindowsTotal, Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels}
+		Windows: j.count(), WindowsTotal: j.WindowsTotal, Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels}
 	for _, s := range j.State {
 		switch s {
 		case Queued:

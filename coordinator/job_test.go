@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/protocol"
@@ -20,6 +21,7 @@ type cluster struct {
 	t          *testing.T
 	rng        *rand.Rand
 	raster     partition.Raster
+	graph      *model.Model // a graph job's model, whose stores are n×1
 	persistent *partition.MemStore
 	labeling   *partition.MemStore
 	fixed      *partition.MemStore
@@ -58,7 +60,18 @@ func (c *cluster) perform(j *coordinator.Job, a coordinator.Action) {
 				c.pending = append(c.pending, coordinator.DeliveriesExhausted(id))
 				continue
 			}
-			res, err := partition.SolveWindow(context.Background(), c.raster, j.Windows[i], c.fixed, j.Spec.Persistency())
+			var res *partition.WindowResult
+			var err error
+			if c.graph != nil {
+				nodes := j.Regions[i].Nodes
+				vals := make([]int32, len(partition.WindowExtent(c.graph, nodes)))
+				if err := partition.ReadVars(c.fixed, partition.WindowExtent(c.graph, nodes), vals); err != nil {
+					t.Fatal(err)
+				}
+				res, err = partition.SolveGraphWindow(context.Background(), c.graph, nodes, vals, j.Spec.Persistency())
+			} else {
+				res, err = partition.SolveWindow(context.Background(), c.raster, j.Windows[i], c.fixed, j.Spec.Persistency())
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +86,12 @@ func (c *cluster) perform(j *coordinator.Job, a coordinator.Action) {
 		var added int64
 		if !a.Empty {
 			var err error
-			if added, err = partition.MergeWindow(j.Windows[a.Window], c.results[a.WindowID], c.persistent, c.labeling); err != nil {
+			if c.graph != nil {
+				added, err = partition.MergeGraphWindow(j.Regions[a.Window], c.results[a.WindowID], c.persistent, c.labeling)
+			} else {
+				added, err = partition.MergeWindow(j.Windows[a.Window], c.results[a.WindowID], c.persistent, c.labeling)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -239,5 +257,52 @@ func TestJobIgnoresLateAndForeignEvents(t *testing.T) {
 	}
 	if st := job.Status(); st.Phase != "canceled" || st.Err != "user" || st.Windows != 4 {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// TestGraphJobEqualsSolve: a graph job (regions of a model of any structure, here
+// pairwise and higher order), its results arriving shuffled, duplicated and
+// in any order, gives exactly partition.Solve's labels with the same plans.
+func TestGraphJobEqualsSolve(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		m          *model.Model
+		size, halo int
+	}{
+		{"pairwise", random.DensePairwise(random.New(1), 30, 4, 0.15), 6, 1},
+		{"higher order", random.HigherOrder(random.New(3), 18, 3, 3, 40), 4, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.m.NumVars()
+			sp := protocol.JobSpec{Job: "g", Layout: protocol.LayoutGraph, Width: n, Height: 1, Labels: 4,
+				Core: tc.size, Halo: tc.halo, MaxRounds: 3, Variant: protocol.VariantInvariant}
+			plan := func(round int) partition.Plan {
+				return partition.RegionPlan(tc.m, tc.size, tc.halo, partition.RegionShift(round, tc.size))
+			}
+			want, err := partition.Solve(context.Background(), tc.m, partition.Options{Plan: plan, Persistency: sp.Persistency(), MaxRounds: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seed := uint64(1); seed <= 3; seed++ {
+				c := &cluster{t: t, rng: random.New(seed), graph: tc.m,
+					persistent: partition.NewMemStore(n, 1), labeling: partition.NewMemStore(n, 1), fixed: partition.NewMemStore(n, 1),
+					raster:  partition.Raster{Width: n, Height: 1},
+					results: map[coordinator.WindowID]*partition.WindowResult{}, lose: func(coordinator.WindowID) bool { return false }}
+				job, actions := coordinator.NewGraphJob(sp, 0, plan)
+				c.run(job, actions)
+				if job.Phase != coordinator.Done || job.Rounds != want.Rounds {
+					t.Fatalf("seed %d: phase %v after %d rounds, Solve took %d", seed, job.Phase, job.Rounds, want.Rounds)
+				}
+				for v := range n {
+					if int(c.persistent.Values[v])-1 != want.Persistent[v] || int(c.labeling.Values[v]) != want.Labeling[v] {
+						t.Fatalf("seed %d: variable %d: persistent %d labeling %d, Solve's %d and %d",
+							seed, v, c.persistent.Values[v]-1, c.labeling.Values[v], want.Persistent[v], want.Labeling[v])
+					}
+				}
+				if job.Status().Windows != len(plan(job.Round).Windows) {
+					t.Errorf("status counts %d windows, the plan %d", job.Status().Windows, len(plan(job.Round).Windows))
+				}
+			}
+		})
 	}
 }

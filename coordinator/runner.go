@@ -14,13 +14,15 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/protocol"
 )
 
 // Stores are a job's labels (see partition.SolveRaster): Persistent holds label+1
 // of proven pixels (the evidence before the job starts), Labeling receives the
-// labeling, Scratch the labels fixed before the current round.
+// labeling, Scratch the labels fixed before the current round. A graph job's are
+// Width×1 rasters, variable v at x = v.
 type Stores struct{ Persistent, Labeling, Scratch partition.Store }
 
 // RunOptions configure a Runner.
@@ -43,6 +45,12 @@ type RunOptions struct {
 	// results stream are merged again, round by round, in plan order, which
 	// rebuilds the labels; windows without a usable result are dispatched.
 	Resume bool
+	// Model is a graph job's model, required for one (spec.Layout
+	// protocol.LayoutGraph): the file's model conditioned on the job's
+	// evidence, with spec.Width variables. The coordinator plans its rounds on
+	// it (partition.RegionPlan) and reads the fixed labels of each window's
+	// extent (partition.WindowExtent) for its task.
+	Model *model.Model
 }
 
 // Summary is a job's status with the totals a report needs.
@@ -83,6 +91,7 @@ type Runner struct {
 	job    *Job
 	queue  []Action
 	stores Stores
+	graph  *model.Model // a graph job's model; nil for a raster job
 	opt    RunOptions
 	log    *slog.Logger
 	m      *Metrics
@@ -121,8 +130,20 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	if opt.MaxMessage <= 0 {
 		opt.MaxMessage = protocol.MaxMessageBytes
 	}
-	job, actions := NewJob(spec, proven)
-	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, opt: opt,
+	var job *Job
+	var actions []Action
+	if spec.Layout == protocol.LayoutGraph {
+		m := opt.Model
+		if m == nil || m.NumVars() != spec.Width {
+			return nil, fmt.Errorf("graph job %s of %d variables: the runner needs its model (RunOptions.Model)", spec.Job, spec.Width)
+		}
+		job, actions = NewGraphJob(spec, proven, func(round int) partition.Plan {
+			return partition.RegionPlan(m, spec.Core, spec.Halo, partition.RegionShift(round, spec.Core))
+		})
+	} else {
+		job, actions = NewJob(spec, proven)
+	}
+	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt,
 		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8)}
 	r.live.Workers = map[string]WorkerSeen{}
 	r.live.Started = time.Now()
@@ -324,7 +345,6 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 	}
 	var futures []jetstream.PubAckFuture
 	for _, i := range a.Windows {
-		task := r.task(WindowID{a.Round, i})
 		if stored[protocol.ResultSubject(r.spec.Job, a.Round, i)] {
 			// Solved before a restart: merged again from the stream, unless unusable.
 			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
@@ -334,7 +354,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 				continue
 			}
 		}
-		fixed, content, free, err := r.fixed(task)
+		task, objects, free, err := r.prepare(WindowID{a.Round, i})
 		if err != nil {
 			return err
 		}
@@ -345,12 +365,11 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			r.apply(ResultStored{Round: a.Round, Window: i})
 			continue
 		}
-		if fixed != nil && fixed.Data.Object != "" {
-			if err := r.res.PutBytes(ctx, fixed.Data.Object, content); err != nil {
+		for _, o := range objects {
+			if err := r.res.PutBytes(ctx, o.name, o.content); err != nil {
 				return err
 			}
 		}
-		task.Fixed = fixed
 		data, err := protocol.Marshal(task)
 		if err != nil {
 			return err
@@ -391,6 +410,91 @@ func (r *Runner) storedResults(ctx context.Context, round int) (map[string]bool,
 		out[s] = true
 	}
 	return out, nil
+}
+
+// object is content the object store must hold before a task is published.
+type object struct {
+	name    string
+	content []byte
+}
+
+// prepare returns the task of window id with the labels fixed around it (inline,
+// or in the objects to store first), and whether the window has a free node.
+func (r *Runner) prepare(id WindowID) (protocol.WindowTask, []object, bool, error) {
+	if r.graph != nil {
+		return r.graphTask(id)
+	}
+	task := r.task(id)
+	fixed, content, free, err := r.fixed(task)
+	if err != nil {
+		return task, nil, false, err
+	}
+	var objects []object
+	if fixed != nil && fixed.Data.Object != "" {
+		objects = append(objects, object{fixed.Data.Object, content})
+	}
+	task.Fixed = fixed
+	return task, objects, free, nil
+}
+
+// graphTask is prepare for a graph window: its node list and the labels fixed
+// over its extent (partition.WindowExtent, what SolveGraphWindow conditions on),
+// both inline while the task stays within half the server's message limit, else
+// both in the object store.
+func (r *Runner) graphTask(id WindowID) (protocol.WindowTask, []object, bool, error) {
+	win := r.job.Regions[id.Window]
+	ext := partition.WindowExtent(r.graph, win.Nodes)
+	vals := make([]int32, len(ext))
+	if err := partition.ReadVars(r.stores.Scratch, ext, vals); err != nil {
+		return protocol.WindowTask{}, nil, false, err
+	}
+	free, any := false, false
+	j := 0
+	for i, v := range ext {
+		if vals[i] != 0 {
+			any = true
+			continue
+		}
+		for j < len(win.Nodes) && win.Nodes[j] < v {
+			j++
+		}
+		free = free || (j < len(win.Nodes) && win.Nodes[j] == v)
+	}
+	if !free {
+		return protocol.WindowTask{}, nil, false, nil
+	}
+	nodes := encodeNodes(win.Nodes, r.spec.Width)
+	var fixed protocol.Labels
+	if any {
+		fixed = protocol.EncodeLabels(vals, r.spec.Labels)
+	}
+	limit := int(r.res.Conn.MaxPayload() / 2)
+	if len(nodes.Data)+len(fixed.Data) > limit {
+		limit = 0 // both to the object store
+	}
+	job := r.spec.Job
+	g := &protocol.GraphWindow{Nodes: protocol.NewValues(nodes, protocol.NodesObject(job, id.Round, id.Window), limit)}
+	var objects []object
+	if g.Nodes.Data.Object != "" {
+		objects = append(objects, object{g.Nodes.Data.Object, nodes.Data})
+	}
+	if any {
+		f := protocol.NewValues(fixed, protocol.FixedObject(job, id.Round, id.Window), limit)
+		g.Fixed = &f
+		if f.Data.Object != "" {
+			objects = append(objects, object{f.Data.Object, fixed.Data})
+		}
+	}
+	return protocol.WindowTask{Job: job, Round: id.Round, Window: id.Window, Graph: g}, objects, true, nil
+}
+
+// encodeNodes packs a node list of a model of n variables.
+func encodeNodes(nodes []int, n int) protocol.Labels {
+	vals := make([]int32, len(nodes))
+	for i, v := range nodes {
+		vals[i] = int32(v)
+	}
+	return protocol.EncodeLabels(vals, max(n-1, 0))
 }
 
 // fixed reads the labels fixed around a task's window (its nodes grown by two
@@ -559,7 +663,12 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 			r.cache -= int64(4 * (len(res.Persistent) + len(res.Labeling)))
 		}
 		var err error
-		if added, err = partition.MergeWindow(r.job.Windows[i], res, r.stores.Persistent, r.stores.Labeling); err != nil {
+		if r.graph != nil {
+			added, err = partition.MergeGraphWindow(r.job.Regions[i], res, r.stores.Persistent, r.stores.Labeling)
+		} else {
+			added, err = partition.MergeWindow(r.job.Windows[i], res, r.stores.Persistent, r.stores.Labeling)
+		}
+		if err != nil {
 			return fmt.Errorf("merging window %d/%d: %w", a.Round, i, err)
 		}
 		if res.Vars > 0 {
@@ -614,8 +723,15 @@ func (r *Runner) readRef(ctx context.Context, ref protocol.ResultRef) (protocol.
 	return protocol.Decode[protocol.WindowResult](data, int(ref.Result.Size))
 }
 
-// task is the task message of window id of the current round, without fixed labels.
+// task is the task message of window id of the current round, without fixed
+// labels (a graph window's with its node list inline): what a result is checked
+// against.
 func (r *Runner) task(id WindowID) protocol.WindowTask {
+	if r.graph != nil {
+		nodes := encodeNodes(r.job.Regions[id.Window].Nodes, r.spec.Width)
+		g := &protocol.GraphWindow{Nodes: protocol.NewValues(nodes, protocol.NodesObject(r.spec.Job, id.Round, id.Window), protocol.InlineLimit)}
+		return protocol.WindowTask{Job: r.spec.Job, Round: id.Round, Window: id.Window, Graph: g}
+	}
 	win := r.job.Windows[id.Window]
 	return protocol.WindowTask{Job: r.spec.Job, Round: id.Round, Window: id.Window, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes)}
 }

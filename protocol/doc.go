@@ -22,6 +22,13 @@
 // blobs and can exceed it (2 bytes per label from K = 255 on): a worker then
 // stores the marshalled result as ResultObject and publishes a ResultRef.
 //
+// A job is a raster (JobSpec.Layout empty or LayoutRaster: windows are Rects)
+// or a graph (LayoutGraph: a model of any structure, windows are BFS regions of
+// its variables). A graph task carries a GraphWindow: its node list and the
+// labels fixed over its extent as Values, blobs inline or in ObjectBucket like
+// a Payload; DecodeNodes checks the list's count against the model before it
+// reads a byte of it, then that the nodes are strictly ascending variables.
+//
 // Typical use, a coordinator sending a task and a worker receiving it:
 //
 //	data, err := protocol.Marshal(protocol.WindowTask{Job: job, Round: 0, Window: 7, Core: core, Nodes: nodes})

@@ -137,15 +137,26 @@ func blobBytes(msg Message) int {
 	case *WindowResult:
 		return len(m.Persistent.Data) + len(m.Relaxed.Data)
 	case WindowTask:
-		if m.Fixed != nil {
-			return len(m.Fixed.Data.Inline)
-		}
+		return m.inlineBytes()
 	case *WindowTask:
-		if m.Fixed != nil {
-			return len(m.Fixed.Data.Inline)
-		}
+		return m.inlineBytes()
 	}
 	return 0
+}
+
+// inlineBytes is the size of a task's inline blobs.
+func (t *WindowTask) inlineBytes() int {
+	n := 0
+	if t.Fixed != nil {
+		n += len(t.Fixed.Data.Inline)
+	}
+	if g := t.Graph; g != nil {
+		n += len(g.Nodes.Data.Inline)
+		if g.Fixed != nil {
+			n += len(g.Fixed.Data.Inline)
+		}
+	}
+	return n
 }
 
 // Unmarshal decodes a message and returns it by value (JobSpec, WindowTask, …;

@@ -105,17 +105,33 @@ func (o TRWSOptions) Validate() error {
 
 func finiteNonNeg(f float64) bool { return f >= 0 && !math.IsInf(f, 1) }
 
-// JobSpec is a job as submitted: a raster model solved by windows (see
-// partition.SolveRaster, whose options these are). It is stored in JobBucket,
-// where workers read it for the model and the solver options of a task.
+// Layouts of a job's model (JobSpec.Layout).
+const (
+	// LayoutRaster (or empty): a W×H raster solved by rectangles (partition.SolveRaster).
+	LayoutRaster = "raster"
+	// LayoutGraph: a model of any structure solved by the BFS regions of
+	// partition.RegionPlan (partition.Solve).
+	LayoutGraph = "graph"
+)
+
+// JobSpec is a job as submitted: a model solved by windows, a raster by rectangles
+// (see partition.SolveRaster, whose options these are) or a graph by regions (see
+// partition.Solve with partition.RegionPlan). It is stored in JobBucket, where
+// workers read it for the model and the solver options of a task.
 type JobSpec struct {
 	Job   string   `msgpack:"j"`
 	Model ModelRef `msgpack:"m"`
+	// Layout is LayoutRaster (or empty, as before layouts existed) or LayoutGraph.
+	Layout string `msgpack:"ly,omitempty"`
 	// Width, Height and Labels (the largest label count, K) describe the raster.
+	// A graph job has Width variables (of the model conditioned on the evidence,
+	// the one its windows are planned on) and Height 1: its labels live in
+	// Width×1 rasters.
 	Width  int `msgpack:"w"`
 	Height int `msgpack:"h"`
 	Labels int `msgpack:"k"`
-	// Core and Halo size the windows in pixels.
+	// Core and Halo size the windows: in pixels for a raster; in variables per
+	// region and graph steps for a graph.
 	Core      int `msgpack:"c"`
 	Halo      int `msgpack:"hl"`
 	MaxRounds int `msgpack:"r"`
@@ -136,8 +152,17 @@ func (s JobSpec) Validate() error {
 	if err := s.Model.Validate(); err != nil {
 		return err
 	}
-	if err := (Rect{W: s.Width, H: s.Height}).Validate(); err != nil {
-		return fmt.Errorf("raster %d×%d: want sides in [1, %d]", s.Width, s.Height, MaxSide)
+	switch s.Layout {
+	case "", LayoutRaster:
+		if err := (Rect{W: s.Width, H: s.Height}).Validate(); err != nil {
+			return fmt.Errorf("raster %d×%d: want sides in [1, %d]", s.Width, s.Height, MaxSide)
+		}
+	case LayoutGraph:
+		if s.Width < 1 || s.Width > MaxSide || s.Height != 1 {
+			return fmt.Errorf("graph of %d×%d variables: want 1 to %d variables and height 1", s.Width, s.Height, MaxSide)
+		}
+	default:
+		return fmt.Errorf("layout %.40q: want %q or %q", s.Layout, LayoutRaster, LayoutGraph)
 	}
 	switch {
 	case s.Labels < 1 || s.Labels > MaxLabels:
@@ -213,7 +238,8 @@ func (f Fixed) Validate() error {
 
 // WindowTask asks a worker to solve a window of a job's round (JobSpec has the
 // model and the options). Delivery attempts are not in the message: JetStream
-// metadata has them.
+// metadata has them. A raster job's task has Core, Nodes and Fixed; a graph
+// job's has Graph only.
 type WindowTask struct {
 	Job    string `msgpack:"j"`
 	Round  int    `msgpack:"r"`
@@ -225,12 +251,21 @@ type WindowTask struct {
 	// the worker conditions on; Validate checks that it covers Nodes, the worker,
 	// which knows the raster, the rest); nil when no label is fixed there.
 	Fixed *Fixed `msgpack:"f,omitempty"`
+	// Graph is the window of a graph job.
+	Graph *GraphWindow `msgpack:"g,omitempty"`
 }
 
-// Validate checks the ids, that Core lies in Nodes, and that Fixed covers Nodes.
+// Validate checks the ids, that Core lies in Nodes, and that Fixed covers Nodes;
+// for a graph window, the shapes of its lists (GraphWindow.Validate).
 func (t WindowTask) Validate() error {
 	if err := validateWindow(t.Job, t.Round, t.Window); err != nil {
 		return err
+	}
+	if t.Graph != nil {
+		if t.Core != (Rect{}) || t.Nodes != (Rect{}) || t.Fixed != nil {
+			return errors.New("a graph window with raster rectangles or fixed labels")
+		}
+		return t.Graph.Validate()
 	}
 	if err := t.Core.Validate(); err != nil {
 		return fmt.Errorf("core: %w", err)
@@ -271,8 +306,9 @@ type WindowResult struct {
 	Worker string `msgpack:"wk"`
 	// Persistent is over the task's Nodes: label+1 where proven, else 0.
 	Persistent Labels `msgpack:"p"`
-	// Relaxed is over the task's Core: label+1 of the relaxed labeling of a
-	// free pixel, 0 for a fixed one.
+	// Relaxed is over the task's Core (a graph window's: over its nodes, the
+	// coordinator keeps its core): label+1 of the relaxed labeling of a free
+	// pixel, 0 for a fixed one.
 	Relaxed           Labels  `msgpack:"l"`
 	PruningIterations int     `msgpack:"pi"`
 	SolverIterations  int     `msgpack:"si"`

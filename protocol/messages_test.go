@@ -35,6 +35,17 @@ func samples() map[string]Message {
 			Core: Rect{512, 0, 512, 512}, Nodes: Rect{480, 0, 576, 544},
 			Fixed: &Fixed{Rect: Rect{0, 0, 4096, 3072}, Width: 2,
 				Data: Payload{Object: RoundFixedObject("j", 1), Size: 4096 * 3072 * 2, CRC32C: 7}}},
+		"JobSpec/graph": JobSpec{
+			Job: "promedas", Model: ModelRef{Object: ModelObject("promedas"), Size: 123456, CRC32C: 9, Name: "or_chain_10.fg.uai"},
+			Layout: LayoutGraph, Width: 1150, Height: 1, Labels: 2, Core: 512, Halo: 2, MaxRounds: 3,
+			Variant: VariantInvariant, Evidence: &Payload{Inline: []byte("1 0 1\n")},
+		},
+		"WindowTask/graph-inline": WindowTask{Job: "j", Round: 1, Window: 4, Graph: &GraphWindow{
+			Nodes: NewValues(EncodeLabels([]int32{3, 4, 9, 300}, 1149), "unused", InlineLimit),
+			Fixed: &Values{Width: 1, Count: 6, Data: Payload{Inline: []byte{0, 0, 2, 0, 1, 0}}}}},
+		"WindowTask/graph-objects": WindowTask{Job: "j", Round: 0, Window: 0, Graph: &GraphWindow{
+			Nodes: Values{Width: 4, Count: 1 << 20, Data: Payload{Object: NodesObject("j", 0, 0), Size: 4 << 20, CRC32C: 5}},
+			Fixed: &Values{Width: 2, Count: 1 << 21, Data: Payload{Object: FixedObject("j", 0, 0), Size: 4 << 20, CRC32C: 6}}}},
 		"WindowResult/empty": WindowResult{Job: "j", Round: 0, Window: 5, Worker: "w1"},
 		"WindowResult/labels": WindowResult{Job: "j", Round: 1, Window: 2, Worker: "host-7/3",
 			Persistent:        EncodeLabels([]int32{0, 1, 65535, 7}, 65535),
@@ -128,12 +139,41 @@ func TestValidateRejects(t *testing.T) {
 		f(&c)
 		return c
 	}
+	graph := s["WindowTask/graph-inline"].(WindowTask)
+	withGraph := func(f func(*WindowTask)) WindowTask {
+		c := graph
+		g := *c.Graph
+		fx := *g.Fixed
+		g.Fixed, c.Graph = &fx, &g
+		f(&c)
+		return c
+	}
+	graphSpec := s["JobSpec/graph"].(JobSpec)
+	withGraphSpec := func(f func(*JobSpec)) JobSpec { c := graphSpec; f(&c); return c }
 	for _, tc := range []struct {
 		name string
 		msg  Message
 		want string
 	}{
 		{"bad job", Cancel{Job: "a.b"}, "job id"},
+		{"unknown layout", with(func(s *JobSpec) { s.Layout = "mesh" }), "layout"},
+		{"graph of height 2", withGraphSpec(func(s *JobSpec) { s.Height = 2 }), "height 1"},
+		{"empty graph", withGraphSpec(func(s *JobSpec) { s.Width = 0 }), "graph of 0"},
+		{"huge graph", withGraphSpec(func(s *JobSpec) { s.Width = MaxSide + 1 }), "graph of"},
+		{"graph without core", withGraphSpec(func(s *JobSpec) { s.Core = 0 }), "core"},
+		{"graph window with rectangles", withGraph(func(t *WindowTask) { t.Core = Rect{0, 0, 1, 1} }), "raster rectangles"},
+		{"graph window with raster fixed labels", withGraph(func(t *WindowTask) { t.Fixed = task.Fixed }), "raster rectangles"},
+		{"graph window without nodes", withGraph(func(t *WindowTask) { t.Graph.Nodes = Values{} }), "0 values"},
+		{"graph nodes too long", withGraph(func(t *WindowTask) {
+			t.Graph.Nodes = Values{Width: 4, Count: MaxSide + 1, Data: Payload{Object: "x", Size: 4 * (MaxSide + 1)}}
+		}), "want 1 to"},
+		{"graph nodes short", withGraph(func(t *WindowTask) { t.Graph.Nodes.Count = 5 }), "need 10 bytes, have 8"},
+		{"graph nodes width", withGraph(func(t *WindowTask) { t.Graph.Nodes.Width = 3 }), "width 3"},
+		{"graph nodes object size", withGraph(func(t *WindowTask) { t.Graph.Nodes.Data = Payload{Object: "x", Size: 7} }), "have 7"},
+		{"graph fixed short", withGraph(func(t *WindowTask) {
+			t.Graph.Fixed = &Values{Width: 1, Count: 2, Data: Payload{Inline: []byte{0, 1}}}
+		}), "cannot cover"},
+		{"graph fixed size", withGraph(func(t *WindowTask) { t.Graph.Fixed.Count = 7 }), "need 7 bytes, have 6"},
 		{"no model", with(func(s *JobSpec) { s.Model = ModelRef{} }), "exactly one"},
 		{"two models", with(func(s *JobSpec) { s.Model.Object = "x" }), "exactly one"},
 		{"path with size", with(func(s *JobSpec) { s.Model.Size = 3 }), "object size"},
@@ -228,5 +268,54 @@ func TestFixedLabels(t *testing.T) {
 	got, err := f.Labels(f.Data.Inline).Decode()
 	if err != nil || !reflect.DeepEqual(got, values) {
 		t.Errorf("Fixed labels = %v, %v; want %v", got, err, values)
+	}
+}
+
+// TestGraphNodes: a graph window's node list decodes only when its count fits the
+// model (checked before anything is read) and its nodes are strictly ascending
+// variables of the model; an object's content is checked against its checksum.
+func TestGraphNodes(t *testing.T) {
+	spec := samples()["JobSpec/graph"].(JobSpec) // 1150 variables
+	window := func(nodes ...int32) GraphWindow {
+		return GraphWindow{Nodes: NewValues(EncodeLabels(nodes, 1<<16), "unused", InlineLimit)}
+	}
+	for _, tc := range []struct {
+		name  string
+		nodes []int32
+		want  string
+	}{
+		{"out of range", []int32{1, 2, 1150}, "outside the model's 1150 variables"},
+		{"unsorted", []int32{1, 5, 3}, "not strictly ascending: 3 after 5"},
+		{"repeated", []int32{1, 5, 5}, "not strictly ascending"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := DecodeNodes(spec, window(tc.nodes...), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("DecodeNodes = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	long := make([]int32, spec.Width+1)
+	for i := range long {
+		long[i] = int32(i)
+	}
+	if _, err := DecodeNodes(spec, window(long...), nil); err == nil || !strings.Contains(err.Error(), "1151 nodes in a model of 1150") {
+		t.Errorf("too long: %v", err)
+	}
+	nodes, err := DecodeNodes(spec, window(0, 7, 1149), nil)
+	if err != nil || !reflect.DeepEqual(nodes, []int{0, 7, 1149}) {
+		t.Errorf("DecodeNodes = %v, %v", nodes, err)
+	}
+	labels := EncodeLabels([]int32{2, 3, 4}, 1149)
+	obj := GraphWindow{Nodes: NewValues(labels, NodesObject("j", 0, 1), 1)}
+	if obj.Nodes.Data.Object == "" {
+		t.Fatal("a limit of 1 byte kept the nodes inline")
+	}
+	if nodes, err := DecodeNodes(spec, obj, labels.Data); err != nil || !reflect.DeepEqual(nodes, []int{2, 3, 4}) {
+		t.Errorf("DecodeNodes(object) = %v, %v", nodes, err)
+	}
+	bad := append([]byte(nil), labels.Data...)
+	bad[0] = 3
+	if _, err := DecodeNodes(spec, obj, bad); err == nil || !strings.Contains(err.Error(), "CRC32C") {
+		t.Errorf("a corrupt object: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/partition"
@@ -109,10 +110,29 @@ func (r removeOnClose) Close() error {
 	return errors.Join(err, os.Remove(r.path))
 }
 
+// jobModel is a job's model as the worker solves its windows: a raster read by
+// rectangles, or a graph model in memory.
+type jobModel struct {
+	raster partition.Raster
+	graph  *model.Model
+}
+
+// openJobModel opens spec's model with the opener of its layout.
+func openJobModel(rasters ModelOpener, graphs GraphOpener) func(context.Context, protocol.JobSpec) (jobModel, io.Closer, error) {
+	return func(ctx context.Context, spec protocol.JobSpec) (jobModel, io.Closer, error) {
+		if spec.Layout == protocol.LayoutGraph {
+			m, err := graphs(ctx, spec)
+			return jobModel{graph: m}, nil, err
+		}
+		r, c, err := rasters(ctx, spec)
+		return jobModel{raster: r}, c, err
+	}
+}
+
 // modelCache keeps the models of the most recent jobs open: a worker serves
 // windows of the same job over and over.
 type modelCache struct {
-	open ModelOpener
+	open func(context.Context, protocol.JobSpec) (jobModel, io.Closer, error)
 	keep int
 
 	mu      sync.Mutex
@@ -122,27 +142,27 @@ type modelCache struct {
 
 type cachedModel struct {
 	ready  chan struct{}
-	raster partition.Raster
+	model  jobModel
 	closer io.Closer
 	err    error
 	refs   int
 	used   int
 }
 
-func newModelCache(open ModelOpener, keep int) *modelCache {
+func newModelCache(open func(context.Context, protocol.JobSpec) (jobModel, io.Closer, error), keep int) *modelCache {
 	return &modelCache{open: open, keep: max(keep, 1), entries: map[string]*cachedModel{}}
 }
 
-// get returns the job's raster; release it with put. Concurrent callers for one
+// get returns the job's model; release it with put. Concurrent callers for one
 // job share a single open.
-func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (partition.Raster, error) {
+func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (jobModel, error) {
 	c.mu.Lock()
 	e := c.entries[spec.Job]
 	if e == nil {
 		e = &cachedModel{ready: make(chan struct{})}
 		c.entries[spec.Job] = e
 		go func() {
-			e.raster, e.closer, e.err = c.open(context.WithoutCancel(ctx), spec)
+			e.model, e.closer, e.err = c.open(context.WithoutCancel(ctx), spec)
 			close(e.ready)
 		}()
 	}
@@ -154,7 +174,7 @@ func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (partition.
 	case <-e.ready:
 	case <-ctx.Done():
 		c.put(spec.Job)
-		return partition.Raster{}, ctx.Err()
+		return jobModel{}, ctx.Err()
 	}
 	if e.err != nil {
 		c.mu.Lock()
@@ -163,9 +183,9 @@ func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (partition.
 		}
 		e.refs--
 		c.mu.Unlock()
-		return partition.Raster{}, e.err
+		return jobModel{}, e.err
 	}
-	return e.raster, nil
+	return e.model, nil
 }
 
 // put releases a get and closes the least recently used models beyond keep that

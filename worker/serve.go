@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/protocol"
 )
 
@@ -25,8 +26,10 @@ type Options struct {
 	// Grace is how long running tasks may go on after ctx is cancelled before
 	// they are stopped and handed back (nak'ed) for another worker.
 	Grace time.Duration
-	// Models opens a job's model (default ObjectModels into CacheDir).
+	// Models opens a raster job's model (default ObjectModels into CacheDir).
 	Models ModelOpener
+	// Graphs loads a graph job's model (default ObjectGraphs through CacheDir).
+	Graphs GraphOpener
 	// CacheDir receives downloaded models (default a directory in os.TempDir).
 	CacheDir string
 	// MaxMessage is the largest task accepted (default protocol.MaxMessageBytes).
@@ -68,14 +71,17 @@ func Serve(ctx context.Context, res *cluster.Resources, o Options, stats *Stats)
 	if stats == nil {
 		stats = &Stats{}
 	}
+	dir := o.CacheDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "partopt-worker-"+o.ID)
+	}
 	if o.Models == nil {
-		dir := o.CacheDir
-		if dir == "" {
-			dir = filepath.Join(os.TempDir(), "partopt-worker-"+o.ID)
-		}
 		o.Models = ObjectModels(res, dir)
 	}
-	w := &server{res: res, o: o, stats: stats, models: newModelCache(o.Models, 2), specs: map[string]protocol.JobSpec{}}
+	if o.Graphs == nil {
+		o.Graphs = ObjectGraphs(res, dir)
+	}
+	w := &server{res: res, o: o, stats: stats, models: newModelCache(openJobModel(o.Models, o.Graphs), 2), specs: map[string]protocol.JobSpec{}}
 	defer w.models.close()
 	o.Log.Info("worker serving", "worker", o.ID, "slots", max(o.Slots, 1))
 	var wg sync.WaitGroup
@@ -192,18 +198,45 @@ func (w *server) solve(ctx context.Context, task protocol.WindowTask) (protocol.
 	if err != nil {
 		return protocol.WindowResult{}, err
 	}
-	raster, err := w.models.get(ctx, spec)
+	jm, err := w.models.get(ctx, spec)
 	if err != nil {
 		return protocol.WindowResult{}, fmt.Errorf("model of job %s: %w", spec.Job, err)
 	}
 	defer w.models.put(spec.Job)
+	if task.Graph != nil || spec.Layout == protocol.LayoutGraph {
+		return w.solveGraph(ctx, spec, task, jm.graph)
+	}
 	var fixed []byte
 	if f := task.Fixed; f != nil && f.Data.Object != "" {
 		if fixed, err = w.res.GetBytes(ctx, f.Data.Object, f.Data.Size); err != nil {
 			return protocol.WindowResult{}, fmt.Errorf("fixed labels %s: %w", f.Data.Object, err)
 		}
 	}
-	return Solve(ctx, spec, task, raster, fixed, w.o.ID)
+	return Solve(ctx, spec, task, jm.raster, fixed, w.o.ID)
+}
+
+// solveGraph fetches a graph window's objects (its node list and fixed labels, when
+// too large for the task) and solves it.
+func (w *server) solveGraph(ctx context.Context, spec protocol.JobSpec, task protocol.WindowTask, m *model.Model) (protocol.WindowResult, error) {
+	if task.Graph == nil || m == nil {
+		return protocol.WindowResult{}, fmt.Errorf("task %s/%d/%d: a raster window of a graph job, or a graph window of a raster job", task.Job, task.Round, task.Window)
+	}
+	var nodes, fixed []byte
+	var err error
+	if v := task.Graph.Nodes; v.Data.Object != "" {
+		if v.Count > spec.Width { // checked before the download too
+			return protocol.WindowResult{}, fmt.Errorf("graph window of %d nodes in a model of %d variables", v.Count, spec.Width)
+		}
+		if nodes, err = w.res.GetBytes(ctx, v.Data.Object, v.Data.Size); err != nil {
+			return protocol.WindowResult{}, fmt.Errorf("node list %s: %w", v.Data.Object, err)
+		}
+	}
+	if v := task.Graph.Fixed; v != nil && v.Data.Object != "" {
+		if fixed, err = w.res.GetBytes(ctx, v.Data.Object, v.Data.Size); err != nil {
+			return protocol.WindowResult{}, fmt.Errorf("fixed labels %s: %w", v.Data.Object, err)
+		}
+	}
+	return SolveGraph(ctx, spec, task, m, nodes, fixed, w.o.ID)
 }
 
 // spec returns a job's spec, cached.

@@ -44,7 +44,7 @@ func sameOutputs(t *testing.T, a, b string) {
 
 // TestRunEqualsWindowedSolve: run (embedded NATS, in-process workers) writes the
 // outputs of solve --window byte for byte, for a .grid file with evidence and for
-// a UAI raster; a model that is not a raster is refused.
+// a UAI raster.
 func TestRunEqualsWindowedSolve(t *testing.T) {
 	gp, up := genGrid(t, "3")
 	if err := os.WriteFile(gp+".evid", []byte("2 5 3 100 1\n"), 0o644); err != nil {
@@ -73,9 +73,133 @@ func TestRunEqualsWindowedSolve(t *testing.T) {
 			t.Errorf("stdout %q", stdout)
 		}
 	}
-	path := writeFrustrated(t, t.TempDir())
-	if code, _, stderr := partopt("run", "-o", t.TempDir(), path); code != exitBadInput || !strings.Contains(stderr, "not a raster") {
-		t.Errorf("a model that is not a raster: exit %d, %q", code, stderr)
+}
+
+// graphOutputs are the files a windowed solve of regions writes that must not
+// depend on how its windows were distributed.
+var graphOutputs = []string{labelsFile, persistentFile}
+
+// sameGraphOutputs fails unless dirs a and b hold byte-identical outputs of a
+// solve by regions, and b no raster outputs.
+func sameGraphOutputs(t *testing.T, a, b string) {
+	t.Helper()
+	for _, name := range graphOutputs {
+		x, err := os.ReadFile(filepath.Join(a, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between %s and %s:\n%s\n%s", name, a, b, x, y)
+		}
+	}
+	for _, name := range []string{labelTilesFile, persistentTilesFile, persistencyPNG} {
+		if _, err := os.Stat(filepath.Join(b, name)); err == nil {
+			t.Errorf("%s in %s: a model that is not a raster has no label files", name, b)
+		}
+	}
+}
+
+// graphFixtures are committed models that are not rasters, with the window
+// flags of their tests: a pairwise model (40 variables, up to 4 labels, 178
+// pairwise tables), and the toulbar2 network with order-3 factors and evidence on
+// 4 variables, whose windows are solved by the higher-order relaxation.
+var graphFixtures = []struct {
+	name  string
+	model string
+	args  []string
+}{
+	{"pairwise", filepath.Join("..", "..", "testdata", "dense40.uai"), []string{"--window", "6", "--halo", "1"}},
+	{"higher order with evidence", filepath.Join("..", "..", "testdata", "network-evid.uai"), []string{"--window", "4", "--halo", "0"}},
+}
+
+// TestRunGraphEqualsWindowedSolve: run on a model that is not a raster —
+// pairwise, or higher order with evidence — distributes the BFS regions of
+// solve --window as a graph job and writes the same labels.sol and
+// persistent.evid, byte for byte, with one worker slot or three.
+func TestRunGraphEqualsWindowedSolve(t *testing.T) {
+	for _, c := range graphFixtures {
+		t.Run(c.name, func(t *testing.T) {
+			n := map[string]int{"pairwise": 40, "higher order with evidence": 120}[c.name]
+			want := solveWindowed(t, c.model, n, 0, 0, c.args...)
+			if want.report.Rounds < 2 || want.report.PersistentVariables == 0 {
+				t.Fatalf("solve --window proved %d variables in %d rounds: the test checks too little", want.report.PersistentVariables, want.report.Rounds)
+			}
+			for _, workers := range []string{"1", "3"} {
+				dir := filepath.Join(t.TempDir(), "run")
+				code, stdout, stderr := partopt(append([]string{"run", "-o", dir, c.model, "--workers", workers}, c.args...)...)
+				if code != 0 {
+					t.Fatalf("run %s: exit %d: %s", c.model, code, stderr)
+				}
+				sameGraphOutputs(t, want.dir, dir)
+				var rep windowedReport
+				data, _ := os.ReadFile(filepath.Join(dir, reportFile))
+				if err := json.Unmarshal(data, &rep); err != nil {
+					t.Fatal(err)
+				}
+				w := want.report
+				if rep.Runtime != "nats-embedded" || rep.Plan != "regions" || rep.Windows != w.Windows || rep.WindowsSolved != w.WindowsSolved ||
+					rep.Rounds != w.Rounds || rep.Window != w.Window || rep.Halo != w.Halo || rep.PersistentVariables != w.PersistentVariables ||
+					rep.Observed != w.Observed || *rep.Energy != *w.Energy || rep.PersistentFraction != w.PersistentFraction ||
+					rep.MaxWindowVariables != w.MaxWindowVariables || len(rep.LostWindows) != 0 {
+					t.Errorf("run report %s\nsolve report %+v", data, w)
+				}
+				if !strings.HasPrefix(stdout, "persistent ") {
+					t.Errorf("stdout %q", stdout)
+				}
+			}
+		})
+	}
+	// --halo defaults to 2 graph steps for regions, as in solve.
+	model := graphFixtures[0].model
+	want := solveWindowed(t, model, 40, 0, 0, "--window", "6")
+	dir := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := partopt("run", "-o", dir, model, "--window", "6"); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	sameGraphOutputs(t, want.dir, dir)
+}
+
+// TestClusterGraphJobs: models that are not rasters submitted to a coordinator
+// (uploaded with their evidence, or by a shared path) finish as graph jobs, and
+// fetch gives the outputs of solve --window; the status counts variables.
+func TestClusterGraphJobs(t *testing.T) {
+	c := newCommands(t)
+	c.start("coordinator", "coordinator", "--data", t.TempDir(), "--http", "")
+	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
+	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", c.url)...) }
+	for i, f := range graphFixtures {
+		n := map[string]int{"pairwise": 40, "higher order with evidence": 120}[f.name]
+		want := solveWindowed(t, f.model, n, 0, 0, f.args...)
+		args := append([]string{"submit", f.model}, f.args...)
+		if i == 1 {
+			args = append(args, "--shared", "--job", "shared-graph")
+		}
+		code, stdout, stderr := cli(args...)
+		if code != 0 {
+			t.Fatalf("submit %s: exit %d: %s", f.model, code, stderr)
+		}
+		job := strings.TrimSpace(stdout)
+		if code, stdout, stderr = cli("status", "--wait", job); code != 0 || !strings.Contains(stdout, "done") {
+			t.Fatalf("status --wait: exit %d: %s %s", code, stdout, stderr)
+		}
+		dir := filepath.Join(t.TempDir(), "fetched")
+		if code, _, stderr = cli("fetch", job, "-o", dir); code != 0 {
+			t.Fatalf("fetch: exit %d: %s", code, stderr)
+		}
+		sameGraphOutputs(t, want.dir, dir)
+		if n := storedResults(t, c.url, job); n != 0 {
+			t.Errorf("job %s done, %d results left in the stream", job, n)
+		}
+		code, stdout, _ = cli("status", "--json", job)
+		var s coordinator.Summary
+		free := want.report.FreeVariables
+		if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Phase != "done" || s.Pixels != free || s.Proven != want.report.PersistentVariables || s.Rounds != want.report.Rounds {
+			t.Errorf("status --json: exit %d, %v: %s", code, err, stdout)
+		}
 	}
 }
 
@@ -158,7 +282,6 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 		{[]string{"cancel", "nosuchjob"}, "no job nosuchjob"},
 		{[]string{"cancel", "big"}, "has ended: canceled"},
 		{[]string{"cancel", "bad id"}, "job id"},
-		{[]string{"submit", filepath.Join("..", "..", "testdata", "water.uai")}, "not a raster"},
 	} {
 		if code, _, stderr := cli(c.args...); code != exitBadInput || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)

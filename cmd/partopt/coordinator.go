@@ -542,7 +542,7 @@ func (s *service) views() []coordinator.JobView {
 		case j.final != nil:
 			out = append(out, coordinator.JobView{Summary: *j.final})
 		case j.runner != nil:
-			out = append(out, coordinator.JobView{Summary: j.runner.Summary(), PNG: livePNG(j.files)})
+			out = append(out, coordinator.JobView{Summary: j.runner.Summary(), PNG: filesPNG(j.files)})
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Summary.Started.After(out[b].Summary.Started) })

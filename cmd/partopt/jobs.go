@@ -32,12 +32,18 @@ func newSubmitCmd() *cobra.Command {
 	var shared bool
 	cmd := &cobra.Command{
 		Use:   "submit MODEL",
-		Short: "Submit a raster model to the cluster's coordinator; print the job id",
-		Long: `Submit MODEL (a .grid file or a UAI raster) as a job solved by windows as
-"partopt solve --window" does. The model (and MODEL.evid unless --no-evid) is
-uploaded to the cluster's object store, or with --shared referred to by its
-absolute path, which every worker and the coordinator must see. Prints the job
-id for "partopt status", "fetch" and "cancel".`,
+		Short: "Submit a model to the cluster's coordinator; print the job id",
+		Long: `Submit MODEL as a job solved by windows as "partopt solve --window" does: a
+raster (a .grid file or a UAI model on a 4-connected W×H grid) by squares of
+--window pixels plus a --halo of pixels (default 32); any other UAI model, of
+any factor order, by BFS regions of --window variables plus --halo graph steps
+(default 2), which the coordinator plans on the model in memory and the
+workers load whole (general models are not read out of core). The model (and
+MODEL.evid unless --no-evid) is uploaded to the cluster's object store, or with
+--shared referred to by its absolute path, which every worker and the
+coordinator must see (MODEL.evid is uploaded all the same). Prints the job id
+for "partopt status", "fetch" and "cancel"; fetch then gives the outputs of
+"partopt solve --window N --halo H".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.method, f.output = "pbp", "-"
@@ -51,6 +57,7 @@ id for "partopt status", "fetch" and "cancel".`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Minute)
 			defer cancel()
+			f.haloSet = cmd.Flags().Changed("halo")
 			spec, err := submitSpec(args[0], f, job)
 			if err != nil {
 				return err
@@ -97,8 +104,8 @@ id for "partopt status", "fetch" and "cancel".`,
 	fl := cmd.Flags()
 	fl.StringVar(&job, "job", "", "job id (default: the time and a random suffix)")
 	fl.BoolVar(&shared, "shared", false, "refer to MODEL by its path on a filesystem every worker shares instead of uploading it")
-	fl.IntVar(&f.window, "window", defaultRasterWindow, "core side of the windows in pixels")
-	fl.IntVar(&f.halo, "halo", defaultRasterHalo, "window halo in pixels")
+	fl.IntVar(&f.window, "window", defaultRasterWindow, "core side of the windows in pixels for a raster, variables per region otherwise")
+	fl.IntVar(&f.halo, "halo", defaultRasterHalo, "window halo: pixels for a raster, graph steps otherwise (there 2 unless given)")
 	fl.IntVar(&f.rounds, "rounds", defaultRounds, "at most this many rounds of windows")
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "boundary potentials: invariant or original")
 	fl.IntVar(&f.maxIterations, "max-iterations", 1500, "TRW-S iteration cap")
@@ -110,11 +117,13 @@ id for "partopt status", "fetch" and "cancel".`,
 	return cmd
 }
 
-// submitSpec reads MODEL's raster size and returns the job's spec (model not
-// yet referenced).
+// submitSpec reads MODEL's raster size, or for a model that is not a raster its
+// variables (after its evidence, unless --no-evid), and returns the job's spec
+// (model not yet referenced).
 func submitSpec(path string, f solveFlags, job string) (protocol.JobSpec, error) {
 	var r rasterJob
 	r.path = path
+	variant, _ := persistency.ParseVariant(f.boundary)
 	if isGridFile(path) {
 		g, err := grid.Open(path)
 		if err != nil {
@@ -124,17 +133,24 @@ func submitSpec(path string, f solveFlags, job string) (protocol.JobSpec, error)
 		g.Close()
 		r.raster, r.labels = partition.Raster{Width: h.Width, Height: h.Height}, h.Labels
 	} else {
-		m, err := uai.ReadFile(path)
+		in, err := loadProblem(path, f.noEvid)
 		if err != nil {
 			return protocol.JobSpec{}, err
 		}
-		w, h, ok := grid.Dims(m)
+		w, h, ok := grid.Dims(in.m)
 		if !ok {
-			return protocol.JobSpec{}, fmt.Errorf("%s is not a raster (a 4-connected W×H grid): the cluster runs rasters; solve it with partopt solve --window N", path)
+			halo := f.halo
+			if !f.haloSet {
+				halo = defaultRegionHalo
+			}
+			spec, err := graphSpec(in, f.window, halo, f, variant.String())
+			if job != "" {
+				spec.Job = job
+			}
+			return spec, err
 		}
-		r.raster, r.labels = partition.Raster{Width: w, Height: h}, maxLabels(m)
+		r.raster, r.labels = partition.Raster{Width: w, Height: h}, maxLabels(in.m)
 	}
-	variant, _ := persistency.ParseVariant(f.boundary)
 	opt := partition.RasterOptions{Core: f.window, Halo: f.halo, MaxRounds: f.rounds,
 		Persistency: persistency.Options{Variant: variant}}
 	spec, err := runSpec(r, opt, f)

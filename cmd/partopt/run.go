@@ -16,6 +16,7 @@ import (
 
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/worker"
@@ -26,18 +27,25 @@ const runHelp = `Solve MODEL by windows as "partopt solve --method pbp --window 
 distributed: an embedded NATS server with JetStream (in a temporary directory,
 nothing to install) carries the window tasks to --workers worker slots in this
 process and their results back to the coordinator, which merges them in plan
-order. The outputs are those of the windowed solve, byte for byte (labels.plf,
-persistent.plf, persistency.png, labels.sol and persistent.evid when small
-enough), and report.json with "runtime": "nats-embedded" and, should a window
+order. The outputs are those of the windowed solve, byte for byte (a raster's
+labels.plf, persistent.plf and persistency.png; labels.sol and persistent.evid
+when small enough), and report.json with "runtime": "nats-embedded" and, should a window
 fail on every delivery, "lost_windows" (such windows prove nothing; the run
 still finishes).
 
-MODEL must be a raster: a .grid file or a UAI model whose factors form a
-4-connected W×H grid (default window 512 pixels, halo 32). With --listen
-HOST:PORT the server also accepts workers of other machines ("partopt worker
---nats nats://HOST:PORT"); the model is then uploaded to the object store for
-them. With --http ADDR a status page (job progress, workers, the live
-persistency map) and Prometheus metrics (/metrics) are served there.`
+MODEL may be any model. A raster — a .grid file or a UAI model whose factors
+form a 4-connected W×H grid — gets square windows (default 512 pixels, halo
+32) and label files. Any other model, of any factor order (MODEL.evid
+applied), gets the BFS regions of "solve --window N": regions of N variables
+(default 512) plus --halo graph steps (default 2), the coordinator planning
+them on the model in memory and each task carrying its region's variables and
+the labels fixed around them; it writes labels.sol, persistent.evid and
+report.json, those of "partopt solve --window N --halo H" whatever --workers.
+With --listen HOST:PORT the server also accepts workers of other machines
+("partopt worker --nats nats://HOST:PORT"); the model (and MODEL.evid) is then
+uploaded to the object store for them. With --http ADDR a status page (job
+progress, workers, the live persistency map of a raster) and Prometheus
+metrics (/metrics) are served there.`
 
 // embeddedRun is how a windowed solve goes over NATS: by run (an embedded
 // server and in-process workers) or by the coordinator command (a cluster's
@@ -65,6 +73,7 @@ func newRunCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.method, f.embedded = "pbp", e
+			f.haloSet = cmd.Flags().Changed("halo")
 			if f.window == 0 {
 				f.window = defaultRasterWindow
 			}
@@ -86,65 +95,104 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 	if job.raster.Width*job.raster.Height == 0 {
 		return nil, fmt.Errorf("empty raster")
 	}
+	spec, err := runSpec(job, opt, f)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := runEmbedded(ctx, cmd, embeddedJob{spec: spec, path: job.path, raster: job.raster, files: files,
+		stores: coordinator.Stores{Persistent: files.persistent, Labeling: files.labels, Scratch: files.scratch}}, f, status)
+	if err != nil {
+		return nil, err
+	}
+	return &partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds, Windows: sum.WindowsTotal, Solved: sum.Solved,
+		WindowSeconds: sum.WindowSeconds, MaxWindowVars: sum.MaxWindowVars,
+		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}, nil
+}
+
+// embeddedJob is a job for runEmbedded: its spec as run submits it, and what the
+// coordinator and the in-process workers need of its model.
+type embeddedJob struct {
+	spec protocol.JobSpec
+	// path is the model file (uploaded for the workers of other machines with
+	// --listen), evPath a graph job's evidence file (uploaded with it: those
+	// workers condition the model on it).
+	path, evPath string
+	raster       partition.Raster // a raster job's model
+	graph        *model.Model     // a graph job's model, conditioned on the evidence
+	stores       coordinator.Stores
+	files        *rasterFiles // a raster job's label files (the live map); nil for a graph job
+}
+
+// runEmbedded runs a job through a coordinator over NATS: an embedded server and
+// in-process workers (run), or the cluster's connection with the submitted spec
+// (the coordinator command), which must describe the same model.
+func runEmbedded(ctx context.Context, cmd *cobra.Command, job embeddedJob, f solveFlags, status *windowStatus) (coordinator.Summary, error) {
 	e := f.embedded
 	res := e.res
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if res == nil {
 		dir, err := os.MkdirTemp("", "partopt-nats-")
 		if err != nil {
-			return nil, err
+			return coordinator.Summary{}, err
 		}
 		defer os.RemoveAll(dir)
 		srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: dir, Listen: e.listen})
 		if err != nil {
-			return nil, err
+			return coordinator.Summary{}, err
 		}
 		defer srv.Close()
 		nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "partopt-run")
 		if err != nil {
-			return nil, err
+			return coordinator.Summary{}, err
 		}
 		defer nc.Close()
 		if res, err = cluster.Open(ctx, nc, cluster.DefaultConfig()); err != nil {
-			return nil, err
+			return coordinator.Summary{}, err
 		}
-		defer startLocalWorkers(ctx, res, job.raster, opt.Workers, log)()
+		defer startLocalWorkers(ctx, res, job.raster, job.graph, f.workers, log)()
 		if url := srv.URL(); url != "" {
 			fmt.Fprintf(cmd.ErrOrStderr(), "partopt: workers of other machines may join with: partopt worker --nats %s\n", url)
 		}
 	}
-	spec, err := runSpec(job, opt, f)
-	if err != nil {
-		return nil, err
-	}
+	spec := job.spec
+	var err error
 	if e.spec != nil {
-		if s := e.spec; s.Width != spec.Width || s.Height != spec.Height || s.Labels != spec.Labels {
-			return nil, fmt.Errorf("job %s is a %d×%d raster of %d labels, its model %s one of %d×%d and %d", s.Job, s.Width, s.Height, s.Labels, job.path, spec.Width, spec.Height, spec.Labels)
+		s := e.spec
+		if layout(*s) != layout(spec) || s.Width != spec.Width || s.Height != spec.Height || s.Labels != spec.Labels {
+			if spec.Layout == protocol.LayoutGraph || s.Layout == protocol.LayoutGraph {
+				return coordinator.Summary{}, fmt.Errorf("job %s is a %s of %d×%d variables and %d labels, its model %s a %s of %d×%d and %d",
+					s.Job, layout(*s), s.Width, s.Height, s.Labels, job.path, layout(spec), spec.Width, spec.Height, spec.Labels)
+			}
+			return coordinator.Summary{}, fmt.Errorf("job %s is a %d×%d raster of %d labels, its model %s one of %d×%d and %d", s.Job, s.Width, s.Height, s.Labels, job.path, spec.Width, spec.Height, spec.Labels)
 		}
 		spec = *e.spec
 	} else if e.listen != "" {
 		if spec.Model, err = uploadModel(ctx, res, spec.Job, job.path); err != nil {
-			return nil, err
+			return coordinator.Summary{}, err
+		}
+		if job.evPath != "" {
+			if spec.Evidence, err = uploadFile(ctx, res, protocol.EvidenceObject(spec.Job), job.evPath); err != nil {
+				return coordinator.Summary{}, err
+			}
 		}
 	}
 	var proven int64
-	if proven, err = partition.CopyStore(files.scratch, files.persistent, spec.Width, spec.Height); err != nil {
-		return nil, err
+	if proven, err = partition.CopyStore(job.stores.Scratch, job.stores.Persistent, spec.Width, spec.Height); err != nil {
+		return coordinator.Summary{}, err
 	}
-	runner, err := coordinator.NewRunner(res, spec, proven,
-		coordinator.Stores{Persistent: files.persistent, Labeling: files.labels, Scratch: files.scratch},
-		coordinator.RunOptions{Log: log, Metrics: serviceMetrics(), Resume: e.resume})
+	runner, err := coordinator.NewRunner(res, spec, proven, job.stores,
+		coordinator.RunOptions{Log: log, Metrics: serviceMetrics(), Resume: e.resume, Model: job.graph})
 	if err != nil {
-		return nil, err
+		return coordinator.Summary{}, err
 	}
 	if e.started != nil {
-		e.started(runner, files)
+		e.started(runner, job.files)
 	}
 	if e.http != "" {
 		if err := serveStatus(ctx, cmd, e.http, func() []coordinator.JobView {
-			return []coordinator.JobView{{Summary: runner.Summary(), PNG: livePNG(files)}}
+			return []coordinator.JobView{{Summary: runner.Summary(), PNG: filesPNG(job.files)}}
 		}); err != nil {
-			return nil, err
+			return coordinator.Summary{}, err
 		}
 	}
 	progressDone, progressStopped := make(chan struct{}), make(chan struct{})
@@ -166,7 +214,7 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 	close(progressDone)
 	<-progressStopped
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
 	for _, w := range sum.LostWindows {
 		f.embedded.lost = append(f.embedded.lost, fmt.Sprintf("round %d window %d", w.Round, w.Window))
@@ -174,20 +222,36 @@ func solveEmbedded(ctx context.Context, cmd *cobra.Command, job rasterJob, files
 	if len(sum.Errors) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "partopt: %d windows lost (they prove nothing): %v\n", len(sum.LostWindows), sum.Errors)
 	}
-	return &partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds, Windows: sum.WindowsTotal, Solved: sum.Solved,
-		WindowSeconds: sum.WindowSeconds, MaxWindowVars: sum.MaxWindowVars,
-		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}, nil
+	return sum, nil
+}
+
+// filesPNG is livePNG of a raster job's label files; nil for a graph job, which
+// has none (the status page then shows no map).
+func filesPNG(files *rasterFiles) func(w io.Writer, maxSide int) error {
+	if files == nil {
+		return nil
+	}
+	return livePNG(files)
+}
+
+// layout is a spec's layout, raster when unset.
+func layout(s protocol.JobSpec) string {
+	if s.Layout == "" {
+		return protocol.LayoutRaster
+	}
+	return s.Layout
 }
 
 // startLocalWorkers serves tasks on slots in-process goroutines, which share the
-// already open raster; the returned function stops them and waits.
-func startLocalWorkers(ctx context.Context, res *cluster.Resources, raster partition.Raster, slots int, log *slog.Logger) (stop func()) {
+// already open raster or graph model; the returned function stops them and waits.
+func startLocalWorkers(ctx context.Context, res *cluster.Resources, raster partition.Raster, graph *model.Model, slots int, log *slog.Logger) (stop func()) {
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		worker.Serve(wctx, res, worker.Options{ID: "local", Slots: slots, Log: log,
-			Models: func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) { return raster, nil, nil }}, nil)
+			Models: func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) { return raster, nil, nil },
+			Graphs: func(context.Context, protocol.JobSpec) (*model.Model, error) { return graph, nil }}, nil)
 	}()
 	return func() { cancel(); <-done }
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,12 +18,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/protocol"
 	"github.com/spf13/cobra"
 )
 
@@ -140,9 +143,6 @@ func runWindowed(cmd *cobra.Command, modelPath string, f solveFlags) error {
 			job.evPath, job.ev = in.ev.path, evidenceOf(in.ev.fixed)
 		}
 		return runRaster(cmd, job, f, popt)
-	}
-	if f.embedded != nil {
-		return fmt.Errorf("%s is not a raster (a .grid file or a UAI model on a 4-connected W×H grid): run distributes rasters; solve it with partopt solve --window N", modelPath)
 	}
 	return runRegions(cmd, in, f, popt)
 }
@@ -434,7 +434,17 @@ func writeReport(dir string, rep any) error {
 	})
 }
 
-// runRegions solves a model that is not a raster by BFS regions, in memory.
+// regionsOutcome is what a windowed solve of regions computed, in memory
+// (partition.Solve) or distributed (a graph job).
+type regionsOutcome struct {
+	persistent, labeling           []int // over the solved model's variables
+	rounds, windows, solved        int
+	pruning, solver, maxWindowVars int
+	windowSeconds                  float64
+}
+
+// runRegions solves a model that is not a raster by BFS regions: in memory, or
+// distributed as a graph job over NATS (run, and the coordinator command).
 func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.Options) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	in.note(stderr)
@@ -449,17 +459,14 @@ func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	status := newWindowStatus(stderr, int64(n))
-	opt := partition.Options{
-		Plan:        func(round int) partition.Plan { return partition.RegionPlan(in.solved, window, halo, round*window/2) },
-		Persistency: popt, Workers: f.workers, MaxRounds: f.rounds,
-	}
-	if status != nil {
-		opt.Progress = func(p partition.Progress) {
-			status.update(partition.RasterProgress{Round: p.Round, WindowsDone: p.WindowsDone, Windows: p.Windows, Persistent: int64(p.Persistent)})
-		}
-	}
 	start := time.Now()
-	res, err := partition.Solve(ctx, in.solved, opt)
+	var out *regionsOutcome
+	var err error
+	if f.embedded != nil && n > 0 { // nothing to distribute when every variable is observed
+		out, err = solveGraphEmbedded(ctx, cmd, in, window, halo, f, popt.Variant.String(), status)
+	} else {
+		out, err = solveRegions(ctx, in, window, halo, f, popt, status)
+	}
 	interrupted := ctx.Err() != nil // before stop, which cancels ctx
 	stop()
 	status.clear()
@@ -470,38 +477,28 @@ func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.
 		return internalError{err}
 	}
 	seconds := time.Since(start).Seconds()
-	if err := partition.Check(in.solved, res); err != nil {
-		return internalError{fmt.Errorf("the result failed its own verification: %w", err)}
-	}
-	k := int64(count(res.Persistent))
-	score, _ := persistency.Score(in.solved, res.Persistent)
-	energy := in.solved.Energy(res.Labeling)
-	windows, solved := res.Windows, 0
-	for _, p := range res.Proofs {
-		if len(p.Vars) > 0 {
-			solved++
-		}
-	}
+	k := int64(count(out.persistent))
+	score, _ := persistency.Score(in.solved, out.persistent)
+	energy := in.solved.Energy(out.labeling)
 	rep := windowedReport{
 		Method: "pbp", Boundary: popt.Variant.String(), Model: in.path, Plan: "regions",
 		Window: window, Halo: halo, Workers: max(f.workers, 1), MaxRounds: f.rounds,
-		Rounds: res.Rounds, Windows: windows, WindowsSolved: solved,
+		Rounds: out.rounds, Windows: out.windows, WindowsSolved: out.solved,
+		MaxWindowVariables: out.maxWindowVars, PruningIterations: out.pruning, SolverIterations: out.solver,
 		Variables: int64(in.m.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
 		PersistentFraction: score, Fraction: fraction(k, int64(n)),
-		Energy: (*jsonFloat)(&energy), Verified: true, Seconds: seconds,
+		Energy: (*jsonFloat)(&energy), Verified: true, Seconds: seconds, WindowSeconds: out.windowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 		Outputs: []string{labelsFile, persistentFile},
 	}
-	for _, p := range res.Proofs {
-		rep.PruningIterations += p.Result.PruningIterations
-		rep.SolverIterations += p.Result.SolverIterations
-		rep.MaxWindowVariables = max(rep.MaxWindowVariables, len(p.Vars))
+	if f.embedded != nil {
+		rep.Runtime, rep.LostWindows = "nats-embedded", f.embedded.lost
 	}
 	if in.ev != nil {
 		rep.Evidence, rep.Observed = in.ev.path, in.m.NumVars()-n
 	}
-	ev := evidenceOf(provenLabels(in, res.Persistent))
-	if err := writeUAIOutputs(f.output, in.extend(res.Labeling), ev); err != nil {
+	ev := evidenceOf(provenLabels(in, out.persistent))
+	if err := writeUAIOutputs(f.output, in.extend(out.labeling), ev); err != nil {
 		return internalError{err}
 	}
 	if err := removeStale(f.output, rep.Outputs); err != nil {
@@ -511,8 +508,89 @@ func runRegions(cmd *cobra.Command, in *problem, f solveFlags, popt persistency.
 		return internalError{err}
 	}
 	fmt.Fprintf(stdout, "persistent %.6g variables %d/%d windows %d rounds %d seconds %.3g\n",
-		score, k, n, windows, res.Rounds, seconds)
+		score, k, n, out.windows, out.rounds, seconds)
 	return nil
+}
+
+// solveRegions is partition.Solve with BFS regions (shifted by half a region per
+// round), its proofs re-verified.
+func solveRegions(ctx context.Context, in *problem, window, halo int, f solveFlags, popt persistency.Options, status *windowStatus) (*regionsOutcome, error) {
+	opt := partition.Options{
+		Plan: func(round int) partition.Plan {
+			return partition.RegionPlan(in.solved, window, halo, partition.RegionShift(round, window))
+		},
+		Persistency: popt, Workers: f.workers, MaxRounds: f.rounds,
+	}
+	if status != nil {
+		opt.Progress = func(p partition.Progress) {
+			status.update(partition.RasterProgress{Round: p.Round, WindowsDone: p.WindowsDone, Windows: p.Windows, Persistent: int64(p.Persistent)})
+		}
+	}
+	res, err := partition.Solve(ctx, in.solved, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := partition.Check(in.solved, res); err != nil {
+		return nil, fmt.Errorf("the result failed its own verification: %w", err)
+	}
+	out := &regionsOutcome{persistent: res.Persistent, labeling: res.Labeling, rounds: res.Rounds, windows: res.Windows}
+	for _, p := range res.Proofs {
+		if len(p.Vars) > 0 {
+			out.solved++
+		}
+		out.pruning += p.Result.PruningIterations
+		out.solver += p.Result.SolverIterations
+		out.maxWindowVars = max(out.maxWindowVars, len(p.Vars))
+	}
+	return out, nil
+}
+
+// solveGraphEmbedded is solveRegions' work done as a graph job by a coordinator
+// and workers over NATS: the same plans, merged in the same order, so the same
+// labels.
+func solveGraphEmbedded(ctx context.Context, cmd *cobra.Command, in *problem, window, halo int, f solveFlags, variant string, status *windowStatus) (*regionsOutcome, error) {
+	spec, err := graphSpec(in, window, halo, f, variant)
+	if err != nil {
+		return nil, err
+	}
+	n := in.solved.NumVars()
+	pers, lab, scratch := partition.NewMemStore(n, 1), partition.NewMemStore(n, 1), partition.NewMemStore(n, 1)
+	job := embeddedJob{spec: spec, path: in.path, graph: in.solved,
+		stores: coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: scratch}}
+	if in.ev != nil {
+		job.evPath = in.ev.path
+	}
+	sum, err := runEmbedded(ctx, cmd, job, f, status)
+	if err != nil {
+		return nil, err
+	}
+	out := &regionsOutcome{persistent: make([]int, n), labeling: make([]int, n), rounds: sum.Rounds, windows: sum.WindowsTotal,
+		solved: sum.Solved, pruning: sum.PruningIterations, solver: sum.SolverIterations, maxWindowVars: sum.MaxWindowVars,
+		windowSeconds: sum.WindowSeconds}
+	for v := range n {
+		out.persistent[v], out.labeling[v] = int(pers.Values[v])-1, int(lab.Values[v])
+	}
+	return out, nil
+}
+
+// graphSpec is the graph job of a model that is not a raster: regions of window
+// variables plus halo graph steps over the model conditioned on its evidence.
+func graphSpec(in *problem, window, halo int, f solveFlags, variant string) (protocol.JobSpec, error) {
+	n := in.solved.NumVars()
+	if n == 0 {
+		return protocol.JobSpec{}, fmt.Errorf("%s: every variable is observed: nothing to solve", in.path)
+	}
+	abs, err := filepath.Abs(in.path)
+	if err != nil {
+		return protocol.JobSpec{}, err
+	}
+	t := f.trwsOptions()
+	spec := protocol.JobSpec{Job: newJobID(), Model: protocol.ModelRef{Path: abs}, Layout: protocol.LayoutGraph,
+		Width: n, Height: 1, Labels: maxLabels(in.solved), Core: window, Halo: halo, MaxRounds: f.rounds, Variant: variant,
+		TRWS: protocol.TRWSOptions{MaxIterations: t.MaxIterations, GapTolerance: t.GapTolerance,
+			StallIterations: t.StallIterations, StallTolerance: t.StallTolerance, CheckEvery: t.CheckEvery},
+		CreatedAt: time.Now()}
+	return spec, spec.Validate()
 }
 
 func count(p []int) int {

@@ -1,0 +1,146 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/partopt/partopt/internal/testutil"
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
+)
+
+// newGraphEnv is an embedded server and a graph job (BFS regions of size variables
+// plus halo graph steps) on m, which is not a raster.
+func newGraphEnv(t *testing.T, job string, m *model.Model, size, halo int, maxPayload int32) *env {
+	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), maxPayload: maxPayload, cfg: testConfig(), log: &testutil.SyncBuffer{}, graph: m}
+	e.startServer()
+	t.Cleanup(func() { e.srv.Close() })
+	k := 1
+	for v := range m.NumVars() {
+		k = max(k, m.NumLabels(v))
+	}
+	e.spec = protocol.JobSpec{Job: job, Model: protocol.ModelRef{Path: "/nowhere/model.uai"}, Layout: protocol.LayoutGraph,
+		Width: m.NumVars(), Height: 1, Labels: k, Core: size, Halo: halo, MaxRounds: 3, Variant: protocol.VariantInvariant}
+	return e
+}
+
+// graphLocal is partition.Solve with the job's region plans: what every
+// distributed run of a graph job must give.
+func (e *env) graphLocal() *partition.Result {
+	e.t.Helper()
+	s := e.spec
+	res, err := partition.Solve(context.Background(), e.graph, partition.Options{
+		Plan: func(round int) partition.Plan {
+			return partition.RegionPlan(e.graph, s.Core, s.Halo, partition.RegionShift(round, s.Core))
+		},
+		Persistency: s.Persistency(), Workers: 2, MaxRounds: s.MaxRounds,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res
+}
+
+// sameAsSolve fails unless the stores of a graph job hold partition.Solve's
+// persistent labels and labeling.
+func (e *env) sameAsSolve(pers, lab *partition.MemStore) *partition.Result {
+	e.t.Helper()
+	want := e.graphLocal()
+	gotP, gotL := make([]int, len(pers.Values)), make([]int, len(lab.Values))
+	for v := range gotP {
+		gotP[v], gotL[v] = int(pers.Values[v])-1, int(lab.Values[v])
+	}
+	if !slices.Equal(gotP, want.Persistent) || !slices.Equal(gotL, want.Labeling) {
+		e.t.Fatalf("distributed labels differ from partition.Solve\npersistent %v\nSolve's    %v\nlabeling %v\nSolve's  %v\nlog:\n%s",
+			gotP, want.Persistent, gotL, want.Labeling, e.log.String())
+	}
+	return want
+}
+
+// TestGraphJobEqualsSolve: a general model — pairwise, and higher order (solved
+// by the relaxation persistency.Auto picks for it) — distributed over one or two
+// workers, gives exactly partition.Solve's persistent labels and labeling with the
+// same region plans, in as many rounds and windows.
+func TestGraphJobEqualsSolve(t *testing.T) {
+	cases := []struct {
+		name       string
+		m          *model.Model
+		size, halo int
+	}{
+		{"pairwise", random.DensePairwise(random.New(11), 60, 4, 0.08), 8, 1},
+		{"higher order", random.HigherOrder(random.New(3), 18, 3, 3, 40), 4, 1},
+	}
+	for _, c := range cases {
+		for _, workers := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/%d workers", c.name, workers), func(t *testing.T) {
+				e := newGraphEnv(t, fmt.Sprintf("graph-%d", workers), c.m, c.size, c.halo, 4<<20)
+				for i := range workers {
+					e.startWorker(fmt.Sprintf("w%d", i), 1, nil)
+				}
+				pers, lab, sum := e.mustRun()
+				want := e.sameAsSolve(pers, lab)
+				proven := 0
+				for _, l := range want.Persistent {
+					if l >= 0 {
+						proven++
+					}
+				}
+				if sum.Phase != "done" || sum.Rounds != want.Rounds || sum.WindowsTotal != want.Windows || sum.Lost != 0 || sum.Proven != int64(proven) {
+					t.Fatalf("summary %+v; Solve: %d rounds, %d windows, %d proven", sum, want.Rounds, want.Windows, proven)
+				}
+				if proven == 0 || want.Rounds < 2 {
+					t.Errorf("%d proven in %d rounds: the test checks too little", proven, want.Rounds)
+				}
+				if workers == 2 && len(sum.Workers) < 2 {
+					t.Errorf("results came from %d workers, want 2: %v", len(sum.Workers), sum.Workers)
+				}
+			})
+		}
+	}
+}
+
+// TestGraphJobThroughTheObjectStore: with a server whose message limit is smaller
+// than a window's node list and fixed labels, both travel through the object
+// store; the labels are the same and no object is left behind.
+func TestGraphJobThroughTheObjectStore(t *testing.T) {
+	// 2 KiB messages: windows of 200 variables and their extents (2 bytes a
+	// node) exceed half of it.
+	m := random.DensePairwise(random.New(12), 1200, 3, 0.0015)
+	e := newGraphEnv(t, "graph-large", m, 200, 2, 2<<10)
+	e.cacheBytes = 1 // and read back from the stream at merge time
+	res, closeConn := e.connect("watcher")
+	defer closeConn()
+	var nodeObjects, fixedObjects atomic.Int64
+	sub, err := res.Conn.Subscribe("partopt.task.>", func(m *nats.Msg) {
+		if task, err := protocol.Decode[protocol.WindowTask](m.Data, protocol.MaxMessageBytes); err == nil && task.Graph != nil {
+			if task.Graph.Nodes.Data.Object != "" {
+				nodeObjects.Add(1)
+			}
+			if f := task.Graph.Fixed; f != nil && f.Data.Object != "" {
+				fixedObjects.Add(1)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker("w", 2, nil)
+	pers, lab, _ := e.mustRun()
+	sub.Unsubscribe()
+	e.sameAsSolve(pers, lab)
+	if nodeObjects.Load() == 0 || fixedObjects.Load() == 0 {
+		t.Fatalf("%d node lists and %d fixed labels went through the object store, want some of both", nodeObjects.Load(), fixedObjects.Load())
+	}
+	if infos, err := res.Objects.List(context.Background()); err == nil {
+		for _, o := range infos {
+			t.Errorf("object %s left after the job", o.Name)
+		}
+	}
+}
