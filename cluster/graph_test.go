@@ -2,10 +2,13 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/partopt/partopt/internal/testutil"
@@ -142,5 +145,103 @@ func TestGraphJobThroughTheObjectStore(t *testing.T) {
 		for _, o := range infos {
 			t.Errorf("object %s left after the job", o.Name)
 		}
+	}
+}
+
+// TestGraphJobResumes: a graph job's coordinator stopped in its second round and
+// started again resumes from the results JetStream kept (merged again, not solved
+// again) and ends with partition.Solve's labels.
+func TestGraphJobResumes(t *testing.T) {
+	e := newGraphEnv(t, "graph-resume", random.DensePairwise(random.New(11), 60, 4, 0.08), 8, 1, 4<<20)
+	e.cfg.Memory = false // the streams on disk, as in production
+	e.startWorker("w", 2, func(protocol.WindowTask) { time.Sleep(20 * time.Millisecond) })
+	first, _, _, closeFirst := e.runner(false)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := first.Run(ctx); done <- err }()
+	for s := first.Summary(); s.Round < 1 || s.Merged < 1; s = first.Summary() {
+		if s.Phase != "running" {
+			t.Fatalf("the job ended (%s) before round 1", s.Phase)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first coordinator: %v", err)
+	}
+	closeFirst()
+	solved := first.Summary().Dispatched
+	second, pers, lab, closeSecond := e.runner(true)
+	defer closeSecond()
+	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := second.Run(rctx)
+	if err != nil {
+		t.Fatalf("resumed coordinator: %v\nlog:\n%s", err, e.log.String())
+	}
+	e.sameAsSolve(pers, lab)
+	if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 || sum.Reused > solved {
+		t.Fatalf("summary %+v: want done, nothing lost, some of the %d windows solved before reused", sum, solved)
+	}
+}
+
+// TestBadGraphTasksAreReported: graph tasks whose node list is out of range,
+// unsorted or longer than the model fail on every delivery and are reported as
+// permanent errors that say why (the coordinator then lists the window as lost);
+// the worker goes on serving.
+func TestBadGraphTasksAreReported(t *testing.T) {
+	m := random.DensePairwise(random.New(13), 20, 3, 0.2)
+	e := newGraphEnv(t, "graph-bad", m, 5, 1, 4<<20)
+	res, closeConn := e.connect("attacker")
+	defer closeConn()
+	ctx := context.Background()
+	if err := res.PutJobSpec(ctx, e.spec); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan protocol.Error, 16)
+	sub, err := res.Conn.Subscribe(protocol.ErrorSubject(e.spec.Job), func(msg *nats.Msg) {
+		if v, err := protocol.Decode[protocol.Error](msg.Data, protocol.MaxMessageBytes); err == nil {
+			errs <- v
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	long := make([]int32, m.NumVars()+1)
+	for i := range long {
+		long[i] = int32(i)
+	}
+	want := map[int]string{
+		0: "node 20 (at 2) outside the model's 20 variables",
+		1: "not strictly ascending: 3 after 7",
+		2: "21 nodes in a model of 20 variables",
+	}
+	for i, nodes := range [][]int32{{1, 2, 20}, {1, 7, 3}, long} {
+		task := protocol.WindowTask{Job: e.spec.Job, Round: 0, Window: i,
+			Graph: &protocol.GraphWindow{Nodes: protocol.NewValues(protocol.EncodeLabels(nodes, 1<<10), "unused", protocol.InlineLimit)}}
+		data, err := protocol.Marshal(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := res.JS.Publish(ctx, protocol.TaskSubject(e.spec.Job), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := e.startWorker("w", 2, nil)
+	deadline := time.After(time.Minute)
+	for len(want) > 0 {
+		select {
+		case got := <-errs:
+			if !got.Permanent || !strings.Contains(got.Message, want[got.Window]) {
+				t.Errorf("window %d: error %+v, want a permanent one saying %q", got.Window, got, want[got.Window])
+			}
+			delete(want, got.Window)
+		case <-deadline:
+			t.Fatalf("no error reported for windows %v\nlog:\n%s", want, e.log.String())
+		}
+	}
+	if w.stats.Failed.Load() < 3 || w.stats.Solved.Load() != 0 {
+		t.Errorf("worker stats: %d failed, %d solved", w.stats.Failed.Load(), w.stats.Solved.Load())
 	}
 }

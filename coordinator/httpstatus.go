@@ -223,7 +223,7 @@ img { max-width: 100%; image-rendering: pixelated; border: 1px solid #ccc; }
 <tr><th>lost</th><td>{{.Lost}}</td></tr>
 <tr><th>duplicates</th><td>{{.Duplicates}}</td></tr>
 <tr><th>rejected</th><td>{{.Rejected}}</td></tr>
-<tr><th>proven pixels</th><td>{{.Proven}} / {{.Pixels}} ({{.Percent}})</td></tr>
+<tr><th>proven {{.Unit}}</th><td>{{.Proven}} / {{.Pixels}} ({{.Percent}})</td></tr>
 <tr><th>elapsed</th><td>{{.Elapsed}}</td></tr>
 </table>
 {{with .Errors}}<h3>errors</h3>

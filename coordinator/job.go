@@ -325,6 +325,7 @@ func (j *Job) endRound() []Action {
 // Status is a job's progress, for status pages and `partopt status`.
 type Status struct {
 	Job                    string
+	Layout                 string `json:",omitempty"` // the spec's: a graph job's Pixels are its variables
 	Phase                  string
 	Err                    string
 	Round, Rounds          int
@@ -336,9 +337,17 @@ type Status struct {
 	Proven, Pixels         int64
 }
 
+// Unit names what Pixels counts: "variables" for a graph job, else "pixels".
+func (s Status) Unit() string {
+	if s.Layout == protocol.LayoutGraph {
+		return "variables"
+	}
+	return "pixels"
+}
+
 // Status summarises the job.
 func (j *Job) Status() Status {
-	st := Status{Job: j.Spec.Job, Phase: j.Phase.String(), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
+	st := Status{Job: j.Spec.Job, Layout: j.Spec.Layout, Phase: j.Phase.String(), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
 		Windows: j.count(), WindowsTotal: j.WindowsTotal, Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels}
 	for _, s := range j.State {
 		switch s {

@@ -194,9 +194,12 @@ func TestClusterGraphJobs(t *testing.T) {
 		if n := storedResults(t, c.url, job); n != 0 {
 			t.Errorf("job %s done, %d results left in the stream", job, n)
 		}
+		free := want.report.FreeVariables
+		if code, stdout, _ = cli("status", job); code != 0 || !strings.Contains(stdout, fmt.Sprintf("of %d variables", free)) {
+			t.Errorf("status: exit %d: %s", code, stdout)
+		}
 		code, stdout, _ = cli("status", "--json", job)
 		var s coordinator.Summary
-		free := want.report.FreeVariables
 		if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Phase != "done" || s.Pixels != free || s.Proven != want.report.PersistentVariables || s.Rounds != want.report.Rounds {
 			t.Errorf("status --json: exit %d, %v: %s", code, err, stdout)
 		}

@@ -341,7 +341,7 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 		return
 	}
 	// Stored at once, so that status and cancel know the job before it runs.
-	initial, _ := json.Marshal(coordinator.Summary{Status: coordinator.Status{Job: spec.Job, Phase: replica.PhaseSubmitted,
+	initial, _ := json.Marshal(coordinator.Summary{Status: coordinator.Status{Job: spec.Job, Layout: spec.Layout, Phase: replica.PhaseSubmitted,
 		Pixels: int64(spec.Width) * int64(spec.Height)}, Started: time.Now()})
 	s.res.Jobs.Put(ctx, protocol.JobStatusKey(spec.Job), initial)
 	s.log.Info("job submitted", "job", spec.Job, "model", spec.Model.FileName(), "width", spec.Width, "height", spec.Height)

@@ -204,8 +204,8 @@ func jobStatus(ctx context.Context, res *cluster.Resources, job string) (coordin
 // statusText is the one-line status of a job.
 func statusText(s coordinator.Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "job %s: %s, round %d (%d done), windows %d/%d, in flight %d, lost %d, persistent %.1f%% of %d pixels",
-		s.Job, s.Phase, s.Round+1, s.Rounds, s.Merged, s.Windows, s.InFlight, s.Lost, 100*fraction(s.Proven, s.Pixels), s.Pixels)
+	fmt.Fprintf(&b, "job %s: %s, round %d (%d done), windows %d/%d, in flight %d, lost %d, persistent %.1f%% of %d %s",
+		s.Job, s.Phase, s.Round+1, s.Rounds, s.Merged, s.Windows, s.InFlight, s.Lost, 100*fraction(s.Proven, s.Pixels), s.Pixels, s.Unit())
 	if s.Err != "" {
 		fmt.Fprintf(&b, ": %s", s.Err)
 	}

@@ -242,6 +242,11 @@ func layout(s protocol.JobSpec) string {
 	return s.Layout
 }
 
+// localGrace is how long the in-process workers' running tasks may go on once the
+// run ends: enough to ack a result published just before (a run of many small
+// windows ends while its workers ack), never the length of a solve.
+const localGrace = time.Second
+
 // startLocalWorkers serves tasks on slots in-process goroutines, which share the
 // already open raster or graph model; the returned function stops them and waits.
 func startLocalWorkers(ctx context.Context, res *cluster.Resources, raster partition.Raster, graph *model.Model, slots int, log *slog.Logger) (stop func()) {
@@ -249,7 +254,7 @@ func startLocalWorkers(ctx context.Context, res *cluster.Resources, raster parti
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		worker.Serve(wctx, res, worker.Options{ID: "local", Slots: slots, Log: log,
+		worker.Serve(wctx, res, worker.Options{ID: "local", Slots: slots, Log: log, Grace: localGrace,
 			Models: func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) { return raster, nil, nil },
 			Graphs: func(context.Context, protocol.JobSpec) (*model.Model, error) { return graph, nil }}, nil)
 	}()
