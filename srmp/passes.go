@@ -188,14 +188,22 @@ func (s *Solver) check() {
 
 // round computes the primal labeling (see check). Labels are tried best score first,
 // skipping those that a factor whose variables are all labeled forbids (+Inf); a
-// variable with no such label sends the search back to try the previous variable's
+// variable left with no label sends the search back to the latest variable of the
+// factors that forbade its labels (conflict-directed backjumping), which tries its
 // next label. Forbidden states (deterministic tables of Bayes nets, hard constraints)
 // otherwise leave the greedy rounding in dead ends. After a budget of n+64 dead ends
-// the rounding continues greedily (best score, forbidden or not).
+// a dead end takes its best-scored label, forbidden or not; a search that ran out of
+// budget is not tried again (budget 0) for 5·2^k iterations after its k-th failure
+// in a row, so that hopeless searches do not dominate the solver's time.
 func (s *Solver) round() {
 	budget := s.n + 64
+	if s.iters < s.searchAfter {
+		budget = 0
+	}
+	gaveUp := false
 	v := 0
 	if s.n > 0 {
+		s.conflict[0] = s.conflict[0][:0]
 		s.candidates(0, true)
 	}
 	for v < s.n {
@@ -203,15 +211,34 @@ func (s *Solver) round() {
 			s.primal[v] = s.cand[s.uoff[v]+s.next[v]]
 			s.next[v]++
 			if v++; v < s.n {
-				s.candidates(v, budget > 0)
+				s.conflict[v] = s.conflict[v][:0]
+				s.candidates(v, true)
 			}
 			continue
 		}
-		if budget--; budget <= 0 || v == 0 {
+		h := int32(-1)
+		for _, u := range s.conflict[v] {
+			h = max(h, u)
+		}
+		if budget--; budget < 0 || h < 0 {
 			s.candidates(v, false)
+			gaveUp = true
 			continue
 		}
-		v--
+		// h's conflicts now include v's (but h itself): h's next label must answer both.
+		for _, u := range s.conflict[v] {
+			if u != h && !slices.Contains(s.conflict[h], u) {
+				s.conflict[h] = append(s.conflict[h], u)
+			}
+		}
+		v = int(h)
+	}
+	switch {
+	case !gaveUp:
+		s.searchFails = 0
+	case s.iters >= s.searchAfter:
+		s.searchAfter = s.iters + 5<<min(s.searchFails, 8)
+		s.searchFails++
 	}
 }
 
@@ -255,17 +282,26 @@ func (s *Solver) candidates(v int, filter bool) {
 		return
 	}
 	for l := range K {
-		if s.u[int(lo)+l] < s.big && s.allowed(v, int32(l)) {
-			c[s.ncand[v]] = int32(l)
-			s.ncand[v]++
+		if s.u[int(lo)+l] >= s.big {
+			continue
 		}
+		if a := s.forbidding(v, int32(l)); a >= 0 {
+			for _, u := range s.fvar[s.fstart[a]:s.fstart[a+1]] {
+				if u != int32(v) && !slices.Contains(s.conflict[v], u) {
+					s.conflict[v] = append(s.conflict[v], u)
+				}
+			}
+			continue
+		}
+		c[s.ncand[v]] = int32(l)
+		s.ncand[v]++
 	}
 	slices.SortStableFunc(c[:s.ncand[v]], func(a, b int32) int { return cmp.Compare(score[a], score[b]) })
 }
 
-// allowed reports that no factor whose last variable is v forbids label l with the
-// labels round has given the earlier variables.
-func (s *Solver) allowed(v int, l int32) bool {
+// forbidding returns a factor whose last variable is v that forbids label l with the
+// labels round has given the earlier variables, or −1.
+func (s *Solver) forbidding(v int, l int32) int32 {
 	for _, k := range s.islot[s.istart[v]:s.istart[v+1]] {
 		a := s.slotFac[k]
 		if s.last[a] != int32(v) {
@@ -278,10 +314,10 @@ func (s *Solver) allowed(v int, l int32) bool {
 		}
 		x[k-s.fstart[a]] = int(l)
 		if math.IsInf(s.fn[a].Value(x), 1) {
-			return false
+			return a
 		}
 	}
-	return true
+	return -1
 }
 
 // energy is the exact energy of a labeling of the solver's model (+Inf if forbidden).

@@ -54,6 +54,9 @@ type Solver struct {
 	// next[v] the next one to try.
 	cand        []int32
 	ncand, next []int32
+	conflict    [][]int32 // earlier variables whose labels forbade some of v's
+	searchAfter int       // iteration before which round does not search
+	searchFails int       // round's searches in a row that ran out of budget
 }
 
 // ErrTooLarge is returned for a factor whose function has more entries than the
@@ -167,6 +170,7 @@ func (s *Solver) finish(maxOrder, maxK int) {
 	s.buf = make([]float64, 2*maxK)
 	s.primal, s.argmin, s.cons = make([]int32, n), make([]int32, n), make([]int32, n)
 	s.cand, s.ncand, s.next = make([]int32, s.uoff[n]), make([]int32, n), make([]int32, n)
+	s.conflict = make([][]int32, n)
 	for v := range s.cons {
 		s.cons[v] = -1
 	}
