@@ -33,12 +33,13 @@ func within(a, b, rel float64) bool {
 // to 4 (mixed label counts, 1-label variables, +Inf entries, parametric pairwise
 // functions, constants), for the default options and for runs stopped after 1–3
 // iterations: the lower bound (the solver's and the certificate's, Bound) never
-// exceeds the minimum energy (enumeration); Energy is the labeling's energy; when
+// exceeds the minimum energy (enumeration); Energy is the labeling's energy, finite
+// on every feasible model (the rounding's search); when
 // every variable is consistent, the consistency labeling is a minimiser and its
 // certificate checks; the certificate of a labeling above the minimum never checks.
 // The runs must include both full agreement and partial agreement.
 func TestBoundNeverAboveOptimumAndAgreementIsOptimal(t *testing.T) {
-	var agreed, partial int
+	var agreed, partial, infeasible int
 	for seed := uint64(0); seed < 600; seed++ {
 		rng := random.New(seed)
 		m := random.HigherOrder(rng, 3+rng.IntN(6), 4, 4, 4+rng.IntN(12))
@@ -68,6 +69,9 @@ func TestBoundNeverAboveOptimumAndAgreementIsOptimal(t *testing.T) {
 			if e := m.Energy(res.Labeling); e != res.Energy && !within(e, res.Energy, 1e-12) {
 				t.Errorf("seed %d: Energy %v, the labeling's energy %v", seed, res.Energy, e)
 			}
+			if math.IsInf(res.Energy, 1) && !math.IsInf(minE, 1) {
+				infeasible++
+			}
 			if res.Agreement {
 				agreed++
 				if e := m.Energy(res.Consistent); !within(e, minE, 1e-9) {
@@ -86,7 +90,10 @@ func TestBoundNeverAboveOptimumAndAgreementIsOptimal(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d runs in full agreement, %d partial", agreed, partial)
+	t.Logf("%d runs in full agreement, %d partial; %d feasible models rounded to a forbidden labeling", agreed, partial, infeasible)
+	if infeasible > 0 {
+		t.Errorf("%d runs on feasible models rounded to a forbidden labeling: the search should find a feasible one on models this small", infeasible)
+	}
 	if agreed < 100 || partial < 50 {
 		t.Errorf("too few runs with full (%d) or partial (%d) agreement: the test checks too little", agreed, partial)
 	}
