@@ -45,7 +45,8 @@ type Outcome struct {
 }
 
 // TRWS is the Relaxation of pairwise models by TRW-S, warm-started across iterations
-// (messages kept, unary terms replaced).
+// (messages kept, unary terms replaced). Zero Options are trws.DefaultOptions; a zero
+// MaxIterations alone is its cap (1500).
 type TRWS struct {
 	Options trws.Options
 }
@@ -62,19 +63,30 @@ func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 			return nil, err
 		}
 	}
-	return solveOutcome(ctx, s, t.Options, func(x []int) *Certificate {
+	return solveOutcome(ctx, s, withDefaults(t.Options, trws.DefaultOptions()), func(x []int) *Certificate {
 		return &Certificate{Labeling: append([]int(nil), x...), Dual: s.Certificate(x)}
 	})
 }
 
-// solveOutcome runs s (trws.DefaultOptions when opt is zero) and wraps its result;
-// certify makes the certificate of a labeling from s's messages.
+// withDefaults fills opt from the solver's defaults def: every field when opt has
+// neither a cap nor a check period (the zero Options, Progress kept), the cap alone
+// when only MaxIterations is 0 (the solver's own cap: 1500 for TRW-S, 10000 for SRMP).
+func withDefaults(opt, def trws.Options) trws.Options {
+	switch {
+	case opt.MaxIterations == 0 && opt.CheckEvery == 0:
+		def.Progress = opt.Progress
+		return def
+	case opt.MaxIterations == 0:
+		opt.MaxIterations = def.MaxIterations
+	}
+	return opt
+}
+
+// solveOutcome runs s with opt and wraps its result; certify makes the certificate of
+// a labeling from s's messages.
 func solveOutcome(ctx context.Context, s interface {
 	Solve(context.Context, trws.Options) (trws.Result, error)
 }, opt trws.Options, certify func(x []int) *Certificate) (*Outcome, error) {
-	if opt.MaxIterations == 0 {
-		opt = trws.DefaultOptions()
-	}
 	r, err := s.Solve(ctx, opt)
 	if err != nil {
 		return nil, err
@@ -87,7 +99,8 @@ func solveOutcome(ctx context.Context, s interface {
 }
 
 // Auto is the default Relaxation: each problem goes to the solver for its order, TRWS
-// for pairwise problems and the higher-order solver otherwise, with the same options.
+// for pairwise problems and SRMP otherwise, with the same options (MaxIterations 0:
+// each solver's own cap).
 // A warm start crosses from one call to the next when both use the same solver.
 type Auto struct {
 	Options trws.Options
@@ -113,7 +126,8 @@ func pairwise(p *model.Model) bool {
 
 // SRMP is the Relaxation of models of any order by sequential reweighted message
 // passing (package srmp), warm-started across iterations: the factors a sub-problem
-// shares with the previous one keep their messages.
+// shares with the previous one keep their messages. Zero Options are
+// srmp.DefaultOptions; a zero MaxIterations alone is its cap (10000).
 type SRMP struct {
 	Options trws.Options
 }
@@ -130,7 +144,7 @@ func (r SRMP) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 	if err != nil {
 		return nil, err
 	}
-	return solveOutcome(ctx, s, r.Options, func(x []int) *Certificate {
+	return solveOutcome(ctx, s, withDefaults(r.Options, srmp.DefaultOptions()), func(x []int) *Certificate {
 		return &Certificate{Labeling: append([]int(nil), x...), Factor: s.Certificate(x)}
 	})
 }

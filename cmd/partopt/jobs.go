@@ -108,10 +108,10 @@ for "partopt status", "fetch" and "cancel"; fetch then gives the outputs of
 	fl.IntVar(&f.halo, "halo", defaultRasterHalo, "window halo: pixels for a raster, graph steps otherwise (there 2 unless given)")
 	fl.IntVar(&f.rounds, "rounds", defaultRounds, "at most this many rounds of windows")
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "boundary potentials: invariant or original")
-	fl.IntVar(&f.maxIterations, "max-iterations", 1500, "TRW-S iteration cap")
-	fl.Float64Var(&f.gapTolerance, "gap-tolerance", 1e-9, "TRW-S relative gap stop")
-	fl.IntVar(&f.stallIterations, "stall-iterations", 100, "TRW-S stall stop; 0 disables")
-	fl.IntVar(&f.checkEvery, "check-every", 5, "TRW-S labeling check period")
+	fl.IntVar(&f.maxIterations, "max-iterations", 0, "iteration cap per solve (0: the solver's own, 1500 for TRW-S and 10000 for SRMP)")
+	fl.Float64Var(&f.gapTolerance, "gap-tolerance", 1e-9, "relative gap stop")
+	fl.IntVar(&f.stallIterations, "stall-iterations", 100, "stall stop; 0 disables")
+	fl.IntVar(&f.checkEvery, "check-every", 5, "labeling check period")
 	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
 	f.workers, f.pngMax = 1, defaultPNGSide
 	return cmd

@@ -52,7 +52,11 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 	if err != nil {
 		return err // validate has checked it
 	}
-	topt := f.trwsOptions()
+	solver := "trws"
+	if high, _ := higherOrder(in.solved); high > 0 {
+		solver = "srmp"
+	}
+	topt := capFor(f.trwsOptions(), solver)
 	in.note(stderr)
 	if err := prepareOutput(f.output); err != nil {
 		return err
@@ -65,10 +69,6 @@ func runPBP(cmd *cobra.Command, in *problem, f solveFlags) error {
 	if status != nil {
 		opt.Progress = status.pruned
 		topt.Progress = status.solving
-	}
-	solver := "trws"
-	if high, _ := higherOrder(in.solved); high > 0 {
-		solver = "srmp"
 	}
 	first := &firstBound{Relaxation: persistency.Auto{Options: topt}}
 	opt.Solver = first

@@ -209,7 +209,7 @@ func newSolveCmd() *cobra.Command {
 func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	// The CLI's defaults are part of its contract, so they are spelled out here rather
 	// than taken from trws.DefaultOptions (which they equal today).
-	def := trws.Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
+	def := trws.Options{GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	fl := cmd.Flags()
 	if method {
 		fl.StringVar(&f.method, "method", defaultSolveMethod, "solver: "+strings.Join(solveMethods, ", "))
@@ -219,7 +219,7 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	}
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "pbp boundary potentials: invariant or original")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (required; created if missing)")
-	fl.IntVar(&f.maxIterations, "max-iterations", def.MaxIterations, "iteration cap")
+	fl.IntVar(&f.maxIterations, "max-iterations", 0, "iteration cap per solve (0: the solver's own, 1500 for TRW-S and 10000 for SRMP)")
 	fl.Float64Var(&f.gapTolerance, "gap-tolerance", def.GapTolerance, "stop when the relative gap is this small; 0 runs exactly --max-iterations")
 	fl.IntVar(&f.stallIterations, "stall-iterations", def.StallIterations, "stop after this many iterations without progress; 0 disables")
 	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
@@ -239,8 +239,8 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--boundary %s: only --method pbp has boundary potentials", f.boundary)
 	case f.output == "":
 		return errors.New("--output: empty directory name")
-	case f.maxIterations < 1:
-		return fmt.Errorf("--max-iterations %d: want at least 1", f.maxIterations)
+	case f.maxIterations < 0:
+		return fmt.Errorf("--max-iterations %d: want at least 0 (0: the solver's own cap)", f.maxIterations)
 	case !(f.gapTolerance >= 0):
 		return fmt.Errorf("--gap-tolerance %v: want a number ≥ 0", f.gapTolerance)
 	case f.stallIterations < 0:
@@ -266,13 +266,26 @@ func (f solveFlags) validate() error {
 	return nil
 }
 
-// trwsOptions are the solver options of the flags.
+// trwsOptions are the solver options of the flags; MaxIterations 0 stands for the
+// solver's own cap (capFor resolves it).
 func (f solveFlags) trwsOptions() trws.Options {
 	opt := trws.DefaultOptions()
 	opt.MaxIterations = f.maxIterations
 	opt.GapTolerance = f.gapTolerance
 	opt.StallIterations = f.stallIterations
 	opt.CheckEvery = f.checkEvery
+	return opt
+}
+
+// capFor returns opt with MaxIterations 0 resolved to the cap of the named solver
+// ("trws" or "srmp").
+func capFor(opt trws.Options, solver string) trws.Options {
+	if opt.MaxIterations == 0 {
+		opt.MaxIterations = trws.DefaultOptions().MaxIterations
+		if solver == "srmp" {
+			opt.MaxIterations = srmp.DefaultMaxIterations
+		}
+	}
 	return opt
 }
 
@@ -365,7 +378,7 @@ func runLP(cmd *cobra.Command, in *problem, f solveFlags) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := f.trwsOptions()
+	opt := capFor(f.trwsOptions(), f.method)
 	status := newStatusLine(stderr, opt.MaxIterations)
 	if status != nil {
 		opt.Progress = status.update

@@ -307,7 +307,7 @@ func TestSolveBadInputExitsTwoWithOneLine(t *testing.T) {
 		{"boundary with trws", []string{"solve", "--method", "trws", "--boundary", "original", grid, "-o", out}, "only --method pbp has boundary potentials"},
 		{"missing model", []string{"solve", filepath.Join(dir, "none.uai"), "-o", out}, "no such file"},
 		{"output is a file", []string{"solve", grid, "-o", filepath.Join(file, "sub")}, "--output"},
-		{"max iterations", []string{"solve", "--max-iterations", "0", grid, "-o", out}, "--max-iterations 0"},
+		{"max iterations", []string{"solve", "--max-iterations", "-1", grid, "-o", out}, "--max-iterations -1"},
 		{"gap tolerance", []string{"solve", "--gap-tolerance", "-1", grid, "-o", out}, "--gap-tolerance -1"},
 		{"check every", []string{"solve", "--check-every", "0", grid, "-o", out}, "--check-every 0"},
 		{"argument count", []string{"solve", "-o", out}, "accepts 1 arg(s)"},
@@ -399,7 +399,7 @@ func TestStatusLineThrottlesAndClears(t *testing.T) {
 
 // TestSolveFlagDefaults: the defaults are part of the CLI contract.
 func TestSolveFlagDefaults(t *testing.T) {
-	want := map[string]string{"method": "pbp", "boundary": "invariant", "max-iterations": "1500", "gap-tolerance": "1e-09",
+	want := map[string]string{"method": "pbp", "boundary": "invariant", "max-iterations": "0", "gap-tolerance": "1e-09",
 		"stall-iterations": "100", "check-every": "5", "no-evid": "false", "output": ""}
 	fl := newSolveCmd().Flags()
 	for name, def := range want {
