@@ -27,7 +27,7 @@ var higherOrderModels = []string{
 }
 
 // BenchmarkHigherOrderModels runs, on every higher-order model of ../shared/models
-// (evidence applied), SRMP alone (default options) and Algorithm 1 with SRMP and each
+// (evidence applied), SRMP alone (srmp.DefaultOptions) and Algorithm 1 with SRMP and each
 // boundary, reporting per run the seconds, SRMP's bound, its best energy, the
 // optimum of oracle.tsv ("opt", +Inf when unknown) and the persistency score:
 //
@@ -50,7 +50,7 @@ func BenchmarkHigherOrderModels(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if res, err = s.Solve(testCtx, trws.DefaultOptions()); err != nil {
+				if res, err = s.Solve(testCtx, srmp.DefaultOptions()); err != nil {
 					b.Fatal(err)
 				}
 				if bound, err = s.Bound(); err != nil {
