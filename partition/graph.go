@@ -2,7 +2,6 @@ package partition
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -62,23 +61,9 @@ func SolveGraphWindow(ctx context.Context, m *model.Model, nodes []int, fixed []
 	if err != nil {
 		return nil, err
 	}
-	c, err := sub.Model.Condition(labels)
-	if err != nil {
-		return nil, fmt.Errorf("fixed labels: %w", err)
-	}
-	cl := make([]int, len(ext)) // extent variable → conditioned variable, or −1
-	for i := range cl {
-		cl[i] = -1
-	}
-	for i, v := range c.Vars {
-		cl[v] = i
-	}
-	pr, err := solveWindow(ctx, c, cl, Window{Nodes: local}, opt)
+	pr, err := solveConditioned(ctx, sub.Model, labels, local, opt)
 	if err != nil {
 		return nil, err
-	}
-	if pr.Result == nil || len(pr.Vars) == 0 {
-		return nil, errors.New("window with free nodes gave no result")
 	}
 	out.Persistent = make([]int32, len(nodes))
 	out.Labeling = make([]int32, len(nodes))

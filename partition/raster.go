@@ -399,23 +399,9 @@ func SolveWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, o
 	if err != nil {
 		return nil, err
 	}
-	c, err := m.Condition(labels)
-	if err != nil {
-		return nil, fmt.Errorf("fixed labels: %w", err)
-	}
-	local := make([]int, len(labels))
-	for v := range local {
-		local[v] = -1
-	}
-	for i, v := range c.Vars {
-		local[v] = i
-	}
-	pr, err := solveWindow(ctx, c, local, Window{Nodes: nodes}, opt)
+	pr, err := solveConditioned(ctx, m, labels, nodes, opt)
 	if err != nil {
 		return nil, err
-	}
-	if pr.Result == nil || len(pr.Vars) == 0 {
-		return nil, errors.New("window with free nodes gave no result")
 	}
 	out.Persistent = make([]int32, win.Nodes.Pixels())
 	out.Labeling = make([]int32, win.Core.Pixels())
@@ -438,6 +424,31 @@ func SolveWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, o
 	out.SolverIterations = pr.Result.SolverIterations
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// solveConditioned solves the window nodes (variables of m, free in labels) of m
+// conditioned on labels (−1: free), as Solve solves a window, and returns the proof
+// over m's variables.
+func solveConditioned(ctx context.Context, m *model.Model, labels, nodes []int, opt persistency.Options) (Proof, error) {
+	c, err := m.Condition(labels)
+	if err != nil {
+		return Proof{}, fmt.Errorf("fixed labels: %w", err)
+	}
+	local := make([]int, len(labels)) // m's variable → conditioned variable, or −1
+	for v := range local {
+		local[v] = -1
+	}
+	for i, v := range c.Vars {
+		local[v] = i
+	}
+	pr, err := solveWindow(ctx, c, local, Window{Nodes: nodes}, opt)
+	if err != nil {
+		return Proof{}, err
+	}
+	if pr.Result == nil || len(pr.Vars) == 0 {
+		return Proof{}, errors.New("window with free nodes gave no result")
+	}
+	return pr, nil
 }
 
 // vars lists the variables y·width+x of the rectangle's pixels, ascending.

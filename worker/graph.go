@@ -121,15 +121,6 @@ func SolveGraph(ctx context.Context, spec protocol.JobSpec, task protocol.Window
 	if err != nil {
 		return out, err
 	}
-	out.Vars, out.PruningIterations, out.SolverIterations, out.Seconds = res.Vars, res.PruningIterations, res.SolverIterations, res.Seconds
-	if res.Vars == 0 {
-		return out, nil
-	}
-	relaxed := make([]int32, len(res.Labeling))
-	for i, l := range res.Labeling {
-		relaxed[i] = l + 1 // −1 (fixed) → 0
-	}
-	out.Persistent = protocol.EncodeLabels(res.Persistent, spec.Labels)
-	out.Relaxed = protocol.EncodeLabels(relaxed, spec.Labels)
+	fill(&out, res, spec.Labels)
 	return out, nil
 }

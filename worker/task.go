@@ -36,17 +36,24 @@ func Solve(ctx context.Context, spec protocol.JobSpec, task protocol.WindowTask,
 	if err != nil {
 		return out, err
 	}
+	fill(&out, res, spec.Labels)
+	return out, nil
+}
+
+// fill puts a window's result into the result message: its counts, and unless no
+// variable was free its persistent and relaxed labels (relaxed shifted by one, so
+// that a fixed variable's −1 travels as 0).
+func fill(out *protocol.WindowResult, res *partition.WindowResult, labels int) {
 	out.Vars, out.PruningIterations, out.SolverIterations, out.Seconds = res.Vars, res.PruningIterations, res.SolverIterations, res.Seconds
 	if res.Vars == 0 {
-		return out, nil
+		return
 	}
 	relaxed := make([]int32, len(res.Labeling))
 	for i, l := range res.Labeling {
-		relaxed[i] = l + 1 // −1 (fixed) → 0
+		relaxed[i] = l + 1
 	}
-	out.Persistent = protocol.EncodeLabels(res.Persistent, spec.Labels)
-	out.Relaxed = protocol.EncodeLabels(relaxed, spec.Labels)
-	return out, nil
+	out.Persistent = protocol.EncodeLabels(res.Persistent, labels)
+	out.Relaxed = protocol.EncodeLabels(relaxed, labels)
 }
 
 // fixedStore is the task's fixed labels as a Store over the whole raster that
