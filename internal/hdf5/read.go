@@ -1,0 +1,393 @@
+package hdf5
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+)
+
+// MaxExpansion bounds how many bytes of element data a file may declare per byte
+// of file: a dataset whose elements need more than MaxExpansion × the file size
+// (plus 1 MiB, for small files of sparse chunked datasets) is refused with ErrLimit
+// before anything is allocated. Deflate cannot compress by more than about 1032:1,
+// so only datasets made mostly of unwritten chunks can legitimately exceed it.
+const MaxExpansion = 1024
+
+// maxBytes is the largest element data a dataset of this file may have.
+func (f *File) maxBytes() uint64 {
+	return MaxExpansion*uint64(f.size) + 1<<20
+}
+
+// Uint64s reads the whole dataset, in C (row-major) order, as unsigned integers.
+// It fails on floating-point data and on negative values. limit > 0 bounds the
+// number of elements (ErrLimit beyond it); limit ≤ 0 leaves only the bound of the
+// file's size (MaxExpansion).
+func (d *Dataset) Uint64s(limit int) ([]uint64, error) {
+	raw, err := d.raw(limit)
+	if err != nil {
+		return nil, err
+	}
+	if d.class != FixedPoint {
+		return nil, fmt.Errorf("hdf5: %s: %s data cannot be read as unsigned integers", d.path, d.class)
+	}
+	out := make([]uint64, d.n)
+	for i := range out {
+		v, neg := d.int(raw, i)
+		if neg {
+			return nil, fmt.Errorf("hdf5: %s: element %d is negative (%d), cannot be read as unsigned", d.path, i, int64(v))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// Int64s reads the whole dataset, in C (row-major) order, as signed integers. It
+// fails on floating-point data and on unsigned values above math.MaxInt64. limit
+// is as for Uint64s.
+func (d *Dataset) Int64s(limit int) ([]int64, error) {
+	raw, err := d.raw(limit)
+	if err != nil {
+		return nil, err
+	}
+	if d.class != FixedPoint {
+		return nil, fmt.Errorf("hdf5: %s: %s data cannot be read as integers", d.path, d.class)
+	}
+	out := make([]int64, d.n)
+	for i := range out {
+		v, neg := d.int(raw, i)
+		if !neg && v > math.MaxInt64 {
+			return nil, fmt.Errorf("hdf5: %s: element %d (%d) overflows int64", d.path, i, v)
+		}
+		out[i] = int64(v)
+	}
+	return out, nil
+}
+
+// Float64s reads the whole dataset, in C (row-major) order, as float64: floats
+// exactly, integers rounded to the nearest float64. limit is as for Uint64s.
+func (d *Dataset) Float64s(limit int) ([]float64, error) {
+	raw, err := d.raw(limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, d.n)
+	switch d.class {
+	case FixedPoint:
+		for i := range out {
+			v, neg := d.int(raw, i)
+			if neg {
+				out[i] = float64(int64(v))
+			} else {
+				out[i] = float64(v)
+			}
+		}
+	case FloatingPoint:
+		order := d.order()
+		if d.size == 4 {
+			for i := range out {
+				out[i] = float64(math.Float32frombits(order.Uint32(raw[4*i:])))
+			}
+		} else {
+			for i := range out {
+				out[i] = math.Float64frombits(order.Uint64(raw[8*i:]))
+			}
+		}
+	}
+	return out, nil
+}
+
+func (d *Dataset) order() binary.ByteOrder {
+	if d.bigEndian {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}
+
+// int decodes integer element i: its bits widened to 64, and whether it is
+// negative (then the bits are the sign-extended two's complement).
+func (d *Dataset) int(raw []byte, i int) (uint64, bool) {
+	p := raw[i*d.size : (i+1)*d.size]
+	var v uint64
+	if d.bigEndian {
+		for _, c := range p {
+			v = v<<8 | uint64(c)
+		}
+	} else {
+		for j := len(p) - 1; j >= 0; j-- {
+			v = v<<8 | uint64(p[j])
+		}
+	}
+	if !d.signed {
+		return v, false
+	}
+	shift := uint(64 - 8*d.size)
+	s := int64(v<<shift) >> shift
+	return uint64(s), s < 0
+}
+
+// raw returns the dataset's elements in the file's encoding, in C order.
+func (d *Dataset) raw(limit int) ([]byte, error) {
+	if d.typeErr != nil {
+		return nil, fmt.Errorf("hdf5: %s: %w", d.path, d.typeErr)
+	}
+	if d.layoutErr != nil {
+		return nil, fmt.Errorf("hdf5: %s: %w", d.path, d.layoutErr)
+	}
+	if limit > 0 && d.n > uint64(limit) {
+		return nil, fmt.Errorf("hdf5: %s: %d elements, limit %d: %w", d.path, d.n, limit, ErrLimit)
+	}
+	nb := d.n * uint64(d.size) // d.size ≤ 1 MiB, so this overflows only for n ≥ 2^44
+	if d.n > 1<<43 || nb > d.f.maxBytes() || nb > math.MaxInt {
+		return nil, fmt.Errorf("hdf5: %s: %d elements of %d bytes, more than %d× the %d-byte file: %w",
+			d.path, d.n, d.size, MaxExpansion, d.f.size, ErrLimit)
+	}
+	var out []byte
+	var err error
+	switch d.layout {
+	case layoutCompact:
+		if uint64(len(d.compact)) < nb {
+			return nil, formatErr("hdf5: %s: compact data of %d bytes, want %d", d.path, len(d.compact), nb)
+		}
+		out = d.compact[:nb:nb]
+	case layoutContiguous:
+		if d.dataAddr == undefined {
+			out = d.filled(int(nb))
+			break
+		}
+		if d.dataSize < nb {
+			return nil, formatErr("hdf5: %s: contiguous storage of %d bytes, want %d", d.path, d.dataSize, nb)
+		}
+		out, err = d.f.readAt(d.dataAddr, nb, "contiguous data")
+	case layoutChunked:
+		out, err = d.chunked(int(nb))
+	default:
+		return nil, formatErr("hdf5: %s: layout class %d", d.path, d.layout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hdf5: %s: %w", d.path, err)
+	}
+	return out, nil
+}
+
+// filled returns n bytes holding the fill value.
+func (d *Dataset) filled(n int) []byte {
+	out := make([]byte, n)
+	if d.fill != nil && !allZero(d.fill) {
+		for i := 0; i < n; i += d.size {
+			copy(out[i:], d.fill)
+		}
+	}
+	return out
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// chunked assembles a chunked dataset of nb bytes from its chunks. Every chunk must
+// sit on the chunk grid inside the dataset, appear once, and decode to exactly the
+// chunk's size, so the work is bounded by the dataset's size.
+func (d *Dataset) chunked(nb int) ([]byte, error) {
+	rank := len(d.shape)
+	out := d.filled(nb)
+	if d.n == 0 || d.dataAddr == undefined {
+		return out, nil
+	}
+	// Chunk grid: counts per dimension, and the chunk's size in bytes.
+	grid := make([]uint64, rank)
+	cells := uint64(1)
+	chunkBytes := uint64(d.size)
+	for i := range rank {
+		grid[i] = (d.shape[i] + d.chunk[i] - 1) / d.chunk[i]
+		cells *= grid[i] // ≤ number of elements
+		chunkBytes *= d.chunk[i]
+		if chunkBytes > d.f.maxBytes() {
+			return nil, fmt.Errorf("chunk shape %v of %d-byte elements exceeds %d× the file size: %w", d.chunk, d.size, MaxExpansion, ErrLimit)
+		}
+	}
+	if cells > d.n || cells*chunkBytes > 2*d.f.maxBytes() {
+		return nil, fmt.Errorf("%d chunks of %d bytes exceed %d× the file size: %w", cells, chunkBytes, MaxExpansion, ErrLimit)
+	}
+	done := make([]uint64, (cells+63)/64)
+	buf := make([]byte, 0, chunkBytes)
+	keySize := 8 + 8*(rank+1)
+	offs := make([]uint64, rank)
+	err := d.f.walkBTree(d.dataAddr, 1, keySize, func(key []byte, child uint64) error {
+		stored := uint64(binary.LittleEndian.Uint32(key))
+		mask := binary.LittleEndian.Uint32(key[4:])
+		cell := uint64(0)
+		for i := range rank {
+			o := binary.LittleEndian.Uint64(key[8+8*i:])
+			if o%d.chunk[i] != 0 || o >= d.shape[i] {
+				return formatErr("chunk at offset %#x: offset %d in dimension %d is off the chunk grid %v of shape %v", child, o, i, d.chunk, d.shape)
+			}
+			offs[i] = o
+			cell = cell*grid[i] + o/d.chunk[i]
+		}
+		if binary.LittleEndian.Uint64(key[8+8*rank:]) != 0 {
+			return formatErr("chunk at offset %#x: non-zero element offset", child)
+		}
+		if done[cell/64]&(1<<(cell%64)) != 0 {
+			return formatErr("chunk at offset %#x: chunk %v appears twice", child, offs)
+		}
+		done[cell/64] |= 1 << (cell % 64)
+		data, err := d.f.readAt(child, stored, "chunk")
+		if err != nil {
+			return err
+		}
+		data, err = d.decode(data, mask, buf, int(chunkBytes), child)
+		if err != nil {
+			return err
+		}
+		d.place(out, data, offs)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// place copies one decoded chunk at element offsets offs into out, clipping the
+// parts past the dataset's edges.
+func (d *Dataset) place(out, chunk []byte, offs []uint64) {
+	rank := len(d.shape)
+	// Extent of the chunk inside the dataset per dimension.
+	ext := make([]uint64, rank)
+	for i := range rank {
+		ext[i] = min(d.chunk[i], d.shape[i]-offs[i])
+	}
+	row := int(ext[rank-1]) * d.size
+	idx := make([]uint64, rank) // index inside the chunk, last dimension fixed at 0
+	for {
+		var src, dst uint64
+		for i := range rank {
+			src = src*d.chunk[i] + idx[i]
+			dst = dst*d.shape[i] + offs[i] + idx[i]
+		}
+		src *= uint64(d.size)
+		dst *= uint64(d.size)
+		copy(out[dst:dst+uint64(row)], chunk[src:])
+		// Next row: increment the index over dimensions 0..rank-2.
+		i := rank - 2
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < ext[i] {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}
+
+// decode undoes the filter pipeline on one stored chunk (filters run in reverse
+// order, skipping those the chunk's mask excludes) and checks that the result is
+// exactly want bytes long. buf is scratch space of capacity want.
+func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint64) ([]byte, error) {
+	for i := len(d.filters) - 1; i >= 0; i-- {
+		if i < 32 && mask&(1<<uint(i)) != 0 {
+			continue
+		}
+		fl := d.filters[i]
+		switch fl.id {
+		case filterDeflate:
+			zr, err := zlib.NewReader(bytes.NewReader(data))
+			if err != nil {
+				return nil, formatErr("chunk at offset %#x: deflate: %v", at, err)
+			}
+			// Read at most want+1 bytes: more than want is an error, whatever
+			// the stream claims.
+			lim := want + 8 // room for a following fletcher32 checksum
+			b := bytes.NewBuffer(buf[:0])
+			if _, err := io.Copy(b, io.LimitReader(zr, int64(lim+1))); err != nil {
+				return nil, formatErr("chunk at offset %#x: deflate: %v", at, err)
+			}
+			if b.Len() > lim {
+				return nil, formatErr("chunk at offset %#x: inflates past its %d bytes", at, want)
+			}
+			data = b.Bytes()
+			buf = nil // data now lives in buf; the next stage must not overwrite it
+		case filterShuffle:
+			es := d.size
+			if len(fl.client) > 0 {
+				es = int(fl.client[0])
+			}
+			data = unshuffle(data, es)
+		case filterFletcher32:
+			if len(data) < 4 {
+				return nil, formatErr("chunk at offset %#x: shorter than its fletcher32 checksum", at)
+			}
+			body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+			if c := fletcher32(body); c != sum && swapHalves(c) != sum {
+				return nil, formatErr("chunk at offset %#x: fletcher32 checksum mismatch", at)
+			}
+			data = body
+		default:
+			return nil, unsupportedErr("filter %d", fl.id)
+		}
+	}
+	if len(data) != want {
+		return nil, formatErr("chunk at offset %#x: %d bytes after filters, want %d", at, len(data), want)
+	}
+	return data, nil
+}
+
+// unshuffle undoes the shuffle filter: the bytes of each significance were stored
+// together. Trailing bytes that do not fill an element were left in place.
+func unshuffle(data []byte, es int) []byte {
+	if es <= 1 || len(data) < es {
+		return data
+	}
+	n := len(data) / es
+	out := make([]byte, len(data))
+	for b := range es {
+		src := data[b*n : (b+1)*n]
+		for i, c := range src {
+			out[i*es+b] = c
+		}
+	}
+	copy(out[n*es:], data[n*es:])
+	return out
+}
+
+// fletcher32 is HDF5's Fletcher checksum over 16-bit big-endian words (a trailing
+// odd byte is the high byte of a last word).
+func fletcher32(b []byte) uint32 {
+	var s1, s2 uint32 = 0xffff, 0xffff
+	for len(b) >= 2 {
+		n := min(len(b)/2, 360)
+		for range n {
+			s1 += uint32(b[0])<<8 | uint32(b[1])
+			s2 += s1
+			b = b[2:]
+		}
+		s1 = (s1 & 0xffff) + (s1 >> 16)
+		s2 = (s2 & 0xffff) + (s2 >> 16)
+	}
+	if len(b) == 1 {
+		s1 += uint32(b[0]) << 8
+		s2 += s1
+		s1 = (s1 & 0xffff) + (s1 >> 16)
+		s2 = (s2 & 0xffff) + (s2 >> 16)
+	}
+	s1 = (s1 & 0xffff) + (s1 >> 16)
+	s2 = (s2 & 0xffff) + (s2 >> 16)
+	return s2<<16 | s1
+}
+
+// swapHalves gives the checksum as files of libhdf5 before 1.6.3 stored it on
+// little-endian machines.
+func swapHalves(c uint32) uint32 {
+	return (c&0xff)<<24 | (c&0xff00)<<8 | (c>>8)&0xff00 | c>>24
+}
