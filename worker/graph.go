@@ -9,6 +9,7 @@ import (
 
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/modelfile"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/protocol"
@@ -35,7 +36,7 @@ func ObjectGraphs(res *cluster.Resources, dir string) GraphOpener {
 				return nil, err
 			}
 		}
-		m, err := uai.ReadFile(path)
+		m, err := modelfile.Read(path)
 		if err != nil {
 			return nil, err
 		}

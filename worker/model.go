@@ -13,7 +13,7 @@ import (
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
-	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/model/modelfile"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/protocol"
 )
@@ -88,7 +88,7 @@ func openRaster(path string, spec protocol.JobSpec) (partition.Raster, io.Closer
 		}
 		return partition.Raster{Width: h.Width, Height: h.Height, Window: r.Window}, r, nil
 	}
-	m, err := uai.ReadFile(path)
+	m, err := modelfile.Read(path)
 	if err != nil {
 		return partition.Raster{}, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/opengm"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/spf13/cobra"
 )
@@ -31,7 +32,14 @@ tables are recognised in explicit files), forbidden entries and a memory estimat
 			}
 			w := cmd.OutOrStdout()
 			format, _ := uai.FormatOf(args[0])
-			fmt.Fprintf(w, "model      %s (%v)\n", args[0], format)
+			name := format.String()
+			switch {
+			case isGridFile(args[0]):
+				name = "grid"
+			case opengm.IsFile(args[0]):
+				name = "OpenGM HDF5"
+			}
+			fmt.Fprintf(w, "model      %s (%s)\n", args[0], name)
 			fmt.Fprintf(w, "variables  %d (labels %d..%d, %d with one label)\n", s.Vars, s.MinLabels, s.MaxLabels, s.OneLabel)
 			fmt.Fprintf(w, "factors    %d (%s)\n", s.Factors, countsByOrder(s))
 			fmt.Fprintf(w, "functions  %d distinct (%s)\n", s.Functions, countsByKind(s))

@@ -64,7 +64,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd(), newVerifyCmd())
-	root.AddCommand(newGenCmd(), newRunCmd())
+	root.AddCommand(newGenCmd(), newConvertCmd(), newRunCmd())
 	root.AddCommand(newServerCmd(), newWorkerCmd(), newCoordinatorCmd(), newSubmitCmd(), newStatusCmd(), newFetchCmd(), newCancelCmd())
 	return root
 }

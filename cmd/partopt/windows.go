@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
+	"github.com/partopt/partopt/model/modelfile"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
@@ -53,15 +53,10 @@ const (
 )
 
 // isGridFile says whether path names a tiled grid model.
-func isGridFile(path string) bool { return strings.EqualFold(filepath.Ext(path), ".grid") }
+func isGridFile(path string) bool { return modelfile.IsGrid(path) }
 
 // readModel reads a model file of any supported format into memory.
-func readModel(path string) (*model.Model, error) {
-	if isGridFile(path) {
-		return grid.ReadFile(path)
-	}
-	return uai.ReadFile(path)
-}
+func readModel(path string) (*model.Model, error) { return modelfile.Read(path) }
 
 // windowedReport is report.json of a windowed pbp run.
 type windowedReport struct {

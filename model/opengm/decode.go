@@ -36,7 +36,6 @@ var ErrFormat = errors.New("opengm: malformed model")
 // read refuses more than limit elements, so that a corrupt header cannot make Decode
 // allocate beyond what the file holds.
 type Source interface {
-	Has(name string) bool
 	Uint64s(name string, limit int) ([]uint64, error)
 	Float64s(name string, limit int) ([]float64, error)
 }

@@ -17,12 +17,6 @@ type mapSource struct {
 	f map[string][]float64
 }
 
-func (s mapSource) Has(name string) bool {
-	_, a := s.u[name]
-	_, b := s.f[name]
-	return a || b
-}
-
 func (s mapSource) Uint64s(name string, limit int) ([]uint64, error) {
 	v, ok := s.u[name]
 	if !ok {

@@ -1,0 +1,81 @@
+package opengm
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/partopt/partopt/model/uai"
+)
+
+// fixturePairs are the committed HDF5 fixtures and the LG files of the same models
+// (testdata/make_fixtures.py): superblocks 0 and 2 (potts_grid), contiguous and chunked
+// gzip+shuffle datasets, double and float values, explicit and Potts functions
+// (potts_grid) and every function type (mixed).
+var fixturePairs = []struct{ h5, lg string }{
+	{"potts_grid_sb0.h5", "potts_grid.LG"},
+	{"potts_grid_sb2_chunked.h5", "potts_grid.LG"},
+	{"mixed_sb0.h5", "mixed.LG"},
+	{"mixed_sb0_chunked_float.h5", "mixed.LG"},
+}
+
+// TestHDF5EqualsLG: every fixture reads, and gives the energy of the same model read
+// from the LG file (exactly) on 500 random labelings and the all-zero one.
+func TestHDF5EqualsLG(t *testing.T) {
+	for _, p := range fixturePairs {
+		t.Run(p.h5, func(t *testing.T) {
+			h, err := ReadFile(filepath.Join("testdata", p.h5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := uai.ReadFile(filepath.Join("testdata", p.lg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.NumVars() != l.NumVars() {
+				t.Fatalf("%d variables, the LG file %d", h.NumVars(), l.NumVars())
+			}
+			for v := range h.NumVars() {
+				if h.NumLabels(v) != l.NumLabels(v) {
+					t.Fatalf("variable %d: %d labels, the LG file %d", v, h.NumLabels(v), l.NumLabels(v))
+				}
+			}
+			rng := rand.New(rand.NewPCG(5, 6))
+			x := make([]int, h.NumVars())
+			for range 501 {
+				if eh, el := h.Energy(x), l.Energy(x); eh != el && !(math.Abs(eh-el) <= 1e-12*math.Max(1, math.Abs(el))) {
+					t.Fatalf("labeling %v: energy %v, the LG file %v", x, eh, el)
+				}
+				for v := range x {
+					x[v] = rng.IntN(h.NumLabels(v))
+				}
+			}
+		})
+	}
+}
+
+// TestReadFileErrors: a file that is not HDF5, a truncated one and a missing one are
+// errors naming the file.
+func TestReadFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("testdata", "mixed_sb0.h5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"text.h5": []byte("MARKOV\n1\n2\n0\n"), "cut.h5": data[:len(data)/2], "empty.h5": nil}
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadFile(path); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := ReadFile(filepath.Join(dir, "none.h5")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
