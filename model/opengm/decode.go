@@ -44,6 +44,13 @@ type Source interface {
 // int32 in package model).
 const maxCount = math.MaxInt32
 
+// MaxExpanded bounds the table entries Decode creates from parametric functions that
+// package model has no parametric form for (Potts-N, sparse, constant-plus-Potts and
+// negative-weight differences are expanded to tables): 2^24 entries, 128 MiB, in all.
+// A few bytes of a file can declare such a function of any size; the tables the file
+// stores explicitly are bounded by its data instead.
+const MaxExpanded = 1 << 24
+
 // Decode builds the model an OpenGM group describes. It checks everything it reads
 // against the header and the label counts: a file that does not follow the layout
 // gives an error wrapping ErrFormat, never a panic or an allocation beyond the
@@ -84,6 +91,7 @@ func Decode(src Source) (*model.Model, error) {
 	b := model.NewBuilder(labels)
 	// fns[t][i] is function i of type position t.
 	fns := make([][]function, nTypes)
+	budget := MaxExpanded
 	for t := range fns {
 		id, count := header[5+2*t], header[6+2*t]
 		if count == 0 {
@@ -92,7 +100,7 @@ func Decode(src Source) (*model.Model, error) {
 		if count > maxCount {
 			return nil, fmt.Errorf("%w: %d functions of type %d", ErrFormat, count, id)
 		}
-		if fns[t], err = readFunctions(src, b, id, int(count)); err != nil {
+		if fns[t], err = readFunctions(src, b, id, int(count), &budget); err != nil {
 			return nil, err
 		}
 	}
@@ -117,7 +125,7 @@ type function struct {
 }
 
 // readFunctions decodes the count functions of type id.
-func readFunctions(src Source, b *model.Builder, id uint64, count int) ([]function, error) {
+func readFunctions(src Source, b *model.Builder, id uint64, count int, budget *int) ([]function, error) {
 	name, ok := typeNames[id]
 	if !ok {
 		return nil, fmt.Errorf("opengm: function type %d is not supported (known: 16000–16008)", id)
@@ -133,7 +141,7 @@ func readFunctions(src Source, b *model.Builder, id uint64, count int) ([]functi
 	if err != nil {
 		return nil, fmt.Errorf("opengm: %s functions: %w", name, err)
 	}
-	r := &reader{idx: idx, vals: vals, what: name}
+	r := &reader{idx: idx, vals: vals, what: name, budget: budget}
 	out := make([]function, 0, min(count, len(idx)))
 	for i := range count {
 		f, err := r.function(b, id)
@@ -150,10 +158,20 @@ func readFunctions(src Source, b *model.Builder, id uint64, count int) ([]functi
 
 // reader walks the index and value sequences of one function type.
 type reader struct {
-	idx  []uint64
-	vals []float64
-	i, v int
-	what string
+	idx    []uint64
+	vals   []float64
+	i, v   int
+	what   string
+	budget *int // table entries still allowed to be expanded (MaxExpanded)
+}
+
+// expand reserves n entries of the expansion budget.
+func (r *reader) expand(n int) error {
+	if n > *r.budget {
+		return fmt.Errorf("opengm: expanding the %s functions to tables needs more than %d entries (MaxExpanded)", r.what, MaxExpanded)
+	}
+	*r.budget -= n
+	return nil
 }
 
 func (r *reader) index() (uint64, error) {
@@ -242,8 +260,14 @@ func (r *reader) function(b *model.Builder, id uint64) (function, error) {
 		}
 		return function{shape: shape, id: -1, c: v[0]}, nil
 	case PottsN:
+		if order == 0 {
+			return function{}, fmt.Errorf("%w: a Potts-N function of order 0", ErrFormat)
+		}
 		v, err := r.values(2)
 		if err != nil {
+			return function{}, err
+		}
+		if err := r.expand(size); err != nil {
 			return function{}, err
 		}
 		table = make([]float64, size)
@@ -304,6 +328,9 @@ func (r *reader) pairwise(b *model.Builder, id uint64, shape []int) (function, e
 	if shape[0] > model.MaxTableSize/shape[1] {
 		return function{}, fmt.Errorf("opengm: a %d×%d table is too large", shape[0], shape[1])
 	}
+	if err := r.expand(shape[0] * shape[1]); err != nil {
+		return function{}, err
+	}
 	table := make([]float64, shape[0]*shape[1])
 	for a := range shape[0] {
 		for bb := range shape[1] {
@@ -345,6 +372,9 @@ func (r *reader) sparse(shape []int, size int) ([]float64, error) {
 	}
 	v, err := r.values(1 + int(n))
 	if err != nil {
+		return nil, err
+	}
+	if err := r.expand(size); err != nil {
 		return nil, err
 	}
 	first := make([]float64, size)

@@ -2,6 +2,7 @@ package opengm
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/partopt/partopt/internal/hdf5"
@@ -25,13 +26,27 @@ func ReadFile(path string) (*model.Model, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return decodeFile(f, path)
+}
+
+// Read reads the OpenGM model in the HDF5 file r of size bytes, as ReadFile; name is
+// used in error messages.
+func Read(r io.ReaderAt, size int64, name string) (*model.Model, error) {
+	f, err := hdf5.Open(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return decodeFile(f, name)
+}
+
+func decodeFile(f *hdf5.File, name string) (*model.Model, error) {
 	group, err := modelGroup(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	m, err := Decode(fileSource{f, group})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return m, nil
 }
