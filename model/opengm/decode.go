@@ -424,6 +424,10 @@ func addFactors(src Source, b *model.Builder, fns [][]function, labels []int, n 
 	if err != nil {
 		return fmt.Errorf("opengm: factors: %w", err)
 	}
+	if len(data)/3 < n {
+		return fmt.Errorf("%w: %d entries of factors cannot hold %d factors", ErrFormat, len(data), n)
+	}
+	b.Grow(n, len(data)-3*n) // the scopes take what the factors' headers leave
 	args := make([]int, 0, 8)
 	at := 0
 	for f := range n {
@@ -470,6 +474,9 @@ func addFactors(src Source, b *model.Builder, fns [][]function, labels []int, n 
 // firstToLastFastest reorders a table stored first variable fastest (OpenGM, marray's
 // default) into last variable fastest (package model, UAI).
 func firstToLastFastest(shape []int, t []float64) []float64 {
+	if len(shape) <= 1 {
+		return t // one order; the builder copies what it keeps
+	}
 	out := make([]float64, len(t))
 	k := len(shape)
 	idx := make([]int, k)

@@ -273,6 +273,7 @@ func TestDecodeRejectsMalformedModels(t *testing.T) {
 		{"factor variable", func(s mapSource) { s.u["factors"][3] = 7 }, "variable 7"},
 		{"factor shape", func(s mapSource) { s.u["factors"][3], s.u["factors"][4] = 1, 0 }, "does not match"},
 		{"factors short", func(s mapSource) { s.u["factors"] = s.u["factors"][:8] }, "end at factor 1"},
+		{"factors shorter", func(s mapSource) { s.u["factors"] = s.u["factors"][:5] }, "cannot hold 2 factors"},
 		{"factors long", func(s mapSource) { s.u["factors"] = append(s.u["factors"], 0) }, "left over"},
 		{"repeated variable", func(s mapSource) { s.u["factors"][8] = 0; s.u["numbers-of-states"][1] = 2 }, ""},
 		{"missing dataset", func(s mapSource) { delete(s.u, "factors") }, "no dataset factors"},

@@ -3,6 +3,8 @@
 
 Run from this directory with Debian's h5py (apt-get install python3-h5py):
     /usr/bin/python3 make_fixtures.py
+or, for the benchmark's large model (not committed), a W×H Potts grid of K labels:
+    /usr/bin/python3 make_fixtures.py --grid W H K OUT.h5
 
 Each model is written twice: NAME.h5 in OpenGM's layout (group "gm": header,
 numbers-of-states, factors, function-id-<ID>/{indices,values}; explicit tables first
@@ -143,5 +145,39 @@ def main():
     mix.write_lg("mixed.LG")
 
 
+def big_grid(w, h, k, path):
+    """A W×H grid in OpenGM's layout, built with whole-array operations: one explicit
+    unary function per variable, one shared Potts function, chunked gzip datasets."""
+    rng = np.random.default_rng(7)
+    n = w * h
+    unary_idx = np.tile(np.array([1, k], dtype=np.uint64), n)
+    unary_val = np.round(rng.uniform(0, 4, size=n * k) * 8) / 8
+    v = np.arange(n, dtype=np.uint64).reshape(h, w)
+    right = np.stack([v[:, :-1].ravel(), v[:, 1:].ravel()], axis=1)
+    down = np.stack([v[:-1, :].ravel(), v[1:, :].ravel()], axis=1)
+    pairs = np.concatenate([right, down])
+    fu = np.stack([np.arange(n, dtype=np.uint64), np.zeros(n, np.uint64), np.ones(n, np.uint64), v.ravel()], axis=1)
+    fp = np.concatenate([np.zeros((len(pairs), 1), np.uint64), np.ones((len(pairs), 1), np.uint64),
+                         np.full((len(pairs), 1), 2, np.uint64), pairs], axis=1)
+    factors = np.concatenate([fu.ravel(), fp.ravel()])
+    kw = dict(chunks=(1 << 16,), compression="gzip", shuffle=True)
+    with h5py.File(path, "w") as f:
+        g = f.create_group("gm")
+        header = [2, 0, n, n + len(pairs), 2, EXPLICIT, n, POTTS, 1, 1]
+        g.create_dataset("header", data=np.array(header, dtype=np.uint64))
+        g.create_dataset("numbers-of-states", data=np.full(n, k, dtype=np.uint64), **kw)
+        e = g.create_group("function-id-%d" % EXPLICIT)
+        e.create_dataset("indices", data=unary_idx, **kw)
+        e.create_dataset("values", data=unary_val, **kw)
+        p = g.create_group("function-id-%d" % POTTS)
+        p.create_dataset("indices", data=np.array([k, k], dtype=np.uint64))
+        p.create_dataset("values", data=np.array([0.0, 1.25]))
+        g.create_dataset("factors", data=factors, **kw)
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+    if len(sys.argv) == 6 and sys.argv[1] == "--grid":
+        big_grid(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
+    else:
+        main()
