@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 )
 
 // signature opens every HDF5 superblock.
@@ -22,6 +23,9 @@ type File struct {
 	lenSize int    // size of lengths in bytes
 	version int    // superblock version
 	root    uint64 // object header address of the root group
+
+	mu     sync.Mutex
+	groups map[uint64][]link // members of the groups read so far, by object header address
 }
 
 // Open reads the superblock and root group of an HDF5 file of the given size read

@@ -32,11 +32,7 @@ func (f *File) List(group string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := f.objectHeader(addr, displayPath(group))
-	if err != nil {
-		return nil, fmt.Errorf("hdf5: %w", err)
-	}
-	links, err := f.links(h, displayPath(group))
+	links, err := f.groupLinks(addr, displayPath(group))
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +57,7 @@ func (f *File) resolve(path string) (uint64, error) {
 		if name == "" {
 			continue
 		}
-		h, err := f.objectHeader(addr, displayPath(cur))
-		if err != nil {
-			return 0, fmt.Errorf("hdf5: %w", err)
-		}
-		links, err := f.links(h, displayPath(cur))
+		links, err := f.groupLinks(addr, displayPath(cur))
 		if err != nil {
 			return 0, err
 		}
@@ -86,6 +78,31 @@ func (f *File) resolve(path string) (uint64, error) {
 		}
 	}
 	return addr, nil
+}
+
+// groupLinks returns the members of the group at addr, reading them once.
+func (f *File) groupLinks(addr uint64, path string) ([]link, error) {
+	f.mu.Lock()
+	ls, ok := f.groups[addr]
+	f.mu.Unlock()
+	if ok {
+		return ls, nil
+	}
+	h, err := f.objectHeader(addr, path)
+	if err != nil {
+		return nil, fmt.Errorf("hdf5: %w", err)
+	}
+	ls, err = f.links(h, path)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	if f.groups == nil {
+		f.groups = map[uint64][]link{}
+	}
+	f.groups[addr] = ls
+	f.mu.Unlock()
+	return ls, nil
 }
 
 // links returns the members of the group whose object header is h: from its

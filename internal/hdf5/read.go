@@ -220,6 +220,7 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 	buf := make([]byte, 0, chunkBytes)
 	keySize := 8 + 8*(rank+1)
 	offs := make([]uint64, rank)
+	var zr io.ReadCloser // reused across chunks: a new one allocates 40 KB
 	err := d.f.walkBTree(d.dataAddr, 1, keySize, func(key []byte, child uint64) error {
 		stored := uint64(binary.LittleEndian.Uint32(key))
 		mask := binary.LittleEndian.Uint32(key[4:])
@@ -243,7 +244,7 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		data, err = d.decode(data, mask, buf, int(chunkBytes), child)
+		data, err = d.decode(data, mask, buf, int(chunkBytes), child, &zr)
 		if err != nil {
 			return err
 		}
@@ -294,7 +295,7 @@ func (d *Dataset) place(out, chunk []byte, offs []uint64) {
 // decode undoes the filter pipeline on one stored chunk (filters run in reverse
 // order, skipping those the chunk's mask excludes) and checks that the result is
 // exactly want bytes long. buf is scratch space of capacity want.
-func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint64) ([]byte, error) {
+func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint64, zr *io.ReadCloser) ([]byte, error) {
 	for i := len(d.filters) - 1; i >= 0; i-- {
 		if i < 32 && mask&(1<<uint(i)) != 0 {
 			continue
@@ -302,7 +303,12 @@ func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint
 		fl := d.filters[i]
 		switch fl.id {
 		case filterDeflate:
-			zr, err := zlib.NewReader(bytes.NewReader(data))
+			var err error
+			if *zr == nil {
+				*zr, err = zlib.NewReader(bytes.NewReader(data))
+			} else {
+				err = (*zr).(zlib.Resetter).Reset(bytes.NewReader(data), nil)
+			}
 			if err != nil {
 				return nil, formatErr("chunk at offset %#x: deflate: %v", at, err)
 			}
@@ -310,7 +316,7 @@ func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint
 			// the stream claims.
 			lim := want + 8 // room for a following fletcher32 checksum
 			b := bytes.NewBuffer(buf[:0])
-			if _, err := io.Copy(b, io.LimitReader(zr, int64(lim+1))); err != nil {
+			if _, err := io.Copy(b, io.LimitReader(*zr, int64(lim+1))); err != nil {
 				return nil, formatErr("chunk at offset %#x: deflate: %v", at, err)
 			}
 			if b.Len() > lim {
