@@ -102,7 +102,7 @@ func (f *File) readSuperblock() error {
 	if _, err := f.r.ReadAt(b, at); err != nil && err != io.EOF {
 		return formatErr("hdf5: reading superblock at offset %d: %v", at, err)
 	}
-	if len(b) < 13 {
+	if len(b) < 16 {
 		return formatErr("hdf5: superblock at offset %d: truncated", at)
 	}
 	f.version = int(b[8])

@@ -1,0 +1,181 @@
+package hdf5
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestListSorted(t *testing.T) {
+	f := openFixture(t, "sb0.h5")
+	root, err := f.List("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"be", "layout", "many", "multi", "nested", "other", "types"}
+	if !slices.Equal(root, want) {
+		t.Fatalf("List(/) = %v, want %v", root, want)
+	}
+	if r2, err := f.List(""); err != nil || !slices.Equal(r2, root) {
+		t.Fatalf(`List("") = %v, %v`, r2, err)
+	}
+	if got, err := f.List("nested/a"); err != nil || !slices.Equal(got, []string{"b", "x"}) {
+		t.Fatalf("List(nested/a) = %v, %v", got, err)
+	}
+	if _, err := f.List("types/u64"); err == nil {
+		t.Fatal("List of a dataset succeeded")
+	}
+	if _, err := f.List("nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("List(nope): %v, want ErrNotFound", err)
+	}
+}
+
+// TestManyMembers reads an old-style group of 330 members (30 datasets, 300 hard
+// links to them), whose B-tree has more than one level.
+func TestManyMembers(t *testing.T) {
+	f := openFixture(t, "sb0.h5")
+	names, err := f.List("many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 330 || !slices.IsSorted(names) {
+		t.Fatalf("%d names, sorted %v", len(names), slices.IsSorted(names))
+	}
+	for i := range 300 {
+		d, err := f.Dataset(fmt.Sprintf("many/l%03d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := d.Int64s(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v) != 1 || v[0] != int64(i%30) {
+			t.Fatalf("many/l%03d = %v, want [%d]", i, v, i%30)
+		}
+	}
+	// The group's B-tree must have grown a second level for this test to
+	// exercise internal nodes.
+	addr, err := f.resolve("many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.objectHeader(addr, "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.first(msgSymbolTable)
+	dec := f.decoder(m.data, m.at, "")
+	btree := dec.addr()
+	b, err := f.readAt(btree, 8, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[5] < 1 {
+		t.Fatalf("group B-tree root at level %d, want ≥ 1", b[5])
+	}
+}
+
+func TestPaths(t *testing.T) {
+	f := openFixture(t, "sb2.h5")
+	for _, p := range []string{"nested/a/b/data", "/nested/a/b/data", "nested//a/b/data/"} {
+		d, err := f.Dataset(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if v, err := d.Uint64s(0); err != nil || !slices.Equal(v, []uint64{7, 8, 9}) {
+			t.Fatalf("%s = %v, %v", p, v, err)
+		}
+	}
+	for _, p := range []string{"nested/a/c", "nested/a/b/data/x", "types/nope"} {
+		_, err := f.Dataset(p)
+		if err == nil || !strings.Contains(err.Error(), "/nested") && !strings.Contains(err.Error(), "/types") {
+			t.Fatalf("Dataset(%s): %v, want an error naming the path", p, err)
+		}
+	}
+	if _, err := f.Dataset("nested/a"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Dataset of a group: %v, want ErrNotFound", err)
+	}
+}
+
+func TestConversions(t *testing.T) {
+	f := openFixture(t, "sb0.h5")
+	get := func(p string) *Dataset {
+		d, err := f.Dataset(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if _, err := get("types/i32").Uint64s(0); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Fatalf("Uint64s of negative integers: %v", err)
+	}
+	if _, err := get("types/u64").Int64s(0); err == nil || !strings.Contains(err.Error(), "overflows") {
+		t.Fatalf("Int64s of 2^64-1: %v", err)
+	}
+	if _, err := get("types/f64").Uint64s(0); err == nil {
+		t.Fatal("Uint64s of floats succeeded")
+	}
+	if v, err := get("types/u8").Int64s(0); err != nil || v[1] != 15 {
+		t.Fatalf("Int64s of u8: %v, %v", v, err)
+	}
+	if v, err := get("types/i64").Float64s(0); err != nil || v[0] != -(1<<63) {
+		t.Fatalf("Float64s of i64: %v, %v", v, err)
+	}
+	d := get("layout/gzip")
+	if _, err := d.Float64s(999); !errors.Is(err, ErrLimit) {
+		t.Fatalf("limit 999 on 1000 elements: %v, want ErrLimit", err)
+	}
+	if v, err := d.Float64s(1000); err != nil || len(v) != 1000 {
+		t.Fatalf("limit 1000: %d values, %v", len(v), err)
+	}
+	if s := get("layout/scalar"); len(s.Shape()) != 0 || s.Len() != 1 {
+		t.Fatalf("scalar: shape %v, Len %d", s.Shape(), s.Len())
+	}
+	if c := get("other/str").Class(); c != String {
+		t.Fatalf("class of a string dataset: %v", c)
+	}
+	if f.SuperblockVersion() != 0 {
+		t.Fatalf("superblock version %d", f.SuperblockVersion())
+	}
+}
+
+// TestDeclaredSizeBound makes a dataset declare far more elements than the file
+// could hold: reading it fails with ErrLimit instead of allocating.
+func TestDeclaredSizeBound(t *testing.T) {
+	data, err := os.ReadFile("testdata/sb0.h5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := openFixture(t, "sb0.h5")
+	d, err := f.Dataset("layout/gzip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.objectHeader(d.addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.first(msgDataspace)
+	// Version 1 dataspace: 8 bytes of prefix, then the dimension (8 bytes).
+	at := m.at + 8
+	big := append([]byte(nil), data...)
+	copy(big[at:], []byte{0, 0, 0, 0, 0, 0, 0x10, 0}) // 2^52 elements
+	g, err := Open(strings.NewReader(string(big)), int64(len(big)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err = g.Dataset("layout/gzip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Len() != 1<<52 {
+		t.Fatalf("Len %d after patching", d.Len())
+	}
+	if _, err := d.Float64s(0); !errors.Is(err, ErrLimit) {
+		t.Fatalf("Float64s: %v, want ErrLimit", err)
+	}
+}
