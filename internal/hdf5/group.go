@@ -221,7 +221,13 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 		return nil, err
 	}
 	var ls []link
+	seen := map[uint64]bool{}
 	err = f.walkBTree(btree, 0, f.lenSize, func(_ []byte, child uint64) error {
+		// Each node once, so the entries are bounded by the file's size.
+		if seen[child] {
+			return formatErr("symbol table node at offset %#x: listed twice", child)
+		}
+		seen[child] = true
 		more, err := f.symbolNode(child, heap)
 		ls = append(ls, more...)
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 )
 
 // MaxExpansion bounds how many bytes of element data a file may declare per byte
@@ -213,13 +214,14 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 			return nil, fmt.Errorf("chunk shape %v of %d-byte elements exceeds %d× the file size: %w", d.chunk, d.size, MaxExpansion, ErrLimit)
 		}
 	}
-	if cells > d.n || cells*chunkBytes > 2*d.f.maxBytes() {
+	if hi, lo := bits.Mul64(cells, chunkBytes); cells > d.n || hi != 0 || lo > 2*d.f.maxBytes() {
 		return nil, fmt.Errorf("%d chunks of %d bytes exceed %d× the file size: %w", cells, chunkBytes, MaxExpansion, ErrLimit)
 	}
 	done := make([]uint64, (cells+63)/64)
 	buf := make([]byte, 0, chunkBytes)
 	keySize := 8 + 8*(rank+1)
 	offs := make([]uint64, rank)
+	var total uint64     // stored bytes read
 	var zr io.ReadCloser // reused across chunks: a new one allocates 40 KB
 	err := d.f.walkBTree(d.dataAddr, 1, keySize, func(key []byte, child uint64) error {
 		stored := uint64(binary.LittleEndian.Uint32(key))
@@ -240,6 +242,12 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 			return formatErr("chunk at offset %#x: chunk %v appears twice", child, offs)
 		}
 		done[cell/64] |= 1 << (cell % 64)
+		// Chunks do not overlap, so together they fit in the file; this
+		// bounds the reading of chunks listed under several cells.
+		total += stored
+		if total > uint64(d.f.size) {
+			return formatErr("chunk at offset %#x: stored chunks add up to more than the file", child)
+		}
 		data, err := d.f.readAt(child, stored, "chunk")
 		if err != nil {
 			return err

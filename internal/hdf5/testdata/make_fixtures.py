@@ -118,6 +118,16 @@ def main():
         put(f, "x", np.arange(5, dtype="<i4"))
     with h5py.File("userblock.h5", "r") as f:
         expected["userblock.h5"] = record(f)
+    # Small files, the seeds of FuzzOpen: one of each storage kind.
+    for name, kw in [("small0.h5", {}), ("small2.h5", {"libver": ("v108", "v108")})]:
+        with h5py.File(name, "w", **kw) as f:
+            put(f, "c", np.arange(-3, 3, dtype=">i2"))
+            put(f, "z", np.arange(30, dtype="<f4").reshape(5, 6), chunks=(2, 4),
+                compression="gzip", shuffle=True, fletcher32=True)
+            g = f.create_group("g")
+            put(g, "u", np.arange(3, dtype="<u8"))
+        with h5py.File(name, "r") as f:
+            expected[name] = record(f)
     with open("expected.json", "w") as w:
         json.dump(expected, w, sort_keys=True, separators=(",", ":"))
         w.write("\n")
