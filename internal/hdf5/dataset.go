@@ -57,8 +57,9 @@ type Dataset struct {
 	path string
 	addr uint64 // object header
 
-	shape []uint64
-	n     uint64 // number of elements
+	shape    []uint64
+	maxShape []uint64 // maximum dimensions (^0: unlimited)
+	n        uint64   // number of elements
 
 	class     Class
 	size      int // element size in bytes
@@ -66,11 +67,18 @@ type Dataset struct {
 	signed    bool
 	typeErr   error // why the datatype cannot be read, or nil
 
-	layout    int
-	dataAddr  uint64   // contiguous data or chunk B-tree
-	dataSize  uint64   // contiguous size in bytes
-	compact   []byte   // compact data
-	chunk     []uint64 // chunk shape (rank entries)
+	layout   int
+	dataAddr uint64   // contiguous data or chunk B-tree
+	dataSize uint64   // contiguous size in bytes
+	compact  []byte   // compact data
+	chunk    []uint64 // chunk shape (rank entries)
+	index    int      // chunk index type (indexBTree1, …)
+	single   struct {
+		size uint64 // filtered size of a single chunk
+		mask uint32
+	}
+	pageBits  int  // fixed array: log2 of the entries per data block page
+	rawEdges  bool // partial edge chunks are stored unfiltered
 	filters   []filter
 	fill      []byte // fill value of one element, nil for zeros
 	layoutErr error  // why the storage cannot be read, or nil
@@ -211,7 +219,13 @@ func (f *File) decodeDataspace(ds *Dataset, m *message) error {
 		overflow = overflow || hi != 0
 		n = lo
 	}
-	_ = flags // maximum dimensions and permutation indices follow; not needed
+	ds.maxShape = ds.shape
+	if flags&1 != 0 {
+		ds.maxShape = make([]uint64, rank)
+		for i := range ds.maxShape {
+			ds.maxShape[i] = d.length()
+		}
+	}
 	if d.err != nil {
 		return d.err
 	}
@@ -330,8 +344,7 @@ func (f *File) decodeLayout(ds *Dataset, m *message) error {
 			ds.dataSize = d.length()
 		case layoutChunked:
 			if version == 4 {
-				ds.layoutErr = unsupportedErr("layout message version 4 chunk indexes (files written with libver='latest' or v110+)")
-				return nil
+				return f.decodeLayout4(ds, d, m)
 			}
 			ndims := int(d.u8())
 			ds.dataAddr = d.addr()
@@ -359,6 +372,68 @@ func (f *File) decodeLayout(ds *Dataset, m *message) error {
 	default:
 		return unsupportedErr("layout message at offset %#x: version %d", m.at, version)
 	}
+}
+
+// Chunk index types. Version 1 B-trees index the chunks of layout messages
+// 1–3; the others are layout message version 4's.
+const (
+	indexBTree1     = 0
+	indexSingle     = 1
+	indexImplicit   = 2
+	indexFixedArray = 3
+	indexExtArray   = 4
+	indexBTree2     = 5
+)
+
+// decodeLayout4 decodes the chunked storage of a version 4 layout message; d is
+// past the layout class.
+func (f *File) decodeLayout4(ds *Dataset, d *decoder, m *message) error {
+	flags := d.u8()
+	ndims := int(d.u8())
+	enc := int(d.u8())
+	if d.err == nil && (ndims < 2 || ndims > maxRank+1 || enc < 1 || enc > 8) {
+		d.fail("chunk dimensionality %d, %d bytes per dimension", ndims, enc)
+	}
+	if d.err != nil {
+		return d.err
+	}
+	dims := make([]uint64, ndims)
+	for i := range dims {
+		dims[i] = d.uint(enc)
+	}
+	ds.rawEdges = flags&1 != 0
+	ds.index = int(d.u8())
+	switch ds.index {
+	case indexSingle:
+		if flags&2 != 0 {
+			ds.single.size = d.length()
+			ds.single.mask = d.u32()
+		}
+	case indexImplicit:
+	case indexFixedArray:
+		ds.pageBits = int(d.u8())
+	case indexExtArray:
+		d.skip(5)
+		ds.layoutErr = unsupportedErr("extensible array chunk index (dataset with an unlimited dimension, layout message version 4)")
+	case indexBTree2:
+		d.skip(6)
+		ds.layoutErr = unsupportedErr("version 2 B-tree chunk index (layout message version 4)")
+	default:
+		d.fail("chunk index type %d", ds.index)
+	}
+	ds.dataAddr = d.addr()
+	if d.err != nil {
+		return d.err
+	}
+	if dims[ndims-1] > 1<<20 {
+		return formatErr("layout message at offset %#x: chunk element size %d", m.at, dims[ndims-1])
+	}
+	for _, x := range dims[:ndims-1] {
+		if x > 1<<32 {
+			return formatErr("layout message at offset %#x: chunk dimension %d", m.at, x)
+		}
+	}
+	return ds.setChunk(dims, m.at)
 }
 
 // setChunk records the chunk shape from the layout's dimensions, whose last entry

@@ -24,11 +24,12 @@
 //     local heap) and new-style compact groups (link messages). Only hard links
 //     are followed. Dense link storage (a fractal heap, used by libver v108+
 //     files for groups of more than 8 members) is refused.
-//   - Datasets with compact, contiguous and chunked storage; chunks indexed by a
-//     version 1 B-tree (layout message versions 1–3). Layout message version 4
-//     (written by libver v110/'latest') is read for compact and contiguous data;
-//     its new chunk indexes are refused. Unwritten chunks and unallocated
-//     contiguous data read as the fill value.
+//   - Datasets with compact, contiguous and chunked storage. Chunks indexed by a
+//     version 1 B-tree (layout message versions 1–3) and, from layout message
+//     version 4 (libver v110/'latest'), by a single chunk, the implicit index or
+//     a fixed array (paged or not); the extensible array and version 2 B-tree
+//     indexes of datasets with unlimited dimensions are refused. Unwritten chunks
+//     and unallocated contiguous data read as the fill value.
 //   - Filters deflate, shuffle and fletcher32 (verified); others (szip, lzf,
 //     scale-offset, n-bit, …) are refused.
 //   - Element types: fixed-point (signed or unsigned, 1, 2, 4 or 8 bytes) and
@@ -52,6 +53,6 @@
 // its size; and a dataset's element data may not exceed MaxExpansion times the
 // file size (plus 1 MiB), the most that compression could account for.
 //
-// Checksums of version 2 metadata (superblock 2/3, object header v2) are not
-// verified.
+// Checksums of version 2 metadata (superblock 2/3, object header v2, fixed
+// arrays) are not verified; fletcher32 checksums of chunks are.
 package hdf5

@@ -219,24 +219,18 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 	}
 	done := make([]uint64, (cells+63)/64)
 	buf := make([]byte, 0, chunkBytes)
-	keySize := 8 + 8*(rank+1)
-	offs := make([]uint64, rank)
 	var total uint64     // stored bytes read
 	var zr io.ReadCloser // reused across chunks: a new one allocates 40 KB
-	err := d.f.walkBTree(d.dataAddr, 1, keySize, func(key []byte, child uint64) error {
-		stored := uint64(binary.LittleEndian.Uint32(key))
-		mask := binary.LittleEndian.Uint32(key[4:])
+	use := func(offs []uint64, child, stored uint64, mask uint32) error {
 		cell := uint64(0)
+		partial := false
 		for i := range rank {
-			o := binary.LittleEndian.Uint64(key[8+8*i:])
+			o := offs[i]
 			if o%d.chunk[i] != 0 || o >= d.shape[i] {
 				return formatErr("chunk at offset %#x: offset %d in dimension %d is off the chunk grid %v of shape %v", child, o, i, d.chunk, d.shape)
 			}
-			offs[i] = o
 			cell = cell*grid[i] + o/d.chunk[i]
-		}
-		if binary.LittleEndian.Uint64(key[8+8*rank:]) != 0 {
-			return formatErr("chunk at offset %#x: non-zero element offset", child)
+			partial = partial || o+d.chunk[i] > d.shape[i]
 		}
 		if done[cell/64]&(1<<(cell%64)) != 0 {
 			return formatErr("chunk at offset %#x: chunk %v appears twice", child, offs)
@@ -252,13 +246,55 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 		if err != nil {
 			return err
 		}
+		if partial && d.rawEdges {
+			mask = ^uint32(0)
+		}
 		data, err = d.decode(data, mask, buf, int(chunkBytes), child, &zr)
 		if err != nil {
 			return err
 		}
 		d.place(out, data, offs)
 		return nil
-	})
+	}
+	var err error
+	switch d.index {
+	case indexBTree1:
+		offs := make([]uint64, rank)
+		keySize := 8 + 8*(rank+1)
+		err = d.f.walkBTree(d.dataAddr, 1, keySize, func(key []byte, child uint64) error {
+			for i := range rank {
+				offs[i] = binary.LittleEndian.Uint64(key[8+8*i:])
+			}
+			if binary.LittleEndian.Uint64(key[8+8*rank:]) != 0 {
+				return formatErr("chunk at offset %#x: non-zero element offset", child)
+			}
+			return use(offs, child, uint64(binary.LittleEndian.Uint32(key)), binary.LittleEndian.Uint32(key[4:]))
+		})
+	case indexSingle:
+		if cells != 1 {
+			return nil, formatErr("single chunk index for %d chunks", cells)
+		}
+		stored, mask := chunkBytes, uint32(0)
+		if len(d.filters) > 0 {
+			stored, mask = d.single.size, d.single.mask
+		}
+		err = use(make([]uint64, rank), d.dataAddr, stored, mask)
+	case indexImplicit:
+		if len(d.filters) > 0 {
+			return nil, formatErr("implicit chunk index with filters")
+		}
+		err = d.eachCell(grid, func(offs []uint64, lin uint64) error {
+			hi, lo := bits.Mul64(lin, chunkBytes)
+			if hi != 0 || !d.f.inFile(d.dataAddr+lo, chunkBytes) {
+				return formatErr("implicit chunk %v outside the file", offs)
+			}
+			return use(offs, d.dataAddr+lo, chunkBytes, 0)
+		})
+	case indexFixedArray:
+		err = d.fixedArray(grid, chunkBytes, use)
+	default:
+		return nil, unsupportedErr("chunk index type %d", d.index)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // fixtures lists the .h5 files of testdata.
@@ -133,6 +134,10 @@ func FuzzOpen(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A hang would stall the fuzzer without a report; crash instead so
+		// that the input is saved.
+		watchdog := time.AfterFunc(10*time.Second, func() { panic("walk took more than 10 s") })
+		defer watchdog.Stop()
 		walk(data, 1<<16)
 	})
 }

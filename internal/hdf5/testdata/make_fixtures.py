@@ -45,7 +45,7 @@ def build(f, many, links):
     lay = f.create_group("layout")
     put(lay, "contig", np.arange(20, dtype="<f8"))
     put(lay, "chunked", np.arange(100, dtype="<i4"), chunks=(16,))
-    put(lay, "gzip", np.arange(1000, dtype="<f8") / 8, chunks=(64,),
+    put(lay, "gzip", np.arange(400, dtype="<f8") / 8, chunks=(64,),
         compression="gzip", compression_opts=6)
     put(lay, "gzip_shuffle", np.arange(30 * 17, dtype="<i4").reshape(30, 17) - 100,
         chunks=(8, 5), compression="gzip", shuffle=True)
@@ -87,6 +87,24 @@ def build(f, many, links):
     put(u, "str", np.array([b"ab", b"cd"], dtype="S2"))
 
 
+def build_v4(f):
+    """Chunk indexes of layout message version 4 (libver latest only)."""
+    v = f.create_group("v4")
+    put(v, "single", np.arange(12, dtype="<i4").reshape(3, 4), chunks=(3, 4))
+    put(v, "single_gzip", np.arange(12, dtype="<f8"), chunks=(12,),
+        compression="gzip")
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_chunk((4,))
+    dcpl.set_alloc_time(h5py.h5d.ALLOC_TIME_EARLY)
+    space = h5py.h5s.create_simple((10,))
+    did = h5py.h5d.create(v.id, b"implicit", h5py.h5t.STD_I16LE, space, dcpl=dcpl)
+    did.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(10, dtype="<i2") * -3)
+    did.close()
+    # More than 1024 chunks: a paged fixed array.
+    put(v, "paged", (np.arange(1100) % 251).astype("u1"), chunks=(1,))
+    put(v, "extensible", np.arange(5, dtype="<i4"), chunks=(2,), maxshape=(None,))
+
+
 def record(f):
     out = {}
 
@@ -104,7 +122,7 @@ def record(f):
 
 def main():
     specs = [
-        ("sb0.h5", {}, 30, 300),
+        ("sb0.h5", {}, 30, 200),
         ("sb2.h5", {"libver": ("v108", "v108")}, 12, 0),
         ("sb3.h5", {"libver": "latest"}, 12, 0),
     ]
@@ -112,6 +130,8 @@ def main():
     for name, kw, many, links in specs:
         with h5py.File(name, "w", **kw) as f:
             build(f, many, links)
+            if name == "sb3.h5":
+                build_v4(f)
         with h5py.File(name, "r") as f:
             expected[name] = record(f)
     with h5py.File("userblock.h5", "w", userblock_size=512) as f:
