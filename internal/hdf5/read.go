@@ -218,7 +218,7 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 		return nil, fmt.Errorf("%d chunks of %d bytes exceed %d× the file size: %w", cells, chunkBytes, MaxExpansion, ErrLimit)
 	}
 	done := make([]uint64, (cells+63)/64)
-	buf := make([]byte, 0, chunkBytes)
+	var buf []byte // inflated chunk, allocated at the first deflated chunk
 	var total uint64     // stored bytes read
 	var zr io.ReadCloser // reused across chunks: a new one allocates 40 KB
 	use := func(offs []uint64, child, stored uint64, mask uint32) error {
@@ -242,12 +242,18 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 		if total > uint64(d.f.size) {
 			return formatErr("chunk at offset %#x: stored chunks add up to more than the file", child)
 		}
+		if partial && d.rawEdges {
+			mask = ^uint32(0)
+		}
+		if err := d.checkStored(stored, mask, chunkBytes, child); err != nil {
+			return err
+		}
 		data, err := d.f.readAt(child, stored, "chunk")
 		if err != nil {
 			return err
 		}
-		if partial && d.rawEdges {
-			mask = ^uint32(0)
+		if buf == nil && d.active(mask, filterDeflate) {
+			buf = make([]byte, 0, chunkBytes+9)
 		}
 		data, err = d.decode(data, mask, buf, int(chunkBytes), child, &zr)
 		if err != nil {
@@ -299,6 +305,38 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// maxInflate bounds deflate's compression ratio (at most about 1032:1), with
+// room for the zlib framing.
+const maxInflate = 1100
+
+// active reports whether the filter id applies to a chunk with the given mask.
+func (d *Dataset) active(mask uint32, id uint16) bool {
+	for i, fl := range d.filters {
+		if fl.id == id && (i >= 32 || mask&(1<<uint(i)) == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkStored checks a chunk's stored size against its decoded size before
+// anything is read: without deflate only a checksum may be added, and deflate
+// cannot shrink data by more than maxInflate.
+func (d *Dataset) checkStored(stored uint64, mask uint32, want uint64, at uint64) error {
+	extra := uint64(0)
+	if d.active(mask, filterFletcher32) {
+		extra = 4
+	}
+	if d.active(mask, filterDeflate) {
+		if want > maxInflate*stored+1024 {
+			return formatErr("chunk at offset %#x: %d stored bytes cannot inflate to %d", at, stored, want)
+		}
+	} else if stored != want+extra {
+		return formatErr("chunk at offset %#x: %d stored bytes, want %d", at, stored, want+extra)
+	}
+	return nil
 }
 
 // place copies one decoded chunk at element offsets offs into out, clipping the

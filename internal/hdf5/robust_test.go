@@ -53,12 +53,16 @@ func walk(data []byte, limit int) (datasets, failures int) {
 			_ = d.Shape()
 			if _, err := d.Float64s(limit); err != nil {
 				failures++
+				continue
 			}
-			if _, err := d.Int64s(limit); err != nil {
-				failures++
-			}
-			if _, err := d.Uint64s(limit); err != nil {
-				failures++
+			// The conversions share the reading; try them on small data.
+			if d.Len() <= 4096 {
+				if _, err := d.Int64s(limit); err != nil {
+					failures++
+				}
+				if _, err := d.Uint64s(limit); err != nil {
+					failures++
+				}
 			}
 		}
 	}
