@@ -218,7 +218,7 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 		return nil, fmt.Errorf("%d chunks of %d bytes exceed %d× the file size: %w", cells, chunkBytes, MaxExpansion, ErrLimit)
 	}
 	done := make([]uint64, (cells+63)/64)
-	var buf []byte // inflated chunk, allocated at the first deflated chunk
+	var buf []byte       // inflated chunk, allocated at the first deflated chunk
 	var total uint64     // stored bytes read
 	var zr io.ReadCloser // reused across chunks: a new one allocates 40 KB
 	use := func(offs []uint64, child, stored uint64, mask uint32) error {
