@@ -156,11 +156,17 @@ func (f *File) decodeDataset(h *objectHeader, path string) (*Dataset, error) {
 		return nil, err
 	}
 	if m := h.first(msgFilters); m != nil {
+		if err := checkShared(m, "filter pipeline"); err != nil {
+			return nil, err
+		}
 		if err := f.decodeFilters(ds, m); err != nil {
 			return nil, err
 		}
 	}
 	if m := h.first(msgFill); m != nil {
+		if err := checkShared(m, "fill value"); err != nil {
+			return nil, err
+		}
 		if err := f.decodeFill(ds, m); err != nil {
 			return nil, err
 		}
