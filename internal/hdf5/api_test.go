@@ -33,32 +33,40 @@ func TestListSorted(t *testing.T) {
 	}
 }
 
-// TestManyMembers reads an old-style group of 230 members (30 datasets, 200 hard
-// links to them), whose B-tree has more than one level.
+// TestManyMembers reads groups of many members: in sb0.h5 an old-style group of
+// 216 members (16 datasets, 200 hard links to them) whose B-tree has more than
+// one level, in sb2.h5 a group with dense link storage of 212 members (12
+// datasets, 200 links) whose fractal heap has an indirect root block and whose
+// name index (a version 2 B-tree) has internal nodes.
 func TestManyMembers(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		datasets int
+	}{{"sb0.h5", 16}, {"sb2.h5", 12}} {
+		f := openFixture(t, tc.file)
+		names, err := f.List("many")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(names) != tc.datasets+200 || !slices.IsSorted(names) {
+			t.Fatalf("%s: %d names, sorted %v", tc.file, len(names), slices.IsSorted(names))
+		}
+		for i := range 200 {
+			d, err := f.Dataset(fmt.Sprintf("many/l%03d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := d.Int64s(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(v) != 1 || v[0] != int64(i%tc.datasets) {
+				t.Fatalf("%s: many/l%03d = %v, want [%d]", tc.file, i, v, i%tc.datasets)
+			}
+		}
+	}
+	// The structures must have grown for this test to exercise them.
 	f := openFixture(t, "sb0.h5")
-	names, err := f.List("many")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(names) != 230 || !slices.IsSorted(names) {
-		t.Fatalf("%d names, sorted %v", len(names), slices.IsSorted(names))
-	}
-	for i := range 200 {
-		d, err := f.Dataset(fmt.Sprintf("many/l%03d", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := d.Int64s(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(v) != 1 || v[0] != int64(i%30) {
-			t.Fatalf("many/l%03d = %v, want [%d]", i, v, i%30)
-		}
-	}
-	// The group's B-tree must have grown a second level for this test to
-	// exercise internal nodes.
 	addr, err := f.resolve("many")
 	if err != nil {
 		t.Fatal(err)
@@ -68,14 +76,40 @@ func TestManyMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := h.first(msgSymbolTable)
-	dec := f.decoder(m.data, m.at, "")
-	btree := dec.addr()
+	btree := f.decoder(m.data, m.at, "").addr()
 	b, err := f.readAt(btree, 8, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b[5] < 1 {
-		t.Fatalf("group B-tree root at level %d, want ≥ 1", b[5])
+		t.Errorf("sb0.h5: group B-tree root at level %d, want ≥ 1", b[5])
+	}
+	f = openFixture(t, "sb2.h5")
+	if addr, err = f.resolve("many"); err != nil {
+		t.Fatal(err)
+	}
+	if h, err = f.objectHeader(addr, "many"); err != nil {
+		t.Fatal(err)
+	}
+	heap, index, err := f.decodeLinkInfo(h.first(msgLinkInfo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = f.readAt(heap, 200, ""); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := f.fractalHeap(heap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fh.blocks) < 2 {
+		t.Errorf("sb2.h5: fractal heap of %d direct blocks, want an indirect root", len(fh.blocks))
+	}
+	if b, err = f.readAt(index, 16, ""); err != nil {
+		t.Fatal(err)
+	}
+	if depth := int(b[12]) | int(b[13])<<8; depth < 1 {
+		t.Errorf("sb2.h5: name index of depth %d, want ≥ 1", depth)
 	}
 }
 

@@ -21,9 +21,10 @@
 //     as attributes and modification times) are skipped, except unknown ones
 //     marked must-understand.
 //   - Old-style groups (symbol table: version 1 B-tree, symbol table nodes and
-//     local heap) and new-style compact groups (link messages). Only hard links
-//     are followed. Dense link storage (a fractal heap, used by libver v108+
-//     files for groups of more than 8 members) is refused.
+//     local heap) and new-style groups, compact (link messages) or dense (link
+//     messages in a fractal heap indexed by a version 2 B-tree, which libver
+//     v108+ files use for groups of more than 8 members; heaps with I/O filters
+//     and huge objects are refused). Only hard links are followed.
 //   - Datasets with compact, contiguous and chunked storage. Chunks indexed by a
 //     version 1 B-tree (layout message versions 1–3) and, from layout message
 //     version 4 (libver v110/'latest'), by a single chunk, the implicit index or
@@ -54,5 +55,6 @@
 // file size (plus 1 MiB), the most that compression could account for.
 //
 // Checksums of version 2 metadata (superblock 2/3, object header v2, fixed
-// arrays) are not verified; fletcher32 checksums of chunks are.
+// arrays, fractal heaps, version 2 B-trees) are not verified; fletcher32
+// checksums of chunks are.
 package hdf5

@@ -130,14 +130,22 @@ func (f *File) links(h *objectHeader, path string) ([]link, error) {
 		switch m.typ {
 		case msgLinkInfo:
 			isGroup = true
-			if err := f.checkLinkInfo(m); err != nil {
+			heap, index, err := f.decodeLinkInfo(m)
+			if err != nil {
 				return nil, fmt.Errorf("hdf5: %s: %w", path, err)
+			}
+			if heap != undefined {
+				dense, err := f.denseLinks(heap, index)
+				if err != nil {
+					return nil, fmt.Errorf("hdf5: %s: dense link storage: %w", path, err)
+				}
+				ls = append(ls, dense...)
 			}
 		case msgGroupInfo:
 			isGroup = true
 		case msgLink:
 			isGroup = true
-			l, err := f.decodeLink(m)
+			l, err := f.decodeLink(m.data, m.at)
 			if err != nil {
 				return nil, fmt.Errorf("hdf5: %s: %w", path, err)
 			}
@@ -150,32 +158,28 @@ func (f *File) links(h *objectHeader, path string) ([]link, error) {
 	return ls, nil
 }
 
-// checkLinkInfo refuses dense link storage (a fractal heap of links).
-func (f *File) checkLinkInfo(m *message) error {
+// decodeLinkInfo returns the fractal heap and name index B-tree addresses of
+// a group's dense link storage (undefined for compact storage).
+func (f *File) decodeLinkInfo(m *message) (heap, index uint64, err error) {
 	d := f.decoder(m.data, m.at, "link info message")
 	if v := d.u8(); v != 0 && d.err == nil {
-		return unsupportedErr("link info message at offset %#x: version %d", m.at, v)
+		return 0, 0, unsupportedErr("link info message at offset %#x: version %d", m.at, v)
 	}
 	flags := d.u8()
 	if flags&1 != 0 {
 		d.skip(8) // maximum creation index
 	}
-	heap := d.addr()
-	if d.err != nil {
-		return d.err
-	}
-	if heap != undefined {
-		return unsupportedErr("dense link storage (fractal heap at offset %#x, more than the compact maximum of links)", heap)
-	}
-	return nil
+	heap = d.addr()
+	index = d.addr()
+	return heap, index, d.err
 }
 
-// decodeLink decodes a link message (version 1).
-func (f *File) decodeLink(m *message) (link, error) {
-	d := f.decoder(m.data, m.at, "link message")
+// decodeLink decodes a link message (version 1) found at offset at.
+func (f *File) decodeLink(data []byte, at uint64) (link, error) {
+	d := f.decoder(data, at, "link message")
 	var l link
 	if v := d.u8(); v != 1 && d.err == nil {
-		return l, unsupportedErr("link message at offset %#x: version %d", m.at, v)
+		return l, unsupportedErr("link message at offset %#x: version %d", at, v)
 	}
 	flags := d.u8()
 	if flags&0x08 != 0 {
@@ -200,7 +204,7 @@ func (f *File) decodeLink(m *message) (link, error) {
 	if d.err != nil {
 		return l, d.err
 	}
-	if err := checkName(l.name, m.at); err != nil {
+	if err := checkName(l.name, at); err != nil {
 		return l, err
 	}
 	return l, nil

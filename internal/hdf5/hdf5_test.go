@@ -48,8 +48,6 @@ func openFixture(t testing.TB, name string) *File {
 // feature the error must name, and whether opening (true) or reading fails.
 func unreadable(file, path string) (feature string, atOpen bool) {
 	switch {
-	case (file == "sb2.h5" || file == "sb3.h5") && strings.HasPrefix(path, "many/"):
-		return "dense link storage", true
 	case path == "v4/extensible":
 		return "extensible array", false
 	case path == "other/lzf":

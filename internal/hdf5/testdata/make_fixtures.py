@@ -122,8 +122,8 @@ def record(f):
 
 def main():
     specs = [
-        ("sb0.h5", {}, 30, 200),
-        ("sb2.h5", {"libver": ("v108", "v108")}, 12, 0),
+        ("sb0.h5", {}, 16, 200),
+        ("sb2.h5", {"libver": ("v108", "v108")}, 12, 200),
         ("sb3.h5", {"libver": "latest"}, 12, 0),
     ]
     expected = {}
