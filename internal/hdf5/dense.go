@@ -2,7 +2,10 @@ package hdf5
 
 import (
 	"bytes"
+	"cmp"
 	"math/bits"
+	"slices"
+	"sort"
 )
 
 // Dense link storage: a group's link messages live as objects of a fractal heap,
@@ -29,10 +32,11 @@ type fractalHeap struct {
 	offBytes   int // bytes of an object's heap offset in a heap ID
 	lenBytes   int // bytes of an object's length in a heap ID
 	width      uint64
-	start      uint64 // starting block size
-	maxDirect  uint64 // maximum direct block size
-	checksumDB bool   // direct blocks carry a checksum
-	blocks     []heapBlock
+	start      uint64      // starting block size
+	maxDirect  uint64      // maximum direct block size
+	checksumDB bool        // direct blocks carry a checksum
+	blocks     []heapBlock // sorted by offset once complete
+	budget     uint64      // bytes of indirect blocks left to read
 }
 
 // heapBlock is one direct block: its heap offset, file address and size.
@@ -49,7 +53,7 @@ func (f *File) fractalHeap(addr uint64) (*fractalHeap, error) {
 	}
 	d := f.decoder(b, addr, "fractal heap header")
 	d.skip(5)
-	h := &fractalHeap{addr: addr}
+	h := &fractalHeap{addr: addr, budget: uint64(f.size)}
 	h.idLen = int(d.u16())
 	filterLen := d.u16()
 	flags := d.u8()
@@ -98,6 +102,7 @@ func (f *File) fractalHeap(addr uint64) (*fractalHeap, error) {
 	if err := f.heapIndirect(h, root, rows, 0, seen); err != nil {
 		return nil, err
 	}
+	slices.SortFunc(h.blocks, func(a, b heapBlock) int { return cmp.Compare(a.off, b.off) })
 	return h, nil
 }
 
@@ -109,7 +114,12 @@ func (f *File) heapIndirect(h *fractalHeap, addr uint64, rows, depth int, seen m
 	seen[addr] = true
 	hdr := uint64(5 + f.offSize + h.offBytes)
 	entries := uint64(rows) * h.width
-	b, err := f.readAt(addr, hdr+entries*uint64(f.offSize), "fractal heap indirect block")
+	n := hdr + entries*uint64(f.offSize)
+	if n > h.budget {
+		return formatErr("fractal heap indirect block at offset %#x: the heap's blocks add up to more than the file", addr)
+	}
+	h.budget -= n
+	b, err := f.readAt(addr, n, "fractal heap indirect block")
 	if err != nil {
 		return err
 	}
@@ -123,6 +133,9 @@ func (f *File) heapIndirect(h *fractalHeap, addr uint64, rows, depth int, seen m
 	for r := range rows {
 		if r >= 2 {
 			size *= 2
+		}
+		if size > 1<<56 {
+			return formatErr("fractal heap indirect block at offset %#x: %d rows", addr, rows)
 		}
 		for c := range h.width {
 			child := d.addr()
@@ -174,8 +187,11 @@ func (f *File) heapObject(h *fractalHeap, id []byte) ([]byte, error) {
 		if d.err != nil {
 			return nil, d.err
 		}
-		for _, b := range h.blocks {
-			if off >= b.off && off-b.off < b.size && n <= b.size-(off-b.off) {
+		// The last block starting at or before off.
+		i := sort.Search(len(h.blocks), func(i int) bool { return h.blocks[i].off > off }) - 1
+		if i >= 0 {
+			b := h.blocks[i]
+			if off-b.off < b.size && n <= b.size-(off-b.off) {
 				return f.readAt(b.addr+(off-b.off), n, "fractal heap object")
 			}
 		}
@@ -243,6 +259,7 @@ func (f *File) btree2Records(addr uint64, typ uint8) ([][]byte, error) {
 	}
 	var recs [][]byte
 	seen := map[uint64]bool{}
+	budget := uint64(f.size) // nodes do not overlap
 	var walk func(addr, nrec uint64, depth int) error
 	walk = func(addr, nrec uint64, depth int) error {
 		if seen[addr] {
@@ -262,6 +279,10 @@ func (f *File) btree2Records(addr uint64, typ uint8) ([][]byte, error) {
 			}
 			size += (nrec + 1) * ptr
 		}
+		if size > budget {
+			return formatErr("v2 B-tree node at offset %#x: the tree's nodes add up to more than the file", addr)
+		}
+		budget -= size
 		b, err := f.readAt(addr, size, "v2 B-tree node")
 		if err != nil {
 			return err

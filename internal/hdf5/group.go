@@ -226,13 +226,14 @@ func (f *File) symbolTable(btree, heapAddr uint64) ([]link, error) {
 	}
 	var ls []link
 	seen := map[uint64]bool{}
+	budget := uint64(f.size) // symbol table nodes do not overlap
 	err = f.walkBTree(btree, 0, f.lenSize, func(_ []byte, child uint64) error {
 		// Each node once, so the entries are bounded by the file's size.
 		if seen[child] {
 			return formatErr("symbol table node at offset %#x: listed twice", child)
 		}
 		seen[child] = true
-		more, err := f.symbolNode(child, heap)
+		more, err := f.symbolNode(child, heap, &budget)
 		ls = append(ls, more...)
 		return err
 	})
@@ -267,7 +268,7 @@ func (f *File) localHeap(addr uint64) ([]byte, error) {
 }
 
 // symbolNode decodes the symbol table node at addr.
-func (f *File) symbolNode(addr uint64, heap []byte) ([]link, error) {
+func (f *File) symbolNode(addr uint64, heap []byte, budget *uint64) ([]link, error) {
 	b, err := f.readAt(addr, 8, "symbol table node")
 	if err != nil {
 		return nil, err
@@ -280,6 +281,10 @@ func (f *File) symbolNode(addr uint64, heap []byte) ([]link, error) {
 	}
 	n := uint64(b[6]) | uint64(b[7])<<8
 	entry := uint64(2*f.offSize + 24)
+	if 8+n*entry > *budget {
+		return nil, formatErr("symbol table node at offset %#x: the group's nodes add up to more than the file", addr)
+	}
+	*budget -= 8 + n*entry
 	b, err = f.readAt(addr+8, n*entry, "symbol table node")
 	if err != nil {
 		return nil, err
@@ -333,6 +338,7 @@ func heapString(heap []byte, off uint64, at uint64) (string, error) {
 // tree cannot loop.
 func (f *File) walkBTree(addr uint64, typ uint8, keySize int, visit func(key []byte, child uint64) error) error {
 	seen := map[uint64]bool{}
+	budget := uint64(f.size) // nodes do not overlap: together they fit in the file
 	var walk func(addr uint64, level int) error
 	walk = func(addr uint64, level int) error {
 		if seen[addr] {
@@ -359,6 +365,10 @@ func (f *File) walkBTree(addr uint64, typ uint8, keySize int, visit func(key []b
 		}
 		n := uint64(b[6]) | uint64(b[7])<<8
 		body := n*uint64(keySize+f.offSize) + uint64(keySize)
+		if hdr+body > budget {
+			return formatErr("B-tree node at offset %#x: the tree's nodes add up to more than the file", addr)
+		}
+		budget -= hdr + body
 		b, err = f.readAt(addr+hdr, body, "B-tree node")
 		if err != nil {
 			return err
