@@ -30,6 +30,7 @@ func TestSolveHDF5EqualsLG(t *testing.T) {
 		{"potts_grid_sb2_chunked.h5", "potts_grid.LG", []string{"--method", "trws"}},
 		{"mixed_sb0.h5", "mixed.LG", nil},
 		{"mixed_sb0_chunked_float.h5", "mixed.LG", []string{"--boundary", "original"}},
+		{"mixed_sb2_dense_chunked.h5", "mixed.LG", nil},
 	}
 	for _, c := range cases {
 		t.Run(c.h5+strings.Join(c.args, ""), func(t *testing.T) {

@@ -12,14 +12,15 @@ import (
 )
 
 // fixturePairs are the committed HDF5 fixtures and the LG files of the same models
-// (testdata/make_fixtures.py): superblocks 0 and 2 (potts_grid), contiguous and chunked
-// gzip+shuffle datasets, double and float values, explicit and Potts functions
-// (potts_grid) and every function type (mixed).
+// (testdata/make_fixtures.py): superblocks 0 and 2, contiguous and chunked
+// gzip+shuffle datasets, double and float values, a group in dense link storage,
+// explicit and Potts functions (potts_grid) and every function type (mixed).
 var fixturePairs = []struct{ h5, lg string }{
 	{"potts_grid_sb0.h5", "potts_grid.LG"},
 	{"potts_grid_sb2_chunked.h5", "potts_grid.LG"},
 	{"mixed_sb0.h5", "mixed.LG"},
 	{"mixed_sb0_chunked_float.h5", "mixed.LG"},
+	{"mixed_sb2_dense_chunked.h5", "mixed.LG"},
 }
 
 // TestHDF5EqualsLG: every fixture reads, and gives the energy of the same model read

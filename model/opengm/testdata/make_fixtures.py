@@ -139,9 +139,10 @@ def main():
     grid.write_lg("potts_grid.LG")
     mix = mixed(rng)
     mix.write_h5("mixed_sb0.h5", "earliest")
-    # (With superblock 2, libhdf5 moves a group of more than 8 members, as the mixed
-    # model's 12, to dense link storage, which the reader does not support.)
     mix.write_h5("mixed_sb0_chunked_float.h5", "earliest", chunked=True, dtype=np.float32)
+    # Superblock 2 keeps a group of more than 8 members, as the mixed model's 12, in
+    # dense link storage (fractal heap and version 2 B-tree).
+    mix.write_h5("mixed_sb2_dense_chunked.h5", ("v108", "v108"), chunked=True)
     mix.write_lg("mixed.LG")
 
 
