@@ -150,8 +150,11 @@ func TestConversions(t *testing.T) {
 	if _, err := get("types/u64").Int64s(0); err == nil || !strings.Contains(err.Error(), "overflows") {
 		t.Fatalf("Int64s of 2^64-1: %v", err)
 	}
-	if _, err := get("types/f64").Uint64s(0); err == nil {
-		t.Fatal("Uint64s of floats succeeded")
+	if _, err := get("types/f64").Uint64s(0); !errors.Is(err, ErrConversion) {
+		t.Fatalf("Uint64s of floats: %v, want ErrConversion", err)
+	}
+	if _, err := get("types/i8").Uint64s(0); !errors.Is(err, ErrConversion) {
+		t.Fatalf("Uint64s of negative int8: %v, want ErrConversion", err)
 	}
 	if v, err := get("types/u8").Int64s(0); err != nil || v[1] != 15 {
 		t.Fatalf("Int64s of u8: %v, %v", v, err)

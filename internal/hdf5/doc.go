@@ -45,14 +45,20 @@
 //
 // Errors wrap ErrFormat (malformed file), ErrUnsupported (valid HDF5 outside the
 // subset; the message names the feature), ErrLimit (a dataset larger than the
-// caller's limit or than the file could hold) or ErrNotFound, and name the object
-// path or file offset concerned. A malformed file never makes this package panic,
-// loop or allocate much more than the file's size: every offset and length is
-// checked against the file size before it is read; B-trees are bounded in depth
-// and each node is visited once; continuation chains are bounded and may not
-// repeat; a chunk must lie on the chunk grid, appear once and decode to exactly
-// its size; and a dataset's element data may not exceed MaxExpansion times the
-// file size (plus 1 MiB), the most that compression could account for.
+// caller's limit or than the file could hold), ErrNotFound or ErrConversion, and
+// name the object path or file offset concerned; I/O errors of the reader are
+// returned as they are. A malformed file never makes this package panic, loop or
+// allocate much more than the file's size: every offset and length is checked
+// against the file size before it is read; B-trees are bounded in depth, each
+// node is visited once and the nodes of one tree (likewise symbol table nodes,
+// fractal heap blocks, object header chunks and stored chunks) may not add up to
+// more than the file; a chunk must lie on the chunk grid, appear once, have a
+// stored size its filters can account for (deflate expands at most 1100×) and
+// decode to exactly its size; and a dataset's element data may not exceed
+// MaxExpansion times the file size (plus 1 MiB).
+//
+// A File caches the member lists of the groups it has read; it is safe for
+// concurrent use when its io.ReaderAt is (an *os.File is).
 //
 // Checksums of version 2 metadata (superblock 2/3, object header v2, fixed
 // arrays, fractal heaps, version 2 B-trees) are not verified; fletcher32

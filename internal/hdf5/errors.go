@@ -5,20 +5,26 @@ import (
 	"fmt"
 )
 
-// Sentinel errors. Every error of this package wraps exactly one of them and names
-// the object (path) or the file offset it concerns.
+// Sentinel errors. Every error of this package (but for the reader's own I/O
+// errors) wraps one of them, and its message starts with "hdf5:" and names the
+// object (path) or the file offset it concerns.
 var (
 	// ErrFormat reports a malformed file: a bad signature, a length or offset
 	// outside the file, a structure that contradicts itself.
-	ErrFormat = errors.New("hdf5: malformed file")
+	ErrFormat = errors.New("malformed file")
 	// ErrUnsupported reports a valid HDF5 feature outside the subset this package
 	// reads; the message names the feature.
-	ErrUnsupported = errors.New("hdf5: unsupported feature")
+	ErrUnsupported = errors.New("unsupported feature")
 	// ErrLimit reports a dataset with more elements than the caller's limit, or
 	// more bytes than the file could plausibly hold (see MaxExpansion).
-	ErrLimit = errors.New("hdf5: dataset too large")
-	// ErrNotFound reports a path that names no member.
-	ErrNotFound = errors.New("hdf5: not found")
+	ErrLimit = errors.New("dataset too large")
+	// ErrNotFound reports a path that names no member, or a group where a
+	// dataset was asked for.
+	ErrNotFound = errors.New("not found")
+	// ErrConversion reports values that the requested Go type cannot hold:
+	// negative integers as uint64, integers above math.MaxInt64 as int64,
+	// floating-point data as integers.
+	ErrConversion = errors.New("value does not convert")
 )
 
 // formatErr returns an error wrapping ErrFormat.

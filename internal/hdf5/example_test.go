@@ -39,5 +39,5 @@ func Example() {
 	// [c g z]
 	// floating-point [5 6] [0 1 2 3 4 5 6]
 	// [-3 -2 -1 0 1 2] <nil>
-	// hdf5: /c: element 0 is negative (-3), cannot be read as unsigned
+	// hdf5: /c: element 0 is negative (-3), cannot be read as unsigned: value does not convert
 }

@@ -32,13 +32,13 @@ func (d *Dataset) Uint64s(limit int) ([]uint64, error) {
 		return nil, err
 	}
 	if d.class != FixedPoint {
-		return nil, fmt.Errorf("hdf5: %s: %s data cannot be read as unsigned integers", d.path, d.class)
+		return nil, fmt.Errorf("hdf5: %s: %s data cannot be read as unsigned integers: %w", d.path, d.class, ErrConversion)
 	}
 	out := make([]uint64, d.n)
 	for i := range out {
 		v, neg := d.int(raw, i)
 		if neg {
-			return nil, fmt.Errorf("hdf5: %s: element %d is negative (%d), cannot be read as unsigned", d.path, i, int64(v))
+			return nil, fmt.Errorf("hdf5: %s: element %d is negative (%d), cannot be read as unsigned: %w", d.path, i, int64(v), ErrConversion)
 		}
 		out[i] = v
 	}
@@ -54,13 +54,13 @@ func (d *Dataset) Int64s(limit int) ([]int64, error) {
 		return nil, err
 	}
 	if d.class != FixedPoint {
-		return nil, fmt.Errorf("hdf5: %s: %s data cannot be read as integers", d.path, d.class)
+		return nil, fmt.Errorf("hdf5: %s: %s data cannot be read as integers: %w", d.path, d.class, ErrConversion)
 	}
 	out := make([]int64, d.n)
 	for i := range out {
 		v, neg := d.int(raw, i)
 		if !neg && v > math.MaxInt64 {
-			return nil, fmt.Errorf("hdf5: %s: element %d (%d) overflows int64", d.path, i, v)
+			return nil, fmt.Errorf("hdf5: %s: element %d (%d) overflows int64: %w", d.path, i, v, ErrConversion)
 		}
 		out[i] = int64(v)
 	}
