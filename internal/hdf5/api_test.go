@@ -25,8 +25,13 @@ func TestListSorted(t *testing.T) {
 	if got, err := f.List("nested/a"); err != nil || !slices.Equal(got, []string{"b", "x"}) {
 		t.Fatalf("List(nested/a) = %v, %v", got, err)
 	}
-	if _, err := f.List("types/u64"); err == nil {
-		t.Fatal("List of a dataset succeeded")
+	if _, err := f.List("types/u64"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("List of a dataset: %v, want ErrNotFound", err)
+	}
+	for p, want := range map[string]bool{"": true, "nested/a": true, "types/u64": false} {
+		if g, err := f.IsGroup(p); err != nil || g != want {
+			t.Fatalf("IsGroup(%q) = %v, %v", p, g, err)
+		}
 	}
 	if _, err := f.List("nope"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("List(nope): %v, want ErrNotFound", err)

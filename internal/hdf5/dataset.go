@@ -136,7 +136,7 @@ func (f *File) decodeDataset(h *objectHeader, path string) (*Dataset, error) {
 	ds := &Dataset{f: f, path: path, addr: h.addr}
 	space, typ, lay := h.first(msgDataspace), h.first(msgDatatype), h.first(msgLayout)
 	if space == nil || typ == nil || lay == nil {
-		if h.first(msgSymbolTable) != nil || h.first(msgLinkInfo) != nil || h.first(msgLink) != nil || h.first(msgGroupInfo) != nil {
+		if isGroup(h) {
 			return nil, fmt.Errorf("object header at offset %#x is a group, not a dataset: %w", h.addr, ErrNotFound)
 		}
 		return nil, formatErr("object header at offset %#x: not a dataset (no dataspace, datatype or layout message)", h.addr)

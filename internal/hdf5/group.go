@@ -44,6 +44,26 @@ func (f *File) List(group string) ([]string, error) {
 	return names, nil
 }
 
+// IsGroup reports whether path names a group (false for a dataset or another
+// object).
+func (f *File) IsGroup(path string) (bool, error) {
+	addr, err := f.resolve(path)
+	if err != nil {
+		return false, err
+	}
+	h, err := f.objectHeader(addr, displayPath(path))
+	if err != nil {
+		return false, fmt.Errorf("hdf5: %w", err)
+	}
+	return isGroup(h), nil
+}
+
+// isGroup reports whether an object header has a group's messages.
+func isGroup(h *objectHeader) bool {
+	return h.first(msgSymbolTable) != nil || h.first(msgLinkInfo) != nil ||
+		h.first(msgLink) != nil || h.first(msgGroupInfo) != nil
+}
+
 func displayPath(p string) string {
 	p = strings.Trim(p, "/")
 	return "/" + p
@@ -153,7 +173,7 @@ func (f *File) links(h *objectHeader, path string) ([]link, error) {
 		}
 	}
 	if !isGroup {
-		return nil, fmt.Errorf("hdf5: %s (object header at offset %#x): not a group", path, h.addr)
+		return nil, fmt.Errorf("hdf5: %s (object header at offset %#x) is not a group: %w", path, h.addr, ErrNotFound)
 	}
 	return ls, nil
 }
