@@ -3,6 +3,7 @@ package hdf5
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -248,6 +249,38 @@ func TestLayout4Indexes(t *testing.T) {
 	for i, x := range v {
 		if x != uint64(i%251) {
 			t.Fatalf("v4/paged[%d] = %d", i, x)
+		}
+	}
+}
+
+// eofReader reports io.EOF with every read, even complete ones: io.ReaderAt
+// allows that at the end of the input, and a full read must count as success
+// wherever it happens.
+type eofReader struct{ b []byte }
+
+func (r eofReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(r.b)) {
+		return 0, io.EOF
+	}
+	return copy(p, r.b[off:]), io.EOF
+}
+
+func TestReaderAtEOF(t *testing.T) {
+	data, err := os.ReadFile("testdata/small0.h5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(eofReader{data}, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"c", "z", "g/u"} {
+		d, err := f.Dataset(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Float64s(0); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

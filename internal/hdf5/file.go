@@ -84,7 +84,7 @@ func (f *File) readSuperblock() error {
 	var at int64 = -1
 	sig := make([]byte, len(signature))
 	for off := int64(0); off+int64(len(signature)) <= f.size; off = nextSuperblockOffset(off) {
-		if _, err := f.r.ReadAt(sig, off); err != nil {
+		if err := readFull(f.r, sig, off); err != nil {
 			return formatErr("hdf5: reading signature at offset %d: %v", off, err)
 		}
 		if bytes.Equal(sig, signature) {
@@ -99,7 +99,7 @@ func (f *File) readSuperblock() error {
 	// plus the root symbol table entry.
 	n := min(f.size-at, 256)
 	b := make([]byte, n)
-	if _, err := f.r.ReadAt(b, at); err != nil && err != io.EOF {
+	if err := readFull(f.r, b, at); err != nil {
 		return formatErr("hdf5: reading superblock at offset %d: %v", at, err)
 	}
 	if len(b) < 16 {

@@ -19,7 +19,7 @@ func (f *File) readAt(addr uint64, n uint64, what string) ([]byte, error) {
 		return nil, formatErr("%s at offset %#x: %d bytes past the end of the file (size %d)", what, addr, n, f.size)
 	}
 	b := make([]byte, n)
-	if _, err := f.r.ReadAt(b, int64(abs)); err != nil && !(err == io.EOF && n == 0) {
+	if err := readFull(f.r, b, int64(abs)); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return nil, formatErr("%s at offset %#x: truncated", what, addr)
 		}
@@ -121,4 +121,17 @@ func (d *decoder) fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = formatErr("%s at offset %#x: "+format, append([]any{d.what, d.at}, args...)...)
 	}
+}
+
+// readFull fills b from r at off. A ReaderAt may report io.EOF along with a full
+// read at the end of its input; that is success.
+func readFull(r io.ReaderAt, b []byte, off int64) error {
+	n, err := r.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
