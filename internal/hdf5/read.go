@@ -221,6 +221,7 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 	var buf []byte       // inflated chunk, allocated at the first deflated chunk
 	var total uint64     // stored bytes read
 	var zr io.ReadCloser // reused across chunks: a new one allocates 40 KB
+	var shuf []byte      // unshuffled chunk, reused
 	use := func(offs []uint64, child, stored uint64, mask uint32) error {
 		cell := uint64(0)
 		partial := false
@@ -255,7 +256,7 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 		if buf == nil && d.active(mask, filterDeflate) {
 			buf = make([]byte, 0, chunkBytes+9)
 		}
-		data, err = d.decode(data, mask, buf, int(chunkBytes), child, &zr)
+		data, err = d.decode(data, mask, buf, int(chunkBytes), child, &zr, &shuf)
 		if err != nil {
 			return err
 		}
@@ -377,7 +378,7 @@ func (d *Dataset) place(out, chunk []byte, offs []uint64) {
 // decode undoes the filter pipeline on one stored chunk (filters run in reverse
 // order, skipping those the chunk's mask excludes) and checks that the result is
 // exactly want bytes long. buf is scratch space of capacity want.
-func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint64, zr *io.ReadCloser) ([]byte, error) {
+func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint64, zr *io.ReadCloser, shuf *[]byte) ([]byte, error) {
 	for i := len(d.filters) - 1; i >= 0; i-- {
 		if i < 32 && mask&(1<<uint(i)) != 0 {
 			continue
@@ -397,21 +398,27 @@ func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint
 			// Read at most want+1 bytes: more than want is an error, whatever
 			// the stream claims.
 			lim := want + 8 // room for a following fletcher32 checksum
-			b := bytes.NewBuffer(buf[:0])
-			if _, err := io.Copy(b, io.LimitReader(*zr, int64(lim+1))); err != nil {
+			if cap(buf) < lim+1 {
+				buf = make([]byte, lim+1)
+			}
+			n, err := io.ReadFull(*zr, buf[:lim+1])
+			if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 				return nil, formatErr("chunk at offset %#x: deflate: %v", at, err)
 			}
-			if b.Len() > lim {
+			if n > lim {
 				return nil, formatErr("chunk at offset %#x: inflates past its %d bytes", at, want)
 			}
-			data = b.Bytes()
+			data = buf[:n]
 			buf = nil // data now lives in buf; the next stage must not overwrite it
 		case filterShuffle:
 			es := d.size
 			if len(fl.client) > 0 {
 				es = int(fl.client[0])
 			}
-			data = unshuffle(data, es)
+			if cap(*shuf) < len(data) {
+				*shuf = make([]byte, len(data))
+			}
+			data = unshuffle((*shuf)[:len(data)], data, es)
 		case filterFletcher32:
 			if len(data) < 4 {
 				return nil, formatErr("chunk at offset %#x: shorter than its fletcher32 checksum", at)
@@ -431,14 +438,14 @@ func (d *Dataset) decode(data []byte, mask uint32, buf []byte, want int, at uint
 	return data, nil
 }
 
-// unshuffle undoes the shuffle filter: the bytes of each significance were stored
-// together. Trailing bytes that do not fill an element were left in place.
-func unshuffle(data []byte, es int) []byte {
+// unshuffle undoes the shuffle filter into out (of data's length): the bytes of
+// each significance were stored together. Trailing bytes that do not fill an
+// element were left in place.
+func unshuffle(out, data []byte, es int) []byte {
 	if es <= 1 || len(data) < es {
 		return data
 	}
 	n := len(data) / es
-	out := make([]byte, len(data))
 	for b := range es {
 		src := data[b*n : (b+1)*n]
 		for i, c := range src {
