@@ -64,7 +64,7 @@ func modelGroup(f *hdf5.File) (string, error) {
 	}
 	var groups []string
 	for _, n := range names {
-		if _, err := f.List(n); err == nil {
+		if ok, err := f.IsGroup(n); err == nil && ok {
 			groups = append(groups, n)
 		}
 	}
