@@ -174,7 +174,7 @@ func (b *Builder) AddTable(vars []int, t []float64) error {
 	if err := checkScope(b.labels, &f, vars); err != nil {
 		return fmt.Errorf("model: factor %d: %w", len(b.facFunc), err)
 	}
-	if c, ok := constant(t); ok {
+	if c, ok := ConstantTable(t); ok {
 		b.offset += c
 		return nil
 	}
@@ -188,8 +188,9 @@ func (b *Builder) AddTable(vars []int, t []float64) error {
 	return nil
 }
 
-// constant reports whether every entry of t equals the first (exactly), and that value.
-func constant(t []float64) (float64, bool) {
+// ConstantTable reports whether every entry of t (not empty) equals the first
+// (exactly), and that value: such a table is a constant, not a factor.
+func ConstantTable(t []float64) (float64, bool) {
 	for _, v := range t[1:] {
 		if v != t[0] {
 			return 0, false

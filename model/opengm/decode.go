@@ -400,7 +400,7 @@ func addTable(b *model.Builder, shape []int, table []float64) (function, error) 
 	if len(table) == 0 {
 		return function{}, fmt.Errorf("%w: empty table", ErrFormat)
 	}
-	if c, ok := constantTable(table); ok {
+	if c, ok := model.ConstantTable(table); ok {
 		return function{shape: shape, id: -1, c: c}, nil
 	}
 	f := model.Function{Kind: model.Explicit, Shape: shape, Table: table}
@@ -495,15 +495,6 @@ func firstToLastFastest(shape []int, t []float64) []float64 {
 		}
 	}
 	return out
-}
-
-func constantTable(t []float64) (float64, bool) {
-	for _, v := range t[1:] {
-		if v != t[0] {
-			return 0, false
-		}
-	}
-	return t[0], true
 }
 
 func minOf(s []int) int {
