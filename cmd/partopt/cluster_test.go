@@ -27,7 +27,13 @@ var rasterOutputs = []string{labelTilesFile, persistentTilesFile, persistencyPNG
 // sameOutputs fails unless dirs a and b hold byte-identical raster outputs.
 func sameOutputs(t *testing.T, a, b string) {
 	t.Helper()
-	for _, name := range rasterOutputs {
+	sameFiles(t, a, b, rasterOutputs)
+}
+
+// sameFiles fails unless dirs a and b hold the named files, byte-identical.
+func sameFiles(t *testing.T, a, b string, names []string) {
+	t.Helper()
+	for _, name := range names {
 		x, err := os.ReadFile(filepath.Join(a, name))
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +43,7 @@ func sameOutputs(t *testing.T, a, b string) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(x, y) {
-			t.Errorf("%s differs between %s and %s", name, a, b)
+			t.Errorf("%s differs between %s and %s:\n%s\n%s", name, a, b, x, y)
 		}
 	}
 }
@@ -83,19 +89,7 @@ var graphOutputs = []string{labelsFile, persistentFile}
 // solve by regions, and b no raster outputs.
 func sameGraphOutputs(t *testing.T, a, b string) {
 	t.Helper()
-	for _, name := range graphOutputs {
-		x, err := os.ReadFile(filepath.Join(a, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := os.ReadFile(filepath.Join(b, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(x, y) {
-			t.Errorf("%s differs between %s and %s:\n%s\n%s", name, a, b, x, y)
-		}
-	}
+	sameFiles(t, a, b, graphOutputs)
 	for _, name := range []string{labelTilesFile, persistentTilesFile, persistencyPNG} {
 		if _, err := os.Stat(filepath.Join(b, name)); err == nil {
 			t.Errorf("%s in %s: a model that is not a raster has no label files", name, b)
