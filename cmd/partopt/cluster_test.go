@@ -172,32 +172,40 @@ func TestClusterGraphJobs(t *testing.T) {
 		if i == 1 {
 			args = append(args, "--shared", "--job", "shared-graph")
 		}
-		code, stdout, stderr := cli(args...)
-		if code != 0 {
-			t.Fatalf("submit %s: exit %d: %s", f.model, code, stderr)
-		}
-		job := strings.TrimSpace(stdout)
-		if code, stdout, stderr = cli("status", "--wait", job); code != 0 || !strings.Contains(stdout, "done") {
-			t.Fatalf("status --wait: exit %d: %s %s", code, stdout, stderr)
-		}
-		dir := filepath.Join(t.TempDir(), "fetched")
-		if code, _, stderr = cli("fetch", job, "-o", dir); code != 0 {
-			t.Fatalf("fetch: exit %d: %s", code, stderr)
-		}
+		job, dir := submitAndFetch(t, cli, args...)
 		sameGraphOutputs(t, want.dir, dir)
 		if n := storedResults(t, c.url, job); n != 0 {
 			t.Errorf("job %s done, %d results left in the stream", job, n)
 		}
 		free := want.report.FreeVariables
-		if code, stdout, _ = cli("status", job); code != 0 || !strings.Contains(stdout, fmt.Sprintf("of %d variables", free)) {
+		if code, stdout, _ := cli("status", job); code != 0 || !strings.Contains(stdout, fmt.Sprintf("of %d variables", free)) {
 			t.Errorf("status: exit %d: %s", code, stdout)
 		}
-		code, stdout, _ = cli("status", "--json", job)
+		code, stdout, _ := cli("status", "--json", job)
 		var s coordinator.Summary
 		if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Phase != "done" || s.Pixels != free || s.Proven != want.report.PersistentVariables || s.Rounds != want.report.Rounds {
 			t.Errorf("status --json: exit %d, %v: %s", code, err, stdout)
 		}
 	}
+}
+
+// submitAndFetch runs the submit command args through cli, waits for the job to be
+// done and fetches its outputs; it returns the job id and the fetched directory.
+func submitAndFetch(t *testing.T, cli func(...string) (int, string, string), args ...string) (job, dir string) {
+	t.Helper()
+	code, stdout, stderr := cli(args...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	job = strings.TrimSpace(stdout)
+	if code, stdout, stderr = cli("status", "--wait", job); code != 0 || !strings.Contains(stdout, "done") {
+		t.Fatalf("status --wait: exit %d: %s %s", code, stdout, stderr)
+	}
+	dir = filepath.Join(t.TempDir(), "fetched")
+	if code, _, stderr = cli("fetch", job, "-o", dir); code != 0 {
+		t.Fatalf("fetch: exit %d: %s", code, stderr)
+	}
+	return job, dir
 }
 
 // TestClusterCommandsEndToEnd: a NATS server, a coordinator and a worker as
@@ -221,23 +229,12 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 		extra []string
 	}{{gp, nil}, {up, []string{"--shared", "--job", "shared-uai"}}} {
 		want := solveWindowed(t, c.model, 24*16, 24, 16, args...)
-		code, stdout, stderr := cli(append(append([]string{"submit", c.model}, args...), c.extra...)...)
-		if code != 0 {
-			t.Fatalf("submit: exit %d: %s", code, stderr)
-		}
-		job := strings.TrimSpace(stdout)
-		if code, stdout, stderr = cli("status", "--wait", job); code != 0 || !strings.Contains(stdout, "done") {
-			t.Fatalf("status --wait: exit %d: %s %s", code, stdout, stderr)
-		}
-		dir := filepath.Join(t.TempDir(), "fetched")
-		if code, _, stderr = cli("fetch", job, "-o", dir); code != 0 {
-			t.Fatalf("fetch: exit %d: %s", code, stderr)
-		}
+		job, dir := submitAndFetch(t, cli, append(append([]string{"submit", c.model}, args...), c.extra...)...)
 		sameOutputs(t, want.dir, dir)
 		if n := storedResults(t, url, job); n != 0 {
 			t.Errorf("job %s done, %d results left in the stream", job, n)
 		}
-		code, stdout, _ = cli("status", "--json", job)
+		code, stdout, _ := cli("status", "--json", job)
 		var s coordinator.Summary
 		if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Job != job || s.Phase != "done" || s.Proven != want.report.PersistentVariables+int64(want.report.Observed) {
 			t.Errorf("status --json: exit %d, %v: %s", code, err, stdout)
