@@ -4,7 +4,8 @@
 //	x, e, err := oracle.BruteForce(m, 1<<20) // error if m has more than 2^20 labelings
 //
 // BruteForce enumerates every labeling; it is exact and slow, meant for models of a
-// dozen variables or so.
+// dozen variables or so. It wraps package model/enumerate, which solver code uses
+// directly so as not to depend on this test package.
 //
 // For larger models, Toulbar2 runs the exact branch-and-bound solver toulbar2 (Debian
 // package toulbar2, version 1.1.1) as a separate process:

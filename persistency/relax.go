@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/partopt/partopt/model"
-	"github.com/partopt/partopt/oracle"
+	"github.com/partopt/partopt/model/enumerate"
 	"github.com/partopt/partopt/srmp"
 	"github.com/partopt/partopt/trws"
 )
@@ -211,9 +211,9 @@ type Exhaustive struct {
 // Solve implements Relaxation.
 func (x Exhaustive) Solve(_ context.Context, p *model.Model, _ *Warm) (*Outcome, error) {
 	limit := x.limit()
-	lab, e, err := oracle.BruteForce(p, limit)
+	lab, e, err := enumerate.Minimize(p, limit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("persistency: exhaustive relaxation: %w", err)
 	}
 	out := &Outcome{Labeling: lab, Energy: e, LowerBound: e, Consistent: append([]int(nil), lab...)}
 	if math.IsInf(e, 1) {
@@ -275,7 +275,7 @@ func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
 		if err := p.CheckLabeling(c.Labeling); err != nil {
 			return CheckResult{}, err
 		}
-		_, min, err := oracle.BruteForce(p, c.Limit)
+		_, min, err := enumerate.Minimize(p, c.Limit)
 		if err != nil {
 			return CheckResult{}, fmt.Errorf("persistency: exhaustive certificate: %w", err)
 		}

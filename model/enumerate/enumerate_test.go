@@ -1,4 +1,4 @@
-package oracle_test
+package enumerate_test
 
 import (
 	"math"
@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/enumerate"
 	"github.com/partopt/partopt/model/random"
-	"github.com/partopt/partopt/oracle"
 )
 
 // build runs add on a builder for labels and returns the model.
@@ -34,7 +34,7 @@ func potts(b *model.Builder, w float64, ka, kb, u, v int) error {
 	return b.AddFactor(fn, u, v)
 }
 
-func TestBruteForceHandMade(t *testing.T) {
+func TestMinimizeHandMade(t *testing.T) {
 	inf := math.Inf(1)
 	for _, tc := range []struct {
 		name   string
@@ -102,12 +102,12 @@ func TestBruteForceHandMade(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := build(t, tc.labels, tc.add)
-			x, e, err := oracle.BruteForce(m, 1000)
+			x, e, err := enumerate.Minimize(m, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(x, tc.want) || !closeTo(e, tc.energy) {
-				t.Errorf("BruteForce = %v, %v; want %v, %v", x, e, tc.want, tc.energy)
+				t.Errorf("Minimize = %v, %v; want %v, %v", x, e, tc.want, tc.energy)
 			}
 		})
 	}
@@ -129,12 +129,12 @@ func closeTo(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b))
 }
 
-func TestBruteForceLimit(t *testing.T) {
+func TestMinimizeLimit(t *testing.T) {
 	m := build(t, []int{2, 3, 2}, func(b *model.Builder) error { return nil })
-	if _, _, err := oracle.BruteForce(m, 12); err != nil {
+	if _, _, err := enumerate.Minimize(m, 12); err != nil {
 		t.Errorf("12 labelings with limit 12: %v", err)
 	}
-	if _, _, err := oracle.BruteForce(m, 11); err == nil || !strings.Contains(err.Error(), "more than 11 labelings") {
+	if _, _, err := enumerate.Minimize(m, 11); err == nil || !strings.Contains(err.Error(), "more than 11 labelings") {
 		t.Errorf("12 labelings with limit 11: %v, want a limit error", err)
 	}
 	// 2^30 labels on 40 variables overflows any integer: refused, not wrapped around.
@@ -143,11 +143,11 @@ func TestBruteForceLimit(t *testing.T) {
 		labels[v] = 1 << 30
 	}
 	huge := build(t, labels, func(b *model.Builder) error { return nil })
-	if _, _, err := oracle.BruteForce(huge, math.MaxInt); err == nil {
+	if _, _, err := enumerate.Minimize(huge, math.MaxInt); err == nil {
 		t.Error("2^1200 labelings: no error")
 	}
-	if n, err := oracle.NumLabelings(m, 100); n != 12 || err != nil {
-		t.Errorf("NumLabelings = %d, %v; want 12", n, err)
+	if n, err := enumerate.Count(m, 100); n != 12 || err != nil {
+		t.Errorf("Count = %d, %v; want 12", n, err)
 	}
 }
 
@@ -170,7 +170,7 @@ func minByRecursion(m *model.Model) float64 {
 	return best
 }
 
-func TestBruteForceMatchesRecursiveEnumeration(t *testing.T) {
+func TestMinimizeMatchesRecursiveEnumeration(t *testing.T) {
 	gens := []struct {
 		name string
 		gen  func(rng *rand.Rand) *model.Model
@@ -187,7 +187,7 @@ func TestBruteForceMatchesRecursiveEnumeration(t *testing.T) {
 		t.Run(g.name, func(t *testing.T) {
 			for seed := uint64(0); seed < 25; seed++ {
 				m := g.gen(random.New(seed))
-				x, e, err := oracle.BruteForce(m, 1<<16)
+				x, e, err := enumerate.Minimize(m, 1<<16)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -198,7 +198,7 @@ func TestBruteForceMatchesRecursiveEnumeration(t *testing.T) {
 					t.Fatalf("seed %d: returned energy %v, Energy(%v) = %v", seed, e, x, got)
 				}
 				if want := minByRecursion(m); !closeTo(e, want) {
-					t.Fatalf("seed %d: BruteForce energy %v at %v, minimum by recursion %v", seed, e, x, want)
+					t.Fatalf("seed %d: Minimize energy %v at %v, minimum by recursion %v", seed, e, x, want)
 				}
 				rng := random.New(seed + 77)
 				for range 50 {
@@ -212,11 +212,11 @@ func TestBruteForceMatchesRecursiveEnumeration(t *testing.T) {
 	}
 }
 
-// BenchmarkBruteForce solves a 4×3 Potts grid with 3 labels (531441 labelings).
-func BenchmarkBruteForce(b *testing.B) {
+// BenchmarkMinimize solves a 4×3 Potts grid with 3 labels (531441 labelings).
+func BenchmarkMinimize(b *testing.B) {
 	m := random.PottsGrid(random.New(1), 4, 3, 3)
 	for b.Loop() {
-		if _, _, err := oracle.BruteForce(m, 1<<20); err != nil {
+		if _, _, err := enumerate.Minimize(m, 1<<20); err != nil {
 			b.Fatal(err)
 		}
 	}
