@@ -1,16 +1,15 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/modelfile"
-	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/protocol"
 )
@@ -61,21 +60,11 @@ func ObjectGraphs(res *cluster.Resources, dir string) GraphOpener {
 // solve` conditions on MODEL.evid. It must have the job's spec.Width variables.
 func GraphModel(spec protocol.JobSpec, m *model.Model, evidence []byte) (*model.Model, error) {
 	name := spec.Model.FileName()
-	if evidence != nil {
-		ev, err := uai.ReadEvidence(bytes.NewReader(evidence), name+".evid")
-		if err != nil {
-			return nil, err
-		}
-		fixed, err := ev.Fixed(m.LabelCounts())
-		if err != nil {
-			return nil, fmt.Errorf("%s.evid: %w", name, err)
-		}
-		c, err := m.Condition(fixed)
-		if err != nil {
-			return nil, fmt.Errorf("%s.evid: %w", name, err)
-		}
-		m = c.Model
+	p, err := job.Condition(name, m, evidence)
+	if err != nil {
+		return nil, err
 	}
+	m = p.Solved
 	if m.NumVars() != spec.Width {
 		return nil, fmt.Errorf("model %s has %d free variables, job %s says %d", name, m.NumVars(), spec.Job, spec.Width)
 	}

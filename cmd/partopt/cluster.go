@@ -1,19 +1,23 @@
-// The cluster commands: server, worker, submit, status, fetch and cancel (the
-// coordinator is in coordinator.go), all reaching NATS with the same flags.
+// The cluster's services: server, coordinator and worker, all reaching NATS
+// with the same flags (the clients are in jobs.go).
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/replica"
+	"github.com/partopt/partopt/service"
 	"github.com/partopt/partopt/worker"
 	"github.com/spf13/cobra"
 )
@@ -50,55 +54,95 @@ func addServiceFlags(cmd *cobra.Command, n *natsFlags) {
 	cmd.Flags().IntVar(&n.replicas, "stream-replicas", 1, "replicas of partopt's streams and buckets on a NATS cluster (3 survives the loss of a NATS node)")
 }
 
-// open connects and attaches to the resources the services created (clients).
-func (n natsFlags) open(ctx context.Context, name string) (*cluster.Resources, error) {
-	nc, err := cluster.Connect(n.ConnOptions, name)
-	if err != nil {
-		return nil, err
-	}
-	res, err := cluster.Attach(ctx, nc)
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("%s: %w", n.URL, err)
-	}
-	return res, nil
-}
-
-// openService connects and creates or configures the resources (services).
-func (n natsFlags) openService(ctx context.Context, name string) (*cluster.Resources, error) {
-	nc, err := cluster.Connect(n.ConnOptions, name)
-	if err != nil {
-		return nil, err
-	}
+// config is the JetStream configuration of the services' flags.
+func (n natsFlags) config() cluster.Config {
 	cfg := cluster.DefaultConfig()
 	cfg.AckWait, cfg.Replicas = n.ackWait, n.replicas
-	res, err := cluster.Open(ctx, nc, cfg)
-	if err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("%s: %w (is JetStream enabled on the server?)", n.URL, err)
-	}
-	return res, nil
+	return cfg
 }
 
-// openWaiting is openService that, while NATS cannot be reached, tries again
-// every second, logging once, until ctx ends: services of a cluster start in
-// any order.
-func (n natsFlags) openWaiting(ctx context.Context, name string, log *slog.Logger) (*cluster.Resources, error) {
-	for logged := false; ; logged = true {
-		res, err := n.openService(ctx, name)
-		if err == nil || ctx.Err() != nil {
-			return res, err
-		}
-		if !logged {
-			log.Warn("waiting for NATS", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(time.Second):
-		}
-	}
+// raftFlags configure a coordinator replica.
+type raftFlags struct {
+	id, addr, dir, peers string
+	bootstrap            bool
 }
+
+func (f raftFlags) config(data string, log *slog.Logger) (*replica.Config, error) {
+	cfg := &replica.Config{ID: f.id, Bind: f.addr, Dir: f.dir, Bootstrap: f.bootstrap, Log: log}
+	if cfg.Dir == "" {
+		cfg.Dir = filepath.Join(data, "raft")
+	}
+	for _, p := range strings.Split(f.peers, ",") {
+		id, addr, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if !ok || id == "" || addr == "" {
+			return cfg, fmt.Errorf("--peers %q: want ID=HOST:PORT,ID=HOST:PORT,…", f.peers)
+		}
+		cfg.Peers = append(cfg.Peers, replica.Peer{ID: id, Addr: addr})
+	}
+	if f.id == "" {
+		return cfg, errors.New("--id: a replica needs its raft id (one of --peers)")
+	}
+	return cfg, nil
+}
+
+func newCoordinatorCmd() *cobra.Command {
+	var n natsFlags
+	var rf raftFlags
+	var cfg service.Config
+	cmd := &cobra.Command{
+		Use:   "coordinator --nats URL --data DIR [--id ID --raft-addr HOST:PORT --peers ID=HOST:PORT,…]",
+		Short: "Run the jobs submitted to the cluster: dispatch windows, merge results, write outputs",
+		Long:  coordinatorHelp,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			if rf.addr != "" {
+				var err error
+				if cfg.Raft, err = rf.config(cfg.Data, cfg.Log); err != nil {
+					return err
+				}
+			}
+			if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+				return err
+			}
+			res, err := cluster.DialWaiting(ctx, n.ConnOptions, n.config(), "partopt-coordinator", cfg.Log)
+			if err != nil {
+				return err
+			}
+			defer res.Conn.Close()
+			cfg.Res = res
+			return service.Serve(ctx, cfg)
+		},
+	}
+	addNATSFlags(cmd, &n)
+	addServiceFlags(cmd, &n)
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Data, "data", "partopt-data", "directory for the jobs' label files and outputs")
+	fl.StringVar(&cfg.HTTP, "http", "localhost:8222", "status page and /metrics address (empty: none)")
+	fl.StringVar(&rf.id, "id", "", "this replica's raft id (with --raft-addr)")
+	fl.StringVar(&rf.addr, "raft-addr", "", "this replica's raft address HOST:PORT (empty: a single coordinator)")
+	fl.StringVar(&rf.dir, "raft-dir", "", "raft log and snapshots (default DATA/raft)")
+	fl.StringVar(&rf.peers, "peers", "", "every replica as ID=HOST:PORT, comma-separated, this one included")
+	fl.BoolVar(&rf.bootstrap, "bootstrap", false, "form the replica group from --peers if this replica has no raft state yet")
+	return cmd
+}
+
+const coordinatorHelp = `Accept jobs from "partopt submit", run each (windows dispatched to the workers,
+results merged in plan order into label files under --data/JOB) and, when a job
+is done, upload its outputs (those of "partopt solve --window") to the object
+store for "partopt fetch". With --http a status page and Prometheus metrics
+(/metrics) are served (default localhost only).
+
+Alone, the coordinator keeps its jobs in the cluster's key-value bucket. With
+--raft-addr it is one replica of a coordinator group (static --peers, all
+listed with the same ids and addresses; --bootstrap forms the group on first
+start): the job table is replicated with raft (log and snapshots in
+--raft-dir, default --data/raft), the leader runs the jobs, and when it dies a
+new leader resumes them from what JetStream kept: windows already solved are
+merged again, not solved again. After any restart — one coordinator, or the
+whole cluster with NATS on disk — unfinished jobs continue where they were.`
 
 func newWorkerCmd() *cobra.Command {
 	var n natsFlags
@@ -120,7 +164,7 @@ back to the cluster for another worker. Models come from the path in the job
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			o.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			res, err := n.openWaiting(ctx, "partopt-worker", o.Log)
+			res, err := cluster.DialWaiting(ctx, n.ConnOptions, n.config(), "partopt-worker", o.Log)
 			if err != nil {
 				return err
 			}

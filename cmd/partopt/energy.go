@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 
-	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/job"
 	"github.com/spf13/cobra"
 )
 
@@ -24,40 +22,14 @@ conditioned on; a labeling that disagrees with the evidence has energy +Inf), an
 note says so on stderr. --no-evid ignores it.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := readModel(args[0])
+			e, err := job.Energy(args[0], args[1], noEvid, noteTo(cmd))
 			if err != nil {
 				return err
 			}
-			x, err := uai.ReadSolutionFile(args[1], m.NumVars())
-			if err != nil {
-				return err
-			}
-			if err := m.CheckLabeling(x); err != nil {
-				return fmt.Errorf("%s: %w", args[1], err)
-			}
-			ev, err := loadEvidence(args[0], m, noEvid)
-			if err != nil {
-				return err
-			}
-			e := m.Energy(x)
-			if ev != nil {
-				if e, err = ev.energy(m, x, cmd.ErrOrStderr()); err != nil {
-					return err
-				}
-				ev.note(cmd.ErrOrStderr())
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "energy %s\n", formatEnergy(e))
+			fmt.Fprintf(cmd.OutOrStdout(), "energy %s\n", job.FormatEnergy(e))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&noEvid, "no-evid", false, "ignore MODEL.evid")
 	return cmd
-}
-
-// formatEnergy prints the shortest decimal that reads back to e, and +Inf for forbidden.
-func formatEnergy(e float64) string {
-	if math.IsInf(e, 1) {
-		return "+Inf"
-	}
-	return strconv.FormatFloat(e, 'g', -1, 64)
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/modelfile"
 	"github.com/partopt/partopt/model/opengm"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/spf13/cobra"
@@ -22,7 +22,7 @@ label counts, the orders of its factors, the function kinds found (Potts and tru
 tables are recognised in explicit files), forbidden entries and a memory estimate.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := readModel(args[0])
+			m, err := modelfile.Read(args[0])
 			if err != nil {
 				return err
 			}
@@ -34,7 +34,7 @@ tables are recognised in explicit files), forbidden entries and a memory estimat
 			format, _ := uai.FormatOf(args[0])
 			name := format.String()
 			switch {
-			case isGridFile(args[0]):
+			case modelfile.IsGrid(args[0]):
 				name = "grid"
 			case opengm.IsFile(args[0]):
 				name = "OpenGM HDF5"
@@ -91,15 +91,6 @@ func infoJSON(path string, s model.Stats) map[string]any {
 		"functions": s.Functions, "factors_by_kind": kinds, "forbidden_entries": s.ForbiddenEntries,
 		"offset": s.Offset, "memory_bytes": s.MemoryBytes,
 	}
-}
-
-func writeJSON(cmd *cobra.Command, v any) error {
-	enc := json.NewEncoder(cmd.OutOrStdout())
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return internalError{err}
-	}
-	return nil
 }
 
 func bytesString(b int64) string {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/partopt/partopt/job"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +49,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "partopt: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
-	if errors.As(err, new(internalError)) {
+	if errors.As(err, new(internalError)) || errors.As(err, new(job.InternalError)) {
 		return exitInternal
 	}
 	return exitBadInput

@@ -1,50 +1,21 @@
-// The solve command: run a MAP solver on a model, write the labeling and a report.
-//
-// Dependency: golang.org/x/term, the Go project's terminal package (maintained with
-// the standard library; its only dependency is golang.org/x/sys). It tells whether
-// stderr is a terminal, and how wide, so that progress is shown to a person watching
-// and never written into logs or redirected output. The progress display itself is
-// one \r-updated status line, a few lines below: a progress-bar library would add
-// dependencies and draw a bar towards --max-iterations, which TRW-S rarely reaches
-// (it stops on gap, agreement or stall), so the bar would mislead.
+// The solve command: prove persistent labels of a model (or solve its
+// relaxation) with package job, whole or by windows.
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
-	"github.com/partopt/partopt/model"
-	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/persistency"
-	"github.com/partopt/partopt/srmp"
 	"github.com/partopt/partopt/trws"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
-)
-
-// solveMethods are the values of --method; defaultSolveMethod is the default.
-var solveMethods = []string{"pbp", "trws", "srmp"}
-
-const defaultSolveMethod = "pbp"
-
-// Output files of solve, in DIR; pbp writes all four, trws the first two.
-const (
-	labelsFile      = "labels.sol"
-	reportFile      = "report.json"
-	persistentFile  = "persistent.evid"
-	certificateFile = "certificate.gob"
 )
 
 // solveHelp is solve's long help: the contract of its outputs.
@@ -185,8 +156,6 @@ type solveFlags struct {
 	haloSet         bool // --halo was given (the regions' default differs)
 	workers, rounds int
 	pngMax          int
-	// embedded, when set, runs the windows over an embedded NATS cluster (run).
-	embedded *embeddedRun
 }
 
 func newSolveCmd() *cobra.Command {
@@ -198,11 +167,35 @@ func newSolveCmd() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.haloSet = cmd.Flags().Changed("halo")
-			return runSolve(cmd, args[0], f)
+			if err := f.validate(); err != nil {
+				return err
+			}
+			return runJob(cmd, f.spec(args[0]), job.Options{})
 		},
 	}
 	addSolveFlags(cmd, &f, true)
 	return cmd
+}
+
+// runJob runs a job with the CLI's signals, notes and progress, and prints its
+// summary line.
+func runJob(cmd *cobra.Command, s job.Spec, opt job.Options) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt.Note = noteTo(cmd)
+	view := newProgress(cmd.ErrOrStderr(), s.Windowed())
+	res, err := job.Run(ctx, s, view.options(opt))
+	view.clear()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), res.Summary)
+	return nil
+}
+
+// noteTo prints the library's notes on the command's stderr.
+func noteTo(cmd *cobra.Command) func(string) {
+	return func(msg string) { fmt.Fprintf(cmd.ErrOrStderr(), "partopt: %s\n", msg) }
 }
 
 // addSolveFlags defines the flags of solve (with --method) and of run.
@@ -212,11 +205,12 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	def := trws.Options{GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	fl := cmd.Flags()
 	if method {
-		fl.StringVar(&f.method, "method", defaultSolveMethod, "solver: "+strings.Join(solveMethods, ", "))
+		fl.StringVar(&f.method, "method", string(job.PBP), "solver: "+methodList())
 		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	} else {
-		fl.IntVar(&f.window, "window", defaultRasterWindow, "core side of the windows in pixels")
+		fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels")
 	}
+	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once")
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "pbp boundary potentials: invariant or original")
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (required; created if missing)")
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "iteration cap per solve (0: the solver's own, 1500 for TRW-S and 10000 for SRMP)")
@@ -224,18 +218,25 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	fl.IntVar(&f.stallIterations, "stall-iterations", def.StallIterations, "stop after this many iterations without progress; 0 disables")
 	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
 	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
-	fl.IntVar(&f.halo, "halo", defaultRasterHalo, "window halo: pixels for raster grids, graph steps otherwise (there 2 unless given)")
-	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once")
-	fl.IntVar(&f.rounds, "rounds", defaultRounds, "at most this many rounds of windows (each on what is left, with shifted windows)")
-	fl.IntVar(&f.pngMax, "png-max", defaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
+	fl.IntVar(&f.halo, "halo", job.DefaultRasterHalo, "window halo: pixels for raster grids, graph steps otherwise (there 2 unless given)")
+	fl.IntVar(&f.rounds, "rounds", job.DefaultRounds, "at most this many rounds of windows (each on what is left, with shifted windows)")
+	fl.IntVar(&f.pngMax, "png-max", job.DefaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
 	cmd.MarkFlagRequired("output")
+}
+
+func methodList() string {
+	names := make([]string, len(job.Methods))
+	for i, m := range job.Methods {
+		names[i] = string(m)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (f solveFlags) validate() error {
 	switch {
-	case !slices.Contains(solveMethods, f.method):
-		return fmt.Errorf("unknown --method %q (available: %s)", f.method, strings.Join(solveMethods, ", "))
-	case f.method != "pbp" && f.boundary != persistency.Invariant.String():
+	case !slices.Contains(job.Methods, job.Method(f.method)):
+		return fmt.Errorf("unknown --method %q (available: %s)", f.method, methodList())
+	case f.method != string(job.PBP) && f.boundary != persistency.Invariant.String():
 		return fmt.Errorf("--boundary %s: only --method pbp has boundary potentials", f.boundary)
 	case f.output == "":
 		return errors.New("--output: empty directory name")
@@ -249,7 +250,7 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--check-every %d: want at least 1", f.checkEvery)
 	case f.window < 0:
 		return fmt.Errorf("--window %d: want at least 1 (or 0 for the whole model)", f.window)
-	case f.window > 0 && f.method != "pbp":
+	case f.window > 0 && f.method != string(job.PBP):
 		return fmt.Errorf("--window: only --method pbp solves by windows")
 	case f.halo < 0:
 		return fmt.Errorf("--halo %d: want at least 0", f.halo)
@@ -266,299 +267,18 @@ func (f solveFlags) validate() error {
 	return nil
 }
 
-// trwsOptions are the solver options of the flags; MaxIterations 0 stands for the
-// solver's own cap (capFor resolves it).
-func (f solveFlags) trwsOptions() trws.Options {
+// spec is the job of the flags on model (validate has checked them).
+func (f solveFlags) spec(model string) job.Spec {
+	variant, _ := persistency.ParseVariant(f.boundary)
 	opt := trws.DefaultOptions()
-	opt.MaxIterations = f.maxIterations
-	opt.GapTolerance = f.gapTolerance
-	opt.StallIterations = f.stallIterations
-	opt.CheckEvery = f.checkEvery
-	return opt
-}
-
-// capFor returns opt with MaxIterations 0 resolved to the cap of the named solver
-// ("trws" or "srmp").
-func capFor(opt trws.Options, solver string) trws.Options {
-	if opt.MaxIterations == 0 {
-		opt.MaxIterations = trws.DefaultOptions().MaxIterations
-		if solver == "srmp" {
-			opt.MaxIterations = srmp.DefaultMaxIterations
-		}
+	opt.MaxIterations, opt.GapTolerance, opt.StallIterations, opt.CheckEvery = f.maxIterations, f.gapTolerance, f.stallIterations, f.checkEvery
+	s := job.Spec{Model: model, NoEvidence: f.noEvid, Method: job.Method(f.method), Boundary: variant, Solver: opt,
+		Window: f.window, Halo: f.halo, Rounds: f.rounds, Workers: f.workers, PNGMax: f.pngMax, Output: f.output}
+	switch {
+	case !f.haloSet:
+		s.Halo = 0 // the layout's default
+	case f.halo == 0:
+		s.Halo = job.NoHalo
 	}
-	return opt
-}
-
-// solveReport is report.json.
-type solveReport struct {
-	Method           string        `json:"method"`
-	Model            string        `json:"model"`
-	Evidence         string        `json:"evidence,omitempty"`
-	Observed         int           `json:"observed"`
-	Variables        int           `json:"variables"`
-	FreeVariables    int           `json:"free_variables"`
-	LowerBound       jsonFloat     `json:"lower_bound"`
-	Energy           jsonFloat     `json:"energy"`
-	Gap              jsonFloat     `json:"gap"`
-	Agreeing         int           `json:"agreeing"`
-	AgreeingFraction float64       `json:"agreeing_fraction"`
-	Agreement        bool          `json:"agreement"`
-	Iterations       int           `json:"iterations"`
-	Stop             string        `json:"stop"`
-	Seconds          float64       `json:"seconds"`
-	Options          reportOptions `json:"options"`
-}
-
-type reportOptions struct {
-	MaxIterations   int     `json:"max_iterations"`
-	GapTolerance    float64 `json:"gap_tolerance"`
-	StallIterations int     `json:"stall_iterations"`
-	StallTolerance  float64 `json:"stall_tolerance"`
-	CheckEvery      int     `json:"check_every"`
-}
-
-// jsonFloat is a float64 that encodes ±Inf and NaN, which JSON numbers cannot hold, as
-// the strings "+Inf", "-Inf" and "NaN".
-type jsonFloat float64
-
-// MarshalJSON implements json.Marshaler.
-func (x jsonFloat) MarshalJSON() ([]byte, error) {
-	if f := float64(x); math.IsInf(f, 0) || math.IsNaN(f) {
-		return json.Marshal(formatEnergy(f))
-	}
-	return json.Marshal(float64(x))
-}
-
-func runSolve(cmd *cobra.Command, modelPath string, f solveFlags) error {
-	if err := f.validate(); err != nil {
-		return err
-	}
-	if f.method == "pbp" && (f.window > 0 || isGridFile(modelPath)) {
-		return runWindowed(cmd, modelPath, f)
-	}
-	in, err := loadProblem(modelPath, f.noEvid)
-	if err != nil {
-		return err
-	}
-	if f.method == "pbp" {
-		return runPBP(cmd, in, f)
-	}
-	return runLP(cmd, in, f)
-}
-
-// lpSolver is what solve --method trws and srmp run: trws.Solver or srmp.Solver.
-type lpSolver interface {
-	Solve(ctx context.Context, opt trws.Options) (trws.Result, error)
-	Bound() (float64, error)
-}
-
-// runLP is solve --method trws (pairwise models) and srmp (any order).
-func runLP(cmd *cobra.Command, in *problem, f solveFlags) error {
-	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	modelPath, m, ev, c, solved := in.path, in.m, in.ev, in.c, in.solved
-	if f.method == "trws" {
-		if err := checkPairwise(solved, modelPath); err != nil {
-			return err
-		}
-	}
-	in.note(stderr)
-	if err := prepareOutput(f.output); err != nil {
-		return err
-	}
-	var s lpSolver
-	var err error
-	if f.method == "trws" {
-		s, err = trws.New(solved)
-	} else {
-		s, err = srmp.New(solved)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", modelPath, err)
-	}
-
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	opt := capFor(f.trwsOptions(), f.method)
-	status := newStatusLine(stderr, opt.MaxIterations)
-	if status != nil {
-		opt.Progress = status.update
-	}
-	res, err := s.Solve(ctx, opt)
-	interrupted := ctx.Err() != nil // before stop, which cancels ctx
-	stop()                          // a second Ctrl-C while the outputs are written ends the process
-	status.clear()
-	if err != nil && !interrupted {
-		return internalError{err}
-	}
-
-	// A bound valid up to float64 rounding (Result.LowerBound sums float32 values).
-	bound := res.LowerBound
-	if res.Iterations > 0 {
-		if bound, err = s.Bound(); err != nil {
-			return internalError{err}
-		}
-	}
-	// The energy as `partopt energy` computes it: with evidence, on the conditioned
-	// model, whose offset holds the observed factors (and so does the bound's).
-	x, energy := res.Labeling, solved.Energy(res.Labeling)
-	if ev != nil {
-		x = ev.extend(c, res.Labeling)
-	}
-	rep := solveReport{
-		Method: f.method, Model: modelPath,
-		Variables: m.NumVars(), FreeVariables: solved.NumVars(),
-		LowerBound: jsonFloat(bound), Energy: jsonFloat(energy),
-		Gap:      jsonFloat(energy - bound),
-		Agreeing: res.Agreeing, AgreeingFraction: 1, Agreement: res.Agreement,
-		Iterations: res.Iterations, Stop: res.Stop.String(), Seconds: res.Seconds,
-		Options: reportOptions{opt.MaxIterations, opt.GapTolerance, opt.StallIterations, opt.StallTolerance, opt.CheckEvery},
-	}
-	if ev != nil {
-		rep.Evidence, rep.Observed = ev.path, m.NumVars()-solved.NumVars()
-	}
-	if n := solved.NumVars(); n > 0 {
-		rep.AgreeingFraction = float64(res.Agreeing) / float64(n)
-	}
-	if err := removeStale(f.output, []string{labelsFile}); err != nil {
-		return internalError{err}
-	}
-	if err := writeFileAtomic(filepath.Join(f.output, labelsFile), func(w io.Writer) error {
-		return uai.WriteSolution(w, x)
-	}); err != nil {
-		return internalError{err}
-	}
-	if err := writeFileAtomic(filepath.Join(f.output, reportFile), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}); err != nil {
-		return internalError{err}
-	}
-	if res.Stop == trws.StopCanceled {
-		fmt.Fprintf(stderr, "partopt: interrupted after %d iterations (stop canceled); wrote the best labeling found to %s\n", res.Iterations, f.output)
-	}
-	fmt.Fprintf(stdout, "energy %s bound %s gap %s agreeing %.6g iterations %d stop %s\n",
-		formatEnergy(energy), formatEnergy(bound), formatEnergy(float64(rep.Gap)),
-		rep.AgreeingFraction, res.Iterations, rep.Stop)
-	return nil
-}
-
-// checkPairwise refuses models with factors of order > 2, which TRW-S cannot solve.
-func checkPairwise(m *model.Model, name string) error {
-	if high, top := higherOrder(m); high > 0 {
-		return fmt.Errorf("%s: the trws method needs a pairwise model (factors of order ≤ 2), but %d factors have order > 2 (up to %d); --method srmp solves any order", name, high, top)
-	}
-	return nil
-}
-
-// prepareOutput creates dir if missing and checks that files can be written there,
-// so that a bad -o fails before the solver runs rather than after.
-func prepareOutput(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--output: %w", err)
-	}
-	probe, err := os.CreateTemp(dir, ".partopt-probe-*")
-	if err != nil {
-		return fmt.Errorf("--output: %w", err)
-	}
-	probe.Close()
-	return os.Remove(probe.Name())
-}
-
-// writeFileAtomic writes path through a temporary file in the same directory and
-// renames it into place, so readers never see a partial file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	err = write(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// statusLine shows the solver's progress on one terminal line, rewritten in place at
-// most every `every`.
-type statusLine struct {
-	w       io.Writer
-	width   int // terminal columns; the line is cut to width − 1
-	maxIter int
-	every   time.Duration
-	now     func() time.Time
-	last    time.Time
-	shown   bool
-	log     bool // not a terminal: whole lines, "partopt: " first, nothing to clear
-}
-
-// newStatusLine returns a status line on stderr when it is a terminal, else nil.
-func newStatusLine(stderr io.Writer, maxIter int) *statusLine {
-	f, ok := stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	width, _, err := term.GetSize(int(f.Fd()))
-	if err != nil || width < 20 {
-		width = 80
-	}
-	return &statusLine{w: stderr, width: width, maxIter: maxIter, every: 100 * time.Millisecond, now: time.Now}
-}
-
-// update is the solver's Progress callback.
-func (s *statusLine) update(p trws.Progress) {
-	s.show(func() string { return progressText(p, s.maxIter) })
-}
-
-// show writes the line that text returns, unless a line was shown less than s.every
-// ago (text is then not called).
-func (s *statusLine) show(text func() string) {
-	t := s.now()
-	if s.shown && t.Sub(s.last) < s.every {
-		return
-	}
-	s.last, s.shown = t, true
-	line := text()
-	if s.log {
-		fmt.Fprintf(s.w, "partopt: %s\n", line)
-		return
-	}
-	if len(line) > s.width-1 {
-		line = line[:s.width-1]
-	}
-	fmt.Fprintf(s.w, "\r%s\x1b[K", line)
-}
-
-// clear erases the status line, if any was shown.
-func (s *statusLine) clear() {
-	if s != nil && s.shown && !s.log {
-		fmt.Fprint(s.w, "\r\x1b[K")
-	}
-}
-
-// progressText is the status line's text (ASCII, so that cutting it by bytes is safe).
-func progressText(p trws.Progress, maxIter int) string {
-	frac := 1.0
-	if p.Variables > 0 {
-		frac = float64(p.Agreeing) / float64(p.Variables)
-	}
-	return fmt.Sprintf("iter %d/%d  bound %.9g  energy %s  gap %.3g  agreeing %.1f%%",
-		p.Iteration, maxIter, p.LowerBound, shortEnergy(p.Energy), p.Energy-p.LowerBound, math.Floor(frac*1000)/10)
-}
-
-func shortEnergy(e float64) string {
-	if math.IsInf(e, 1) {
-		return "+Inf"
-	}
-	return fmt.Sprintf("%.9g", e)
+	return s
 }

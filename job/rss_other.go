@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package job
 
 // peakRSS is unknown on this system.
 func peakRSS() int64 { return 0 }

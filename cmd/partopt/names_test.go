@@ -1,0 +1,21 @@
+package main
+
+import "github.com/partopt/partopt/job"
+
+// The names the CLI tests use for what moved to package job.
+const (
+	labelsFile          = job.LabelsFile
+	reportFile          = job.ReportFile
+	persistentFile      = job.PersistentFile
+	certificateFile     = job.CertificateFile
+	labelTilesFile      = job.LabelTilesFile
+	persistentTilesFile = job.PersistentTilesFile
+	persistencyPNG      = job.PersistencyPNG
+)
+
+type (
+	windowedReport = job.WindowsReport
+	jsonFloat      = job.Float
+)
+
+var formatEnergy = job.FormatEnergy

@@ -1,0 +1,209 @@
+// Progress on stderr: one \r-updated status line on a terminal, never written
+// into logs or redirected output, except a windowed run's line once a minute
+// (such a run may take hours).
+//
+// Dependency: golang.org/x/term, the Go project's terminal package (maintained with
+// the standard library; its only dependency is golang.org/x/sys). It tells whether
+// stderr is a terminal, and how wide. A progress-bar library would add
+// dependencies and draw a bar towards --max-iterations, which TRW-S rarely reaches
+// (it stops on gap, agreement or stall), so the bar would mislead.
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/trws"
+	"golang.org/x/term"
+)
+
+// windowLogEvery spaces the progress lines of a windowed run when stderr is not a
+// terminal.
+const windowLogEvery = time.Minute
+
+// statusLine shows the solver's progress on one terminal line, rewritten in place at
+// most every `every`.
+type statusLine struct {
+	w       io.Writer
+	width   int // terminal columns; the line is cut to width − 1
+	maxIter int
+	every   time.Duration
+	now     func() time.Time
+	last    time.Time
+	shown   bool
+	log     bool // not a terminal: whole lines, "partopt: " first, nothing to clear
+}
+
+// newStatusLine returns a status line on stderr when it is a terminal, else nil.
+func newStatusLine(stderr io.Writer, maxIter int) *statusLine {
+	f, ok := stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil || width < 20 {
+		width = 80
+	}
+	return &statusLine{w: stderr, width: width, maxIter: maxIter, every: 100 * time.Millisecond, now: time.Now}
+}
+
+// update shows a solver's progress.
+func (s *statusLine) update(p trws.Progress) {
+	s.show(func() string { return progressText(p, s.maxIter) })
+}
+
+// show writes the line that text returns, unless a line was shown less than s.every
+// ago (text is then not called).
+func (s *statusLine) show(text func() string) {
+	t := s.now()
+	if s.shown && t.Sub(s.last) < s.every {
+		return
+	}
+	s.last, s.shown = t, true
+	line := text()
+	if s.log {
+		fmt.Fprintf(s.w, "partopt: %s\n", line)
+		return
+	}
+	if len(line) > s.width-1 {
+		line = line[:s.width-1]
+	}
+	fmt.Fprintf(s.w, "\r%s\x1b[K", line)
+}
+
+// clear erases the status line, if any was shown.
+func (s *statusLine) clear() {
+	if s != nil && s.shown && !s.log {
+		fmt.Fprint(s.w, "\r\x1b[K")
+	}
+}
+
+// progressText is the status line's text (ASCII, so that cutting it by bytes is safe).
+func progressText(p trws.Progress, maxIter int) string {
+	frac := 1.0
+	if p.Variables > 0 {
+		frac = float64(p.Agreeing) / float64(p.Variables)
+	}
+	return fmt.Sprintf("iter %d/%d  bound %.9g  energy %s  gap %.3g  agreeing %.1f%%",
+		p.Iteration, maxIter, p.LowerBound, shortEnergy(p.Energy), p.Energy-p.LowerBound, math.Floor(frac*1000)/10)
+}
+
+func shortEnergy(e float64) string {
+	if math.IsInf(e, 1) {
+		return "+Inf"
+	}
+	return fmt.Sprintf("%.9g", e)
+}
+
+// pbpProgressText is the line of a pbp run: the last pruning iteration (|A| and
+// its bound), if any, and the relaxation solve under way, if any.
+func pbpProgressText(outer persistency.Progress, pruning bool, inner trws.Progress, solving bool, n, maxIter int) string {
+	line := "initial relaxation"
+	if pruning {
+		frac := 1.0
+		if n > 0 {
+			frac = float64(outer.SetSize) / float64(n)
+		}
+		bound := "-" // an iteration that dropped hopeless nodes solves nothing
+		if !math.IsNaN(outer.Bound) {
+			bound = fmt.Sprintf("%.9g", outer.Bound)
+		}
+		line = fmt.Sprintf("iter %d  |A| %d/%d (%.1f%%)  bound %s", outer.Iteration, outer.SetSize, n, math.Floor(frac*1000)/10, bound)
+	}
+	if solving {
+		line += fmt.Sprintf("  | trws %d/%d bound %.9g", inner.Iteration, maxIter, inner.LowerBound)
+	}
+	return line
+}
+
+// windowProgressText is a windowed run's line after elapsed time in the round:
+// the round, windows merged, the persistent fraction so far and the round's ETA.
+func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Duration) string {
+	eta := "-"
+	if p.WindowsDone > 0 && p.WindowsDone < p.Windows {
+		left := time.Duration(float64(elapsed) / float64(p.WindowsDone) * float64(p.Windows-p.WindowsDone))
+		eta = left.Round(time.Second).String()
+	}
+	return fmt.Sprintf("round %d  windows %d/%d (%.1f%%)  persistent %.1f%%  ETA %s",
+		p.Round+1, p.WindowsDone, p.Windows, 100*fraction(int64(p.WindowsDone), int64(p.Windows)),
+		math.Floor(1000*fraction(p.Persistent, n))/10, eta)
+}
+
+func fraction(k, n int64) float64 {
+	if n == 0 {
+		return 1
+	}
+	return float64(k) / float64(n)
+}
+
+// progressView renders a job's progress on stderr.
+type progressView struct {
+	line       *statusLine
+	roundStart time.Time // when the previous round's last window was merged
+	last       time.Time
+	round      int
+}
+
+// newProgress returns the progress display of a job on stderr, or nil when
+// nothing is shown: a whole solve off a terminal.
+func newProgress(stderr io.Writer, windowed bool) *progressView {
+	line := newStatusLine(stderr, 0)
+	if line == nil && !windowed {
+		return nil
+	}
+	if line == nil {
+		line = &statusLine{w: stderr, every: windowLogEvery, now: time.Now, log: true}
+	}
+	now := line.now()
+	return &progressView{line: line, roundStart: now, last: now}
+}
+
+// options sets opt.Progress to v's display.
+func (v *progressView) options(opt job.Options) job.Options {
+	if v != nil {
+		opt.Progress = v.update
+	}
+	return opt
+}
+
+// update is job.Options.Progress.
+func (v *progressView) update(p job.Progress) {
+	v.line.maxIter = p.MaxIterations
+	switch {
+	case p.Windows != nil:
+		now := v.line.now()
+		if p.Windows.Round != v.round {
+			v.round, v.roundStart = p.Windows.Round, v.last
+		}
+		v.last = now
+		w := *p.Windows
+		v.line.show(func() string { return windowProgressText(w, int64(p.Variables), now.Sub(v.roundStart)) })
+	case p.Method == job.PBP:
+		var outer persistency.Progress
+		var inner trws.Progress
+		if p.Pruning != nil {
+			outer = *p.Pruning
+		}
+		if p.Solve != nil {
+			inner = *p.Solve
+		}
+		v.line.show(func() string {
+			return pbpProgressText(outer, p.Pruning != nil, inner, p.Solve != nil, p.Variables, p.MaxIterations)
+		})
+	case p.Solve != nil:
+		v.line.update(*p.Solve)
+	}
+}
+
+// clear erases the status line.
+func (v *progressView) clear() {
+	if v != nil {
+		v.line.clear()
+	}
+}

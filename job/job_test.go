@@ -1,0 +1,271 @@
+package job_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/model/modelfile"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/protocol"
+)
+
+const (
+	denoise = "../testdata/denoise32.uai.gz" // a 32×32 raster, 4 labels
+	network = "../testdata/network-evid.uai" // higher order, with evidence
+)
+
+// outputs reads every file of dir but report.json (whose timings differ).
+func outputs(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		if e.Name() == job.ReportFile {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = data
+	}
+	return files
+}
+
+func sameOutputs(t *testing.T, a, b map[string][]byte) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%d files against %d", len(a), len(b))
+	}
+	for name, data := range a {
+		if !bytes.Equal(data, b[name]) {
+			t.Errorf("%s differs", name)
+		}
+	}
+}
+
+// inProcess is a Runtime that does what the contract asks with partition's own
+// loops, recording what it was handed.
+type inProcess struct {
+	got []*job.Distributed
+}
+
+func (r *inProcess) Windows(ctx context.Context, d *job.Distributed) (*job.Outcome, error) {
+	r.got = append(r.got, d)
+	opt := protocol.JobSpec(d.Spec).Persistency()
+	if d.Graph != nil {
+		return nil, errors.New("graph jobs are not run by this test runtime")
+	}
+	res, err := partition.SolveRaster(ctx, d.Raster, d.Persistent, d.Labeling, d.Scratch,
+		partition.RasterOptions{Core: d.Spec.Core, Halo: d.Spec.Halo, Persistency: opt, Workers: 2, MaxRounds: d.Spec.MaxRounds})
+	if err != nil {
+		return nil, err
+	}
+	return &job.Outcome{RasterResult: *res, Runtime: "test"}, nil
+}
+
+// TestRuntimeGetsTheJobAndWritesTheSameOutputs: a windowed job handed to a
+// Runtime is described by its wire spec, and the outputs written from what the
+// runtime left in the stores are those of the job solved here.
+func TestRuntimeGetsTheJobAndWritesTheSameOutputs(t *testing.T) {
+	here, there := t.TempDir(), t.TempDir()
+	s := job.Spec{Model: denoise, Window: 12, Halo: 4, Output: here}
+	if _, err := job.Run(context.Background(), s, job.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	rt := &inProcess{}
+	s.Output = there
+	res, err := job.Run(context.Background(), s, job.Options{Runtime: rt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameOutputs(t, outputs(t, here), outputs(t, there))
+	if len(rt.got) != 1 {
+		t.Fatalf("runtime called %d times", len(rt.got))
+	}
+	d := rt.got[0]
+	if sp := d.Spec; sp.Width != 32 || sp.Height != 32 || sp.Labels != 4 || sp.Core != 12 || sp.Halo != 4 || sp.MaxRounds != job.DefaultRounds ||
+		sp.Layout != "" || !filepath.IsAbs(sp.Model.Path) || d.PNG == nil || d.ModelPath != denoise {
+		t.Errorf("runtime got spec %+v, model %q", sp, d.ModelPath)
+	}
+	if rep := res.Report.(*job.WindowsReport); rep.Runtime != "test" || rep.Plan != "raster" || rep.PersistentVariables == 0 || len(rep.LostWindows) != 0 {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// TestWireRoundTrip: a submitted job's spec, back as a Spec, is the job that
+// was submitted (what a coordinator runs is what the user asked for).
+func TestWireRoundTrip(t *testing.T) {
+	s := job.Spec{Model: network, Window: 3, Rounds: 2, Boundary: persistency.Original}
+	s.Solver.GapTolerance, s.Solver.CheckEvery, s.Solver.StallIterations, s.Solver.MaxIterations = 1e-6, 3, 50, 77
+	w, err := job.Wire(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Layout != protocol.LayoutGraph || w.Halo != job.DefaultRegionHalo || w.Width != 116 || w.Height != 1 {
+		t.Fatalf("wire spec %+v: want a graph job of the 116 free variables, halo %d", w, job.DefaultRegionHalo)
+	}
+	back := job.FromWire(w, network, "out")
+	if back.Window != 3 || back.Halo != job.DefaultRegionHalo || back.Rounds != 2 || back.Boundary != persistency.Original ||
+		back.Solver.GapTolerance != 1e-6 || back.Solver.CheckEvery != 3 || back.Solver.StallIterations != 50 || back.Solver.MaxIterations != 77 {
+		t.Errorf("back %+v", back)
+	}
+	s.Halo = job.NoHalo
+	if w, err = job.Wire(s); err != nil || w.Halo != 0 || job.FromWire(w, network, "out").Halo != job.NoHalo {
+		t.Errorf("no halo: wire %d, %v", w.Halo, err)
+	}
+}
+
+// TestRunRefusesBadSpecs: bad specs are errors before anything is read or
+// written, and not InternalErrors.
+func TestRunRefusesBadSpecs(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		spec job.Spec
+		want string
+	}{
+		{"method", job.Spec{Model: denoise, Output: dir, Method: "frob"}, "method"},
+		{"boundary", job.Spec{Model: denoise, Output: dir, Method: job.TRWS, Boundary: persistency.Original}, "boundary"},
+		{"no model", job.Spec{Output: dir}, "no model"},
+		{"no output", job.Spec{Model: denoise}, "output"},
+		{"window", job.Spec{Model: denoise, Output: dir, Window: -1}, "window"},
+		{"windowed lp", job.Spec{Model: denoise, Output: dir, Window: 8, Method: job.SRMP}, "only method pbp"},
+		{"missing file", job.Spec{Model: filepath.Join(dir, "none.uai"), Output: dir}, "none.uai"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := job.Run(context.Background(), c.spec, job.Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) || errors.As(err, new(job.InternalError)) {
+				t.Errorf("error %v: want bad input mentioning %q", err, c.want)
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("refused specs wrote %d files", len(entries))
+	}
+}
+
+// TestInterruptedProofWritesNothing: a canceled pbp run proves nothing, so it
+// writes nothing; a canceled trws solve writes the best labeling found.
+func TestInterruptedProofWritesNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := t.TempDir()
+	for _, s := range []job.Spec{{Model: denoise, Output: dir}, {Model: denoise, Output: dir, Window: 16}} {
+		_, err := job.Run(ctx, s, job.Options{})
+		if !errors.As(err, new(job.InternalError)) || !strings.Contains(err.Error(), "interrupted") {
+			t.Errorf("window %d: error %v, want an interrupted InternalError", s.Window, err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("window %d: an interrupted run wrote %d files", s.Window, len(entries))
+		}
+	}
+	var notes []string
+	res, err := job.Run(ctx, job.Spec{Model: denoise, Output: dir, Method: job.TRWS}, job.Options{Note: func(m string) { notes = append(notes, m) }})
+	if err != nil || !res.Canceled || res.Report.(*job.LPReport).Stop != "canceled" {
+		t.Fatalf("trws: %v, %+v", err, res)
+	}
+	if _, err := os.Stat(filepath.Join(dir, job.LabelsFile)); err != nil || len(notes) != 1 || !strings.Contains(notes[0], "interrupted") {
+		t.Errorf("trws canceled: labels %v, notes %q", err, notes)
+	}
+}
+
+// TestEveryRunLeavesOnlyItsOwnOutputs: runs of different kinds into one
+// directory never leave another run's files behind.
+func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		spec job.Spec
+		want []string
+	}{
+		{job.Spec{Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
+		{job.Spec{}, []string{job.CertificateFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
+		{job.Spec{Method: job.SRMP}, []string{job.LabelsFile, job.ReportFile}},
+	} {
+		c.spec.Model, c.spec.Output = denoise, dir
+		if _, err := job.Run(context.Background(), c.spec, job.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		slices.Sort(c.want)
+		if !slices.Equal(names, c.want) {
+			t.Errorf("%+v: files %v, want %v", c.spec, names, c.want)
+		}
+	}
+}
+
+// TestVerifyCatchesATamperedEvidenceFile: Verify re-checks what the proof
+// claims against the files, and a listed label the proof does not give is NOT
+// verified (an InternalError, the files being readable).
+func TestVerifyCatchesATamperedEvidenceFile(t *testing.T) {
+	dir := t.TempDir()
+	var notes []string
+	if _, err := job.Run(context.Background(), job.Spec{Model: network, Output: dir}, job.Options{Note: func(m string) { notes = append(notes, m) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "applied evidence") {
+		t.Errorf("notes %q: want the evidence note", notes)
+	}
+	if _, err := job.Verify(network, dir, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, job.PersistentFile)
+	if err := os.WriteFile(path, []byte("1 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := job.Verify(network, dir, false, nil)
+	if !errors.As(err, new(job.InternalError)) || !strings.Contains(err.Error(), "NOT verified") {
+		t.Errorf("tampered evidence: %v", err)
+	}
+}
+
+// TestConditionIsLoadProblem: a worker conditioning the model it holds on the
+// evidence bytes it received solves the model a local run solves.
+func TestConditionIsLoadProblem(t *testing.T) {
+	p, err := job.LoadProblem(network, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := modelfile.Read(network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := os.ReadFile(network + ".evid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := job.Condition(network, m, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Solved.NumVars() != p.Solved.NumVars() || q.Evidence.Observed != p.Evidence.Observed {
+		t.Fatalf("conditioned %d vars, %d observed; loaded %d, %d", q.Solved.NumVars(), q.Evidence.Observed, p.Solved.NumVars(), p.Evidence.Observed)
+	}
+	x := make([]int, p.Solved.NumVars())
+	for i := range 50 {
+		for v := range x {
+			x[v] = (i + v) % p.Solved.NumLabels(v)
+		}
+		if a, b := p.Solved.Energy(x), q.Solved.Energy(x); a != b {
+			t.Fatalf("labeling %v: energy %v against %v", x, b, a)
+		}
+	}
+	if _, err := job.Condition(network, m, []byte("1 0 99\n")); err == nil || !strings.Contains(err.Error(), ".evid") {
+		t.Errorf("bad evidence: %v", err)
+	}
+}

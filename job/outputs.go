@@ -1,0 +1,243 @@
+package job
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/partopt/partopt/model/labelfile"
+	"github.com/partopt/partopt/model/uai"
+)
+
+// The output files a job writes in its directory. A whole pbp run writes
+// LabelsFile, PersistentFile, CertificateFile and ReportFile; trws and srmp
+// LabelsFile and ReportFile; a windowed run of a raster LabelTilesFile,
+// PersistentTilesFile, PersistencyPNG and ReportFile, plus LabelsFile and
+// PersistentFile up to UAIOutputLimit variables; a windowed run of regions
+// LabelsFile, PersistentFile and ReportFile. ReportFile is written last: when it
+// exists, the others are complete.
+const (
+	LabelsFile          = "labels.sol"
+	ReportFile          = "report.json"
+	PersistentFile      = "persistent.evid"
+	CertificateFile     = "certificate.gob"
+	LabelTilesFile      = "labels.plf"
+	PersistentTilesFile = "persistent.plf"
+	PersistencyPNG      = "persistency.png"
+)
+
+// allOutputs are the files any job may write in its output directory.
+var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, LabelTilesFile, PersistentTilesFile, PersistencyPNG}
+
+// Float is a float64 that encodes ±Inf and NaN, which JSON numbers cannot hold, as
+// the strings "+Inf", "-Inf" and "NaN".
+type Float float64
+
+// MarshalJSON implements json.Marshaler.
+func (x Float) MarshalJSON() ([]byte, error) {
+	if f := float64(x); math.IsInf(f, 0) || math.IsNaN(f) {
+		return json.Marshal(FormatEnergy(f))
+	}
+	return json.Marshal(float64(x))
+}
+
+// FormatEnergy prints the shortest decimal that reads back to e, and +Inf for forbidden.
+func FormatEnergy(e float64) string {
+	if math.IsInf(e, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(e, 'g', -1, 64)
+}
+
+// PrepareOutput creates dir if missing and checks that files can be written there,
+// so that a bad directory fails before the solver runs rather than after.
+func PrepareOutput(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	probe, err := os.CreateTemp(dir, ".partopt-probe-*")
+	if err != nil {
+		return fmt.Errorf("--output: %w", err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// writeFileAtomic writes path through a temporary file in the same directory and
+// renames it into place, so readers never see a partial file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	err = write(tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// output is one file to write.
+type output struct {
+	name  string
+	write func(io.Writer) error
+}
+
+// writeOutputs deletes the outputs of an earlier job into dir that this one does
+// not write (keep), so that a directory never mixes the results of two runs,
+// then writes files in order and the report last.
+func writeOutputs(dir string, keep []string, files []output, report any) error {
+	for _, name := range allOutputs {
+		if slices.Contains(keep, name) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	files = append(files, output{ReportFile, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}})
+	for _, o := range files {
+		if err := writeFileAtomic(filepath.Join(dir, o.name), o.write); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// labelsOutput is labels.sol: the labeling x.
+func labelsOutput(x []int) output {
+	return output{LabelsFile, func(w io.Writer) error { return uai.WriteSolution(w, x) }}
+}
+
+// uaiOutputs are persistent.evid (ev) and labels.sol (x).
+func uaiOutputs(x []int, ev uai.Evidence) []output {
+	return []output{{PersistentFile, func(w io.Writer) error { return uai.WriteEvidence(w, ev) }}, labelsOutput(x)}
+}
+
+// rasterFiles are the label files of a windowed run: written under temporary names
+// and renamed into place by finish, so a failed or interrupted run leaves nothing.
+type rasterFiles struct {
+	dir                         string
+	persistent, labels, scratch *labelfile.File
+	done                        bool
+}
+
+func newRasterFiles(dir string, h labelfile.Header) (*rasterFiles, error) {
+	fs := &rasterFiles{dir: dir}
+	create := func(name string, kind labelfile.Kind) (*labelfile.File, error) {
+		h.Kind = kind
+		return labelfile.Create(filepath.Join(dir, ".partopt-"+name+".tmp"), h)
+	}
+	var err error
+	if fs.persistent, err = create(PersistentTilesFile, labelfile.Persistent); err == nil {
+		if fs.labels, err = create(LabelTilesFile, labelfile.Labeling); err == nil {
+			fs.scratch, err = create("scratch.plf", labelfile.Persistent)
+		}
+	}
+	if err != nil {
+		fs.remove()
+		return nil, err
+	}
+	return fs, nil
+}
+
+// finish closes the files (writing their checksums) and renames the outputs.
+func (fs *rasterFiles) finish() error {
+	for _, f := range []*labelfile.File{fs.persistent, fs.labels} {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(fs.persistent.Name(), filepath.Join(fs.dir, PersistentTilesFile)); err != nil {
+		return err
+	}
+	fs.done = true
+	return os.Rename(fs.labels.Name(), filepath.Join(fs.dir, LabelTilesFile))
+}
+
+// remove deletes the scratch file, and the outputs unless finish renamed them.
+func (fs *rasterFiles) remove() {
+	for _, f := range []*labelfile.File{fs.scratch, fs.persistent, fs.labels} {
+		if f == nil || (fs.done && f != fs.scratch) {
+			continue
+		}
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
+
+// open opens the finished outputs for reading.
+func (fs *rasterFiles) open() (lab, pers *labelfile.File, err error) {
+	if lab, err = labelfile.Open(filepath.Join(fs.dir, LabelTilesFile)); err != nil {
+		return nil, nil, err
+	}
+	if pers, err = labelfile.Open(filepath.Join(fs.dir, PersistentTilesFile)); err != nil {
+		lab.Close()
+		return nil, nil, err
+	}
+	return lab, pers, nil
+}
+
+// png renders persistency.png of the finished outputs.
+func (fs *rasterFiles) png(out io.Writer, maxSide int) error {
+	lab, pers, err := fs.open()
+	if err != nil {
+		return err
+	}
+	defer lab.Close()
+	defer pers.Close()
+	return labelfile.RenderPNG(out, lab, pers, maxSide)
+}
+
+// live renders the persistency map of the files being written (label files
+// allow reads while windows are merged).
+func (fs *rasterFiles) live(w io.Writer, maxSide int) error {
+	return labelfile.RenderPNG(w, fs.labels, fs.persistent, maxSide)
+}
+
+// read returns the whole labeling and the proven labels (−1 unproven).
+func (fs *rasterFiles) read() (x, proven []int, err error) {
+	lab, pers, err := fs.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer lab.Close()
+	defer pers.Close()
+	h := lab.Header()
+	buf := make([]int32, h.Width*h.Height)
+	if err := lab.ReadRect(0, 0, h.Width, h.Height, buf); err != nil {
+		return nil, nil, err
+	}
+	x = make([]int, len(buf))
+	for i, l := range buf {
+		x[i] = int(l)
+	}
+	if err := pers.ReadRect(0, 0, h.Width, h.Height, buf); err != nil {
+		return nil, nil, err
+	}
+	proven = make([]int, len(buf))
+	for i, p := range buf {
+		proven[i] = int(p) - 1
+	}
+	return x, proven, nil
+}

@@ -1,0 +1,47 @@
+package job
+
+import (
+	"context"
+	"io"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
+)
+
+// A Runtime solves the windows of a job somewhere other than in this process's
+// loops (partition.SolveRaster, partition.Solve): package service runs them over
+// NATS, embedded or on a cluster. It must leave in the stores exactly what those
+// loops would (the same plans, merged in plan order), so that the outputs are
+// the same byte for byte.
+type Runtime interface {
+	Windows(ctx context.Context, d *Distributed) (*Outcome, error)
+}
+
+// Distributed is a windowed job handed to a Runtime: its description for the
+// cluster and what this process has open of it.
+type Distributed struct {
+	// Spec describes the job for the cluster (a fresh id; the model referred to
+	// by its absolute path).
+	Spec protocol.JobSpec
+	// ModelPath is the model file, EvidencePath its evidence file when applied
+	// (for workers without the file: a runtime uploads them).
+	ModelPath, EvidencePath string
+	Raster                  partition.Raster // a raster job's model
+	Graph                   *model.Model     // a graph job's model, conditioned on the evidence
+	// The labels: the persistent map (label+1, or 0), the labeling, and the
+	// labels fixed before a round. The persistent map holds the observed
+	// pixels already.
+	Persistent, Labeling, Scratch partition.Store
+	// PNG renders the live persistency map of a raster job; nil for a graph job.
+	PNG func(w io.Writer, maxSide int) error
+	// Progress, when set, is called as windows are merged.
+	Progress func(partition.RasterProgress)
+}
+
+// Outcome is what a Runtime reports of a windowed job.
+type Outcome struct {
+	partition.RasterResult
+	Runtime string   // the report's "runtime", e.g. "nats-embedded"
+	Lost    []string // windows lost (they prove nothing), e.g. "round 0 window 3"
+}

@@ -1,0 +1,240 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/protocol"
+	"github.com/partopt/partopt/srmp"
+	"github.com/partopt/partopt/trws"
+)
+
+// Method is what a job computes.
+type Method string
+
+// The methods.
+const (
+	// PBP proves persistent labels: partial optimality by pruning (Swoboda et
+	// al.), whole or by windows.
+	PBP Method = "pbp"
+	// TRWS solves the local polytope relaxation of a pairwise model by TRW-S.
+	TRWS Method = "trws"
+	// SRMP solves the relaxation of a model of any order by SRMP.
+	SRMP Method = "srmp"
+)
+
+// NoHalo is Spec.Halo for windows without a halo.
+const NoHalo = -1
+
+// Methods are the known methods, the default first.
+var Methods = []Method{PBP, TRWS, SRMP}
+
+// Defaults of a windowed run.
+const (
+	DefaultRasterWindow = 512 // core side of a raster window, pixels
+	DefaultRasterHalo   = 32  // pixels
+	DefaultRegionHalo   = 2   // graph steps
+	DefaultRounds       = 3
+	DefaultPNGSide      = 2048
+	// UAIOutputLimit is the most variables for which a windowed raster run also
+	// writes labels.sol and persistent.evid (text files of ~2–10 bytes per variable).
+	UAIOutputLimit = 1 << 22
+)
+
+// Spec is one job: what to solve, how, and where the outputs go. Its zero
+// values are the defaults, so Spec{Model: m, Output: dir} proves the persistent
+// labels of m whole (or by windows for a .grid file).
+type Spec struct {
+	// Model is the model file (any format model/modelfile reads); MODEL.evid
+	// beside it is applied unless NoEvidence.
+	Model      string
+	NoEvidence bool
+	Method     Method              // "" is PBP
+	Boundary   persistency.Variant // PBP's boundary potentials
+	// Solver are the relaxation solver's options (its Progress is ignored: see
+	// Options.Progress); MaxIterations 0 is the solver's own cap (1500 for
+	// TRW-S, 10000 for SRMP). All zero: trws.DefaultOptions with that cap.
+	Solver trws.Options
+	// Window > 0 solves by windows: the core side in pixels of a raster, the
+	// variables of a region otherwise. 0 solves whole, except a .grid file
+	// (DefaultRasterWindow).
+	Window int
+	// Halo extends the windows: pixels of a raster, graph steps otherwise; 0
+	// is the layout's default (DefaultRasterHalo, DefaultRegionHalo), NoHalo none.
+	Halo    int
+	Rounds  int // at most this many rounds of windows; 0: DefaultRounds
+	Workers int // windows solved at once in this process; 0: 1
+	PNGMax  int // largest side of persistency.png; 0: DefaultPNGSide
+	// Output is the output directory, created if missing.
+	Output string
+}
+
+// method is s.Method with its default.
+func (s Spec) method() Method {
+	if s.Method == "" {
+		return PBP
+	}
+	return s.Method
+}
+
+// Windowed says whether the job is solved by windows.
+func (s Spec) Windowed() bool {
+	return s.method() == PBP && (s.Window > 0 || IsGridFile(s.Model))
+}
+
+// Validate checks the spec's values; errors name the field.
+func (s Spec) Validate() error {
+	switch m := s.method(); {
+	case m != PBP && m != TRWS && m != SRMP:
+		return fmt.Errorf("method %q: want %s, %s or %s", m, PBP, TRWS, SRMP)
+	case m != PBP && s.Boundary != persistency.Invariant:
+		return fmt.Errorf("boundary %s: only method pbp has boundary potentials", s.Boundary)
+	case s.Model == "":
+		return errors.New("no model file")
+	case s.Output == "":
+		return errors.New("output: empty directory name")
+	case s.Solver.MaxIterations < 0 || s.Solver.StallIterations < 0 || s.Solver.CheckEvery < 0:
+		return fmt.Errorf("solver options: max iterations %d, stall iterations %d, check every %d: want ≥ 0",
+			s.Solver.MaxIterations, s.Solver.StallIterations, s.Solver.CheckEvery)
+	case !(s.Solver.GapTolerance >= 0):
+		return fmt.Errorf("gap tolerance %v: want a number ≥ 0", s.Solver.GapTolerance)
+	case s.Window < 0 || s.Halo < NoHalo || s.Rounds < 0 || s.Workers < 0 || s.PNGMax < 0:
+		return fmt.Errorf("window %d, halo %d, rounds %d, workers %d, png side %d: want ≥ 0 (halo: or NoHalo)", s.Window, s.Halo, s.Rounds, s.Workers, s.PNGMax)
+	case s.Window > 0 && m != PBP:
+		return errors.New("window: only method pbp solves by windows")
+	}
+	return nil
+}
+
+// withDefaults resolves the zero values that stand for defaults (but not the
+// halo, which depends on the layout).
+func (s Spec) withDefaults() Spec {
+	s.Method = s.method()
+	if o := s.Solver; o.MaxIterations == 0 && o.GapTolerance == 0 && o.StallIterations == 0 && o.StallTolerance == 0 && o.CheckEvery == 0 {
+		s.Solver = trws.DefaultOptions()
+		s.Solver.MaxIterations = 0
+	}
+	if s.Solver.CheckEvery == 0 {
+		s.Solver.CheckEvery = trws.DefaultOptions().CheckEvery
+	}
+	if s.Rounds == 0 {
+		s.Rounds = DefaultRounds
+	}
+	s.Workers = max(s.Workers, 1)
+	if s.PNGMax == 0 {
+		s.PNGMax = DefaultPNGSide
+	}
+	if s.Window == 0 && IsGridFile(s.Model) {
+		s.Window = DefaultRasterWindow
+	}
+	return s
+}
+
+// halo is the spec's halo, def when it is the default.
+func (s Spec) halo(def int) int {
+	switch {
+	case s.Halo == 0:
+		return def
+	case s.Halo < 0:
+		return 0
+	}
+	return s.Halo
+}
+
+// solverFor returns the solver options with MaxIterations 0 resolved to the cap
+// of the named solver ("trws" or "srmp").
+func (s Spec) solverFor(solver string) trws.Options {
+	opt := s.Solver
+	opt.Progress = nil
+	if opt.MaxIterations == 0 {
+		opt.MaxIterations = trws.DefaultOptions().MaxIterations
+		if solver == string(SRMP) {
+			opt.MaxIterations = srmp.DefaultMaxIterations
+		}
+	}
+	return opt
+}
+
+// persistency is PBP's options: the boundary, and Auto over the solver options
+// (MaxIterations 0 left to each solver).
+func (s Spec) persistency() persistency.Options {
+	opt := s.Solver
+	opt.Progress = nil
+	return persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: opt}}
+}
+
+// wire is the cluster's description of a windowed job over the model: a raster of
+// w×h pixels and k labels, or (graph) the n = w variables of the model
+// conditioned on its evidence. The model is referred to by its absolute path
+// until a runtime uploads it.
+func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
+	abs, err := filepath.Abs(s.Model)
+	if err != nil {
+		return protocol.JobSpec{}, err
+	}
+	t := s.Solver
+	spec := protocol.JobSpec{Job: NewID(), Model: protocol.ModelRef{Path: abs},
+		Width: w, Height: h, Labels: k, Core: s.Window, Halo: s.halo(DefaultRasterHalo), MaxRounds: s.Rounds,
+		Variant: s.Boundary.String(),
+		TRWS: protocol.TRWSOptions{MaxIterations: t.MaxIterations, GapTolerance: t.GapTolerance,
+			StallIterations: t.StallIterations, StallTolerance: t.StallTolerance, CheckEvery: t.CheckEvery},
+		CreatedAt: time.Now()}
+	if graph {
+		spec.Layout, spec.Halo = protocol.LayoutGraph, s.halo(DefaultRegionHalo)
+	}
+	return spec, spec.Validate()
+}
+
+// Wire is the cluster's description of the windowed job s (Window and Halo as
+// given, Rounds 0 as DefaultRounds): a raster for a .grid file or a model on a
+// 4-connected grid, otherwise a graph of the variables left free by the
+// evidence. The model is referred to by its absolute path; a fresh id is drawn.
+func Wire(s Spec) (protocol.JobSpec, error) {
+	s = s.withDefaults()
+	if IsGridFile(s.Model) {
+		h, err := gridHeader(s.Model)
+		if err != nil {
+			return protocol.JobSpec{}, err
+		}
+		return s.wire(false, h.Width, h.Height, h.Labels)
+	}
+	p, err := LoadProblem(s.Model, s.NoEvidence)
+	if err != nil {
+		return protocol.JobSpec{}, err
+	}
+	if w, h, ok := rasterDims(p.Model); ok {
+		return s.wire(false, w, h, maxLabels(p.Model))
+	}
+	if p.Solved.NumVars() == 0 {
+		return protocol.JobSpec{}, fmt.Errorf("%s: every variable is observed: nothing to solve", s.Model)
+	}
+	return s.wire(true, p.Solved.NumVars(), 1, maxLabels(p.Solved))
+}
+
+// FromWire is the job of a submitted spec, its model at modelPath (with
+// MODEL.evid beside it when the job has evidence) and its outputs in dir.
+func FromWire(spec protocol.JobSpec, modelPath, dir string) Spec {
+	p := spec.Persistency()
+	s := Spec{Model: modelPath, NoEvidence: spec.Evidence == nil, Method: PBP, Boundary: p.Variant,
+		Window: spec.Core, Halo: spec.Halo, Rounds: spec.MaxRounds, Workers: 1, Output: dir}
+	if spec.Halo == 0 {
+		s.Halo = NoHalo
+	}
+	if a, ok := p.Solver.(persistency.Auto); ok {
+		s.Solver = a.Options
+	}
+	return s
+}
+
+// maxLabels is the largest label count of m (at least 1): K of its label files.
+func maxLabels(m *model.Model) int {
+	k := 1
+	for _, l := range m.LabelCounts() {
+		k = max(k, int(l))
+	}
+	return k
+}

@@ -1,0 +1,165 @@
+package job
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/partopt/partopt/model/modelfile"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/persistency"
+)
+
+// MaxVerifyEnumeration bounds the labelings that an exhaustive certificate may
+// ask Verify to enumerate (a certificate names its own limit, and a file is
+// input): persistency.Exhaustive's default (pbp wrote such certificates for
+// higher-order models, up to 2^20 labelings, before it solved them with srmp).
+const MaxVerifyEnumeration = 1 << 22
+
+// Verified is what Verify proved.
+type Verified struct {
+	Persistent int     // persistent variables among the free ones
+	Gap        float64 // the certificate's energy − bound on the final sub-problem
+}
+
+// NotVerifiedError says that well-formed outputs do not prove what they claim
+// (an InternalError: the input was readable).
+func notVerified(format string, args ...any) error {
+	return Internal(fmt.Errorf("NOT verified: "+format, args...))
+}
+
+// Verify re-checks the outputs of a whole pbp run in dir from the model alone:
+// it rebuilds the proof's final sub-problem from the model (with its evidence
+// unless noEvid), checks the certificate on it, and checks that persistent.evid
+// lists exactly the proven labels and the observed variables and that
+// labels.sol takes them. Unreadable, malformed or mismatched files are bad
+// input; a proof that does not hold is an InternalError saying "NOT verified".
+func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, error) {
+	p, err := LoadProblem(modelPath, noEvid)
+	if err != nil {
+		return Verified{}, err
+	}
+	// Read every file before the check, so that bad input fails fast.
+	certPath := filepath.Join(dir, CertificateFile)
+	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) && windowedOutput(dir) {
+		return Verified{}, fmt.Errorf("%s holds a windowed result, which has no whole-model certificate to verify: every window's certificate was checked as it was solved (report.json \"verified\")", dir)
+	}
+	res, err := readResultFile(certPath)
+	if err != nil {
+		return Verified{}, err
+	}
+	if n := p.Solved.NumVars(); len(res.Persistent) != n {
+		what := "variables"
+		if p.Evidence != nil {
+			what = "free variables (after " + p.Evidence.Path + ")"
+		}
+		return Verified{}, fmt.Errorf("%s: a result for %d variables, but %s has %d %s", certPath, len(res.Persistent), modelPath, n, what)
+	}
+	if c := res.Certificate; c != nil && c.Dual == nil && c.Exhaustive && c.Limit > MaxVerifyEnumeration {
+		return Verified{}, fmt.Errorf("%s: the exhaustive certificate asks to enumerate up to %d labelings; verify enumerates at most %d", certPath, c.Limit, MaxVerifyEnumeration)
+	}
+	evidPath := filepath.Join(dir, PersistentFile)
+	listed, err := uai.ReadEvidenceFile(evidPath)
+	if err != nil {
+		return Verified{}, err
+	}
+	fixed, err := listed.Fixed(p.Model.LabelCounts())
+	if err != nil {
+		return Verified{}, fmt.Errorf("%s: %w", evidPath, err)
+	}
+	labelsPath := filepath.Join(dir, LabelsFile)
+	labels, err := uai.ReadSolutionFile(labelsPath, p.Model.NumVars())
+	if err != nil {
+		return Verified{}, err
+	}
+	if err := p.Model.CheckLabeling(labels); err != nil {
+		return Verified{}, fmt.Errorf("%s: %w", labelsPath, err)
+	}
+	if p.Evidence != nil && note != nil {
+		note(p.Evidence.Note())
+	}
+
+	chk, err := persistency.Verify(p.Solved, res)
+	if err != nil {
+		return Verified{}, notVerified("%s: %v", certPath, err)
+	}
+	want := p.Proven(res.Persistent)
+	for v, l := range want {
+		switch got := fixed[v]; {
+		case got == l:
+		case got < 0:
+			return Verified{}, notVerified("%s lacks variable %d, which the proof or the evidence fixes to %d", evidPath, v, l)
+		case l < 0:
+			return Verified{}, notVerified("%s fixes variable %d to %d, which is neither proven persistent nor observed", evidPath, v, got)
+		default:
+			return Verified{}, notVerified("%s gives variable %d label %d, the proof or the evidence %d", evidPath, v, got, l)
+		}
+	}
+	for v, l := range want {
+		if l >= 0 && labels[v] != l {
+			return Verified{}, notVerified("%s gives variable %d label %d, the proof or the evidence %d", labelsPath, v, labels[v], l)
+		}
+	}
+	return Verified{Persistent: len(res.Set), Gap: chk.Gap}, nil
+}
+
+// windowedOutput says whether dir holds the report of a windowed solve.
+func windowedOutput(dir string) bool {
+	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		return false
+	}
+	var rep struct{ Plan string }
+	return json.Unmarshal(data, &rep) == nil && rep.Plan != ""
+}
+
+// readResultFile reads a result file; errors name it.
+func readResultFile(path string) (*persistency.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w (partopt solve --method pbp writes it)", err)
+	}
+	defer f.Close()
+	res, err := persistency.ReadResult(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
+}
+
+// Energy is the energy of the labeling in the solution file labeling of the
+// model at modelPath, with MODEL.evid applied unless noEvid (as toulbar2 does:
+// a labeling that contradicts the evidence has energy +Inf); note, when set, is
+// told that the evidence was applied and where a labeling contradicts it.
+func Energy(modelPath, labeling string, noEvid bool, note func(string)) (float64, error) {
+	m, err := modelfile.Read(modelPath)
+	if err != nil {
+		return 0, err
+	}
+	x, err := uai.ReadSolutionFile(labeling, m.NumVars())
+	if err != nil {
+		return 0, err
+	}
+	if err := m.CheckLabeling(x); err != nil {
+		return 0, fmt.Errorf("%s: %w", labeling, err)
+	}
+	ev, err := LoadEvidence(modelPath, m, noEvid)
+	if err != nil || ev == nil {
+		return m.Energy(x), err
+	}
+	if note == nil {
+		note = func(string) {}
+	}
+	e, conflict, err := ev.Energy(m, x)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsInf(e, 1) && conflict >= 0 {
+		note(fmt.Sprintf("the labeling gives variable %d label %d, the evidence %d: energy +Inf", conflict, x[conflict], ev.Fixed[conflict]))
+	}
+	note(ev.Note())
+	return e, nil
+}

@@ -1,0 +1,382 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/partopt/partopt/model/grid"
+	"github.com/partopt/partopt/model/labelfile"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
+)
+
+// WindowsReport is report.json of a windowed pbp run.
+type WindowsReport struct {
+	Method              string   `json:"method"`
+	Boundary            string   `json:"boundary"`
+	Model               string   `json:"model"`
+	Evidence            string   `json:"evidence,omitempty"`
+	Plan                string   `json:"plan"` // raster or regions
+	Width               int      `json:"width,omitempty"`
+	Height              int      `json:"height,omitempty"`
+	Window              int      `json:"window"`
+	Halo                int      `json:"halo"`
+	Workers             int      `json:"workers"`
+	MaxRounds           int      `json:"max_rounds"`
+	Rounds              int      `json:"rounds"`
+	Windows             int      `json:"windows"`
+	WindowsSolved       int      `json:"windows_solved"`
+	MaxWindowVariables  int      `json:"max_window_variables,omitempty"`
+	Observed            int      `json:"observed"`
+	Variables           int64    `json:"variables"`
+	FreeVariables       int64    `json:"free_variables"`
+	PersistentVariables int64    `json:"persistent_variables"`
+	PersistentFraction  float64  `json:"persistent_fraction"`
+	Fraction            float64  `json:"fraction"`
+	PruningIterations   int      `json:"pruning_iterations"`
+	SolverIterations    int      `json:"solver_iterations"`
+	Energy              *Float   `json:"energy,omitempty"`
+	Verified            bool     `json:"verified"`
+	Seconds             float64  `json:"seconds"`
+	WindowSeconds       float64  `json:"window_seconds,omitempty"`
+	VariablesPerSecond  float64  `json:"variables_per_second"`
+	PeakRSSBytes        int64    `json:"peak_rss_bytes,omitempty"`
+	Runtime             string   `json:"runtime,omitempty"` // how windows were distributed: "nats-embedded" for run
+	LostWindows         []string `json:"lost_windows,omitempty"`
+	Outputs             []string `json:"outputs"`
+}
+
+// summary is the last line of a windowed run.
+func (rep *WindowsReport) summary() string {
+	return fmt.Sprintf("persistent %.6g variables %d/%d windows %d rounds %d seconds %.3g",
+		rep.PersistentFraction, rep.PersistentVariables, rep.FreeVariables, rep.Windows, rep.Rounds, rep.Seconds)
+}
+
+// rasterJob is a raster model to solve by windows.
+type rasterJob struct {
+	raster partition.Raster
+	labels int      // K of the label files (the largest label count)
+	in     *Problem // the model and evidence when in memory, else nil
+	ev     uai.Evidence
+	evPath string
+	// energy, when set, computes the energy of a full labeling.
+	energy func(x []int) (float64, error)
+}
+
+// solveWindowed is pbp by windows: a raster by tiles, out of core (a .grid file,
+// or a model on a 4-connected grid), any other model by regions in memory.
+func (r *runner) solveWindowed(ctx context.Context) (*Result, error) {
+	s := r.spec
+	if IsGridFile(s.Model) {
+		g, err := grid.Open(s.Model)
+		if err != nil {
+			return nil, err
+		}
+		defer g.Close()
+		h := g.Header()
+		job := rasterJob{labels: h.Labels, raster: partition.Raster{Width: h.Width, Height: h.Height, Window: g.Window}}
+		if job.ev, job.evPath, err = gridEvidence(s.Model, h, s.NoEvidence); err != nil {
+			return nil, err
+		}
+		if h.Width*h.Height <= UAIOutputLimit {
+			job.energy = func(x []int) (float64, error) {
+				m, err := g.Model()
+				if err != nil {
+					return 0, err
+				}
+				return m.Energy(x), nil
+			}
+		}
+		return r.solveRaster(ctx, job)
+	}
+	p, err := LoadProblem(s.Model, s.NoEvidence)
+	if err != nil {
+		return nil, err
+	}
+	w, h, ok := rasterDims(p.Model)
+	if !ok {
+		return r.solveRegions(ctx, p)
+	}
+	job := rasterJob{labels: maxLabels(p.Model), in: p,
+		energy: func(x []int) (float64, error) { return p.Model.Energy(x), nil }}
+	if job.raster, err = partition.RasterOf(p.Model, w, h); err != nil {
+		return nil, Internal(err)
+	}
+	if p.Evidence != nil {
+		job.evPath, job.ev = p.Evidence.Path, evidenceOf(p.Evidence.Fixed)
+	}
+	return r.solveRaster(ctx, job)
+}
+
+// gridEvidence reads MODEL.evid of a grid file, checked against its size and labels
+// without a per-pixel array (a grid may have 10⁹ pixels).
+func gridEvidence(modelPath string, h grid.Header, noEvid bool) (uai.Evidence, string, error) {
+	path, ok := uai.EvidencePathFor(modelPath)
+	if !ok || noEvid {
+		return uai.Evidence{}, "", nil
+	}
+	ev, err := uai.ReadEvidenceFile(path)
+	if err != nil {
+		return ev, "", err
+	}
+	n := int64(h.Width) * int64(h.Height)
+	for i, v := range ev.Vars {
+		if int64(v) >= n || ev.Labels[i] >= h.Labels {
+			return ev, "", fmt.Errorf("%s: observation %d (variable %d, label %d) is outside the %d×%d grid of %d labels", path, i+1, v, ev.Labels[i], h.Width, h.Height, h.Labels)
+		}
+	}
+	return ev, path, nil
+}
+
+// windowsFailed is the error of a windowed run that failed: interrupted,
+// a damaged model file (bad input), or internal.
+func windowsFailed(ctx context.Context, err error, dir string) error {
+	switch {
+	case ctx.Err() != nil:
+		return Internal(fmt.Errorf("interrupted before the windows were all solved: nothing was written to %s", dir))
+	case errors.Is(err, grid.ErrCorrupt):
+		return err
+	}
+	return Internal(err)
+}
+
+// solveRaster solves a raster job with label files in the output directory.
+func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error) {
+	s := r.spec
+	if job.evPath != "" {
+		r.note(fmt.Sprintf("applied evidence %s (%d observed variables); --no-evid ignores it", job.evPath, job.ev.Len()))
+	}
+	if err := PrepareOutput(s.Output); err != nil {
+		return nil, err
+	}
+	w, h := job.raster.Width, job.raster.Height
+	window, halo := s.Window, s.halo(DefaultRasterHalo)
+	if window == 0 {
+		window = DefaultRasterWindow
+	}
+	files, err := newRasterFiles(s.Output, labelfile.Header{Width: w, Height: h, Labels: job.labels})
+	if err != nil {
+		return nil, Internal(err)
+	}
+	defer files.remove()
+	for i, v := range job.ev.Vars {
+		if err := files.persistent.WriteRect(v%w, v/w, 1, 1, []int32{int32(job.ev.Labels[i] + 1)}); err != nil {
+			return nil, Internal(err)
+		}
+	}
+
+	n := int64(w) * int64(h)
+	progress := r.windowProgress(n)
+	opt := partition.RasterOptions{Core: window, Halo: halo, Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds, Progress: progress}
+	start := time.Now()
+	out := &Outcome{}
+	if r.opt.Runtime != nil {
+		if w*h == 0 {
+			return nil, Internal(errors.New("empty raster"))
+		}
+		d := &Distributed{ModelPath: s.Model, Raster: job.raster, Persistent: files.persistent, Labeling: files.labels,
+			Scratch: files.scratch, PNG: files.live, Progress: progress}
+		if d.Spec, err = s.wire(false, w, h, job.labels); err == nil {
+			out, err = r.opt.Runtime.Windows(ctx, d)
+		}
+	} else {
+		var res *partition.RasterResult
+		if res, err = partition.SolveRaster(ctx, job.raster, files.persistent, files.labels, files.scratch, opt); err == nil {
+			out.RasterResult = *res
+		}
+	}
+	if err != nil {
+		return nil, windowsFailed(ctx, err, s.Output)
+	}
+	seconds := time.Since(start).Seconds()
+	if err := files.finish(); err != nil {
+		return nil, Internal(err)
+	}
+
+	res := out.RasterResult
+	observed := int64(job.ev.Len())
+	rep := &WindowsReport{
+		Method: string(PBP), Boundary: s.Boundary.String(), Model: s.Model, Evidence: job.evPath,
+		Plan: "raster", Width: w, Height: h, Window: window, Halo: halo,
+		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds,
+		Windows: res.Windows, WindowsSolved: res.Solved, MaxWindowVariables: res.MaxWindowVars,
+		Observed: job.ev.Len(), Variables: n, FreeVariables: n - observed,
+		PersistentVariables: res.Persistent - observed,
+		PruningIterations:   res.PruningIterations, SolverIterations: res.SolverIterations,
+		Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
+		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
+		Runtime: out.Runtime, LostWindows: out.Lost,
+		Outputs: []string{LabelTilesFile, PersistentTilesFile, PersistencyPNG},
+	}
+	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
+	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction
+	outputs := []output{{PersistencyPNG, func(w io.Writer) error { return files.png(w, s.PNGMax) }}}
+	if n <= UAIOutputLimit {
+		x, proven, err := files.read()
+		if err != nil {
+			return nil, Internal(err)
+		}
+		if job.in != nil {
+			rep.PersistentFraction, _ = persistency.Score(job.in.Solved, job.in.Restrict(proven))
+		}
+		if job.energy != nil {
+			e, err := job.energy(x)
+			if err != nil {
+				return nil, Internal(err)
+			}
+			rep.Energy = (*Float)(&e)
+		}
+		outputs = append(outputs, uaiOutputs(x, evidenceOf(proven))...)
+		rep.Outputs = append(rep.Outputs, LabelsFile, PersistentFile)
+	}
+	if err := writeOutputs(s.Output, rep.Outputs, outputs, rep); err != nil {
+		return nil, Internal(err)
+	}
+	return &Result{Report: rep, Summary: rep.summary()}, nil
+}
+
+func fraction(k, n int64) float64 {
+	if n == 0 {
+		return 1
+	}
+	return float64(k) / float64(n)
+}
+
+// windowProgress is the progress callback of a windowed run over n variables,
+// nil without Options.Progress.
+func (r *runner) windowProgress(n int64) func(partition.RasterProgress) {
+	if r.opt.Progress == nil {
+		return nil
+	}
+	return func(p partition.RasterProgress) {
+		r.opt.Progress(Progress{Method: PBP, Variables: int(n), Windows: &p})
+	}
+}
+
+// regionsOutcome is what a windowed solve of regions computed, over the solved
+// model's variables.
+type regionsOutcome struct {
+	Outcome
+	persistent, labeling []int
+}
+
+// solveRegions solves a model that is not a raster by BFS regions: in memory, or
+// by the runtime as a graph job.
+func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) {
+	s := r.spec
+	r.noteEvidence(p.Evidence)
+	if err := PrepareOutput(s.Output); err != nil {
+		return nil, err
+	}
+	window, halo := s.Window, s.halo(DefaultRegionHalo)
+	n := p.Solved.NumVars()
+	progress := r.windowProgress(int64(n))
+	start := time.Now()
+	var out *regionsOutcome
+	var err error
+	if r.opt.Runtime != nil && n > 0 { // nothing to distribute when every variable is observed
+		out, err = r.distributeRegions(ctx, p, progress)
+	} else {
+		out, err = solveRegionsHere(ctx, p, s, window, halo, progress)
+	}
+	if err != nil {
+		return nil, windowsFailed(ctx, err, s.Output)
+	}
+	seconds := time.Since(start).Seconds()
+	k := int64(count(out.persistent))
+	score, _ := persistency.Score(p.Solved, out.persistent)
+	energy := p.Solved.Energy(out.labeling)
+	res := out.RasterResult
+	rep := &WindowsReport{
+		Method: string(PBP), Boundary: s.Boundary.String(), Model: p.Path, Plan: "regions",
+		Window: window, Halo: halo, Workers: s.Workers, MaxRounds: s.Rounds,
+		Rounds: res.Rounds, Windows: res.Windows, WindowsSolved: res.Solved,
+		MaxWindowVariables: res.MaxWindowVars, PruningIterations: res.PruningIterations, SolverIterations: res.SolverIterations,
+		Variables: int64(p.Model.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
+		PersistentFraction: score, Fraction: fraction(k, int64(n)),
+		Energy: (*Float)(&energy), Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
+		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
+		Runtime: out.Runtime, LostWindows: out.Lost,
+		Outputs: []string{LabelsFile, PersistentFile},
+	}
+	if p.Evidence != nil {
+		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
+	}
+	outputs := uaiOutputs(p.Extend(out.labeling), evidenceOf(p.Proven(out.persistent)))
+	if err := writeOutputs(s.Output, rep.Outputs, outputs, rep); err != nil {
+		return nil, Internal(err)
+	}
+	return &Result{Report: rep, Summary: rep.summary()}, nil
+}
+
+// solveRegionsHere is partition.Solve with BFS regions (shifted by half a region
+// per round), its proofs re-verified.
+func solveRegionsHere(ctx context.Context, p *Problem, s Spec, window, halo int, progress func(partition.RasterProgress)) (*regionsOutcome, error) {
+	opt := partition.Options{
+		Plan: func(round int) partition.Plan {
+			return partition.RegionPlan(p.Solved, window, halo, partition.RegionShift(round, window))
+		},
+		Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds,
+	}
+	if progress != nil {
+		opt.Progress = func(q partition.Progress) {
+			progress(partition.RasterProgress{Round: q.Round, WindowsDone: q.WindowsDone, Windows: q.Windows, Persistent: int64(q.Persistent)})
+		}
+	}
+	res, err := partition.Solve(ctx, p.Solved, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := partition.Check(p.Solved, res); err != nil {
+		return nil, fmt.Errorf("the result failed its own verification: %w", err)
+	}
+	out := &regionsOutcome{persistent: res.Persistent, labeling: res.Labeling}
+	out.Rounds, out.Windows = res.Rounds, res.Windows
+	for _, q := range res.Proofs {
+		if len(q.Vars) > 0 {
+			out.Solved++
+		}
+		out.PruningIterations += q.Result.PruningIterations
+		out.SolverIterations += q.Result.SolverIterations
+		out.MaxWindowVars = max(out.MaxWindowVars, len(q.Vars))
+	}
+	return out, nil
+}
+
+// distributeRegions is solveRegionsHere's work done by the runtime as a graph
+// job: the same plans, merged in the same order, so the same labels.
+func (r *runner) distributeRegions(ctx context.Context, p *Problem, progress func(partition.RasterProgress)) (*regionsOutcome, error) {
+	n := p.Solved.NumVars()
+	spec, err := r.spec.wire(true, n, 1, maxLabels(p.Solved))
+	if err != nil {
+		return nil, err
+	}
+	pers, lab, scratch := partition.NewMemStore(n, 1), partition.NewMemStore(n, 1), partition.NewMemStore(n, 1)
+	d := &Distributed{Spec: spec, ModelPath: p.Path, Graph: p.Solved, Persistent: pers, Labeling: lab, Scratch: scratch, Progress: progress}
+	if p.Evidence != nil {
+		d.EvidencePath = p.Evidence.Path
+	}
+	o, err := r.opt.Runtime.Windows(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	out := &regionsOutcome{Outcome: *o, persistent: make([]int, n), labeling: make([]int, n)}
+	for v := range n {
+		out.persistent[v], out.labeling[v] = int(pers.Values[v])-1, int(lab.Values[v])
+	}
+	return out, nil
+}
+
+func count(p []int) int {
+	c := 0
+	for _, l := range p {
+		if l >= 0 {
+			c++
+		}
+	}
+	return c
+}

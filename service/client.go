@@ -1,0 +1,162 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/protocol"
+)
+
+// requestTimeout bounds a request to the coordinator.
+const requestTimeout = 10 * time.Second
+
+// SubmitOptions are how a job is submitted.
+type SubmitOptions struct {
+	// ID is the job id; empty draws one.
+	ID string
+	// Shared refers to the model by its absolute path, which every worker and
+	// the coordinator must see, instead of uploading it (MODEL.evid is uploaded
+	// all the same).
+	Shared bool
+}
+
+// submitReply answers a submission.
+type submitReply struct {
+	Job   string `json:"job,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Submit submits the windowed job s (its Output is not used: the coordinator
+// keeps the outputs for Fetch) to the coordinator of the cluster at conn and
+// returns its id. The model is read before the cluster is reached, so that bad
+// input fails first.
+func Submit(ctx context.Context, conn cluster.ConnOptions, s job.Spec, o SubmitOptions) (string, error) {
+	if o.ID != "" {
+		if err := protocol.ValidateJob(o.ID); err != nil {
+			return "", err
+		}
+	}
+	spec, err := job.Wire(s)
+	if err != nil {
+		return "", err
+	}
+	if o.ID != "" {
+		spec.Job = o.ID
+	}
+	res, err := cluster.Dial(ctx, conn, "partopt-submit")
+	if err != nil {
+		return "", err
+	}
+	defer res.Conn.Close()
+	if o.Shared {
+		abs, err := filepath.Abs(s.Model)
+		if err != nil {
+			return "", err
+		}
+		spec.Model = protocol.ModelRef{Path: abs}
+	} else if spec.Model, err = UploadModel(ctx, res, spec.Job, s.Model); err != nil {
+		return "", err
+	}
+	if ev, ok := uai.EvidencePathFor(s.Model); ok && !s.NoEvidence {
+		if spec.Evidence, err = uploadFile(ctx, res, protocol.EvidenceObject(spec.Job), ev); err != nil {
+			return "", err
+		}
+	}
+	data, err := protocol.Marshal(spec)
+	if err != nil {
+		return "", err
+	}
+	msg, err := res.Conn.Request(protocol.SubjectSubmit, data, requestTimeout)
+	if err != nil {
+		return "", coordinatorError(err)
+	}
+	var reply submitReply
+	if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		return "", job.Internal(fmt.Errorf("coordinator reply %q: %w", msg.Data, err))
+	}
+	if reply.Error != "" {
+		return "", errors.New(reply.Error)
+	}
+	return reply.Job, nil
+}
+
+// coordinatorError explains a failed request to the coordinator.
+func coordinatorError(err error) error {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
+		return fmt.Errorf("no coordinator answered (start one with partopt coordinator): %w", err)
+	}
+	return err
+}
+
+// Status asks the coordinator running the job for its status; without an
+// answer it reads the last status the coordinator stored.
+func Status(ctx context.Context, res *cluster.Resources, jobID string) (coordinator.Summary, error) {
+	var s coordinator.Summary
+	msg, err := res.Conn.Request(protocol.StatusSubject(jobID), nil, 2*time.Second)
+	if err == nil {
+		return s, json.Unmarshal(msg.Data, &s)
+	}
+	e, kerr := res.Jobs.Get(ctx, protocol.JobStatusKey(jobID))
+	if errors.Is(kerr, jetstream.ErrKeyNotFound) {
+		if _, serr := res.Jobs.Get(ctx, protocol.JobSpecKey(jobID)); serr == nil {
+			return s, fmt.Errorf("job %s is submitted but has no status yet", jobID)
+		}
+		return s, fmt.Errorf("no job %s", jobID)
+	}
+	if kerr != nil {
+		return s, kerr
+	}
+	return s, json.Unmarshal(e.Value(), &s)
+}
+
+// Fetch downloads a finished job's outputs into dir and returns their names.
+func Fetch(ctx context.Context, res *cluster.Resources, jobID, dir string) ([]string, error) {
+	s, err := Status(ctx, res, jobID)
+	if err != nil {
+		return nil, err
+	}
+	if s.Phase != "done" || len(s.Outputs) == 0 {
+		return nil, fmt.Errorf("nothing to fetch yet: %s", StatusLine(s))
+	}
+	if err := job.PrepareOutput(dir); err != nil {
+		return nil, err
+	}
+	for _, name := range s.Outputs {
+		if err := res.GetFile(ctx, protocol.OutputObject(s.Job, name), filepath.Join(dir, name), -1); err != nil {
+			return nil, job.Internal(fmt.Errorf("downloading %s: %w", name, err))
+		}
+	}
+	return s.Outputs, nil
+}
+
+// Cancel asks the coordinator to cancel a running job.
+func Cancel(ctx context.Context, res *cluster.Resources, jobID, reason string) error {
+	if err := protocol.ValidateJob(jobID); err != nil {
+		return err
+	}
+	s, err := Status(ctx, res, jobID)
+	if err != nil {
+		return err
+	}
+	if Ended(s.Phase) {
+		return fmt.Errorf("job %s has ended: %s", s.Job, s.Phase)
+	}
+	data, err := protocol.Marshal(protocol.Cancel{Job: jobID, Reason: reason})
+	if err != nil {
+		return err
+	}
+	if _, err := res.Conn.Request(protocol.CancelSubject(jobID), data, requestTimeout); err != nil {
+		return coordinatorError(err)
+	}
+	return nil
+}

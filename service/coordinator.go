@@ -1,0 +1,410 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/protocol"
+	"github.com/partopt/partopt/replica"
+	"github.com/partopt/partopt/worker"
+)
+
+// Config configures a coordinator service.
+type Config struct {
+	// Res are the cluster's resources (cluster.DialWaiting).
+	Res *cluster.Resources
+	// Data receives each job's model, label files and outputs, in Data/JOB.
+	Data string
+	// Raft, when set, makes this coordinator one replica of a group: the job
+	// table is replicated with raft and only the leader runs the jobs. Nil: a
+	// single coordinator, its job table in the key-value bucket.
+	Raft *replica.Config
+	// HTTP, when set, serves the status page and /metrics there.
+	HTTP string
+	Log  *slog.Logger // nil: slog.Default()
+}
+
+// Serve runs the jobs submitted to the cluster until ctx ends: alone, or as a
+// raft replica that runs them while it leads (a new leader resumes them from
+// what JetStream kept). Unfinished jobs of the table are resumed at start.
+func Serve(ctx context.Context, cfg Config) error {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+		return err
+	}
+	s := &service{res: cfg.Res, data: cfg.Data, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	if cfg.HTTP != "" {
+		note := func(msg string) { cfg.Log.Info(msg) }
+		if err := ServeStatus(ctx, cfg.HTTP, note, s.views); err != nil {
+			return err
+		}
+	}
+	if cfg.Raft == nil {
+		s.log.Info("coordinator ready", "nats", s.res.Conn.ConnectedUrlRedacted(), "data", cfg.Data)
+		return s.lead(ctx)
+	}
+	rep, err := replica.Open(*cfg.Raft)
+	if err != nil {
+		return err
+	}
+	defer rep.Close()
+	s.table = raftTable{rep: rep, res: s.res}
+	s.log.Info("coordinator replica ready", "id", cfg.Raft.ID, "raft", cfg.Raft.Bind, "nats", s.res.Conn.ConnectedUrlRedacted(), "data", cfg.Data)
+	return s.follow(ctx, rep, cfg.Raft.ID)
+}
+
+// service is a coordinator's state: the jobs it runs.
+type service struct {
+	res   *cluster.Resources
+	data  string
+	log   *slog.Logger
+	table jobTable
+
+	mu   sync.Mutex
+	jobs map[string]*serviceJob
+	wg   sync.WaitGroup
+}
+
+type serviceJob struct {
+	runner   *coordinator.Runner
+	png      func(w io.Writer, maxSide int) error
+	final    *coordinator.Summary
+	stop     context.CancelFunc // ends the job before its runner exists
+	canceled string             // the reason, when cancelled before its runner existed
+}
+
+// follow runs the jobs while this replica leads, and stops them when it no
+// longer does (the new leader resumes them).
+func (s *service) follow(ctx context.Context, rep *replica.Replica, id string) error {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		for !rep.IsLeader() {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+		if err := rep.Barrier(30 * time.Second); err != nil {
+			s.log.Warn("raft barrier", "err", err)
+			continue
+		}
+		s.log.Info("leading", "id", id)
+		lctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- s.lead(lctx) }()
+		for rep.IsLeader() && ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			s.log.Error("leading", "err", err)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Info("no longer leading", "id", id)
+	}
+}
+
+// lead takes submissions and cancels, resumes the unfinished jobs, and runs
+// jobs until ctx ends; then it waits for them to stop.
+func (s *service) lead(ctx context.Context) error {
+	sub, err := s.res.Conn.QueueSubscribe(protocol.SubjectSubmit, "partopt-coordinators", func(m *nats.Msg) { s.submit(ctx, m) })
+	if err != nil {
+		return err
+	}
+	csub, err := s.res.Conn.Subscribe(protocol.CancelSubject("*"), s.cancel)
+	if err != nil {
+		sub.Unsubscribe()
+		return err
+	}
+	s.resumeAll(ctx)
+	<-ctx.Done()
+	sub.Unsubscribe()
+	csub.Unsubscribe()
+	s.wg.Wait()
+	s.mu.Lock()
+	s.jobs = map[string]*serviceJob{} // a later leadership resumes them afresh
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *service) submit(ctx context.Context, m *nats.Msg) {
+	reply := func(r submitReply) {
+		data, _ := json.Marshal(r)
+		m.Respond(data)
+	}
+	spec, err := protocol.Decode[protocol.JobSpec](m.Data, protocol.MaxMessageBytes)
+	if err != nil {
+		s.log.Error("rejected submission", "err", err)
+		reply(submitReply{Error: err.Error()})
+		return
+	}
+	jctx, stop := context.WithCancel(ctx)
+	s.mu.Lock()
+	_, dup := s.jobs[spec.Job]
+	if !dup {
+		s.jobs[spec.Job] = &serviceJob{stop: stop}
+	}
+	s.mu.Unlock()
+	if dup {
+		err = fmt.Errorf("job %s exists", spec.Job)
+	} else {
+		err = s.table.add(ctx, spec)
+	}
+	if err != nil {
+		stop()
+		if !dup {
+			s.mu.Lock()
+			delete(s.jobs, spec.Job)
+			s.mu.Unlock()
+		}
+		reply(submitReply{Error: err.Error()})
+		return
+	}
+	// Stored at once, so that status and cancel know the job before it runs.
+	initial, _ := json.Marshal(coordinator.Summary{Status: coordinator.Status{Job: spec.Job, Layout: spec.Layout, Phase: replica.PhaseSubmitted,
+		Pixels: int64(spec.Width) * int64(spec.Height)}, Started: time.Now()})
+	s.res.Jobs.Put(ctx, protocol.JobStatusKey(spec.Job), initial)
+	s.log.Info("job submitted", "job", spec.Job, "model", spec.Model.FileName(), "width", spec.Width, "height", spec.Height)
+	reply(submitReply{Job: spec.Job})
+	s.wg.Go(func() {
+		defer stop()
+		s.run(jctx, spec, false)
+	})
+}
+
+// resumeAll continues the jobs left unfinished by a coordinator before a
+// restart or a change of leader.
+func (s *service) resumeAll(ctx context.Context) {
+	specs, err := s.table.unfinished(ctx)
+	if err != nil {
+		s.log.Error("listing jobs to resume", "err", err)
+		return
+	}
+	for _, spec := range specs {
+		jctx, stop := context.WithCancel(ctx)
+		s.mu.Lock()
+		s.jobs[spec.Job] = &serviceJob{stop: stop}
+		s.mu.Unlock()
+		s.log.Info("resuming job", "job", spec.Job)
+		s.wg.Go(func() {
+			defer stop()
+			s.run(jctx, spec, true)
+		})
+	}
+}
+
+func (s *service) cancel(m *nats.Msg) {
+	c, err := protocol.Decode[protocol.Cancel](m.Data, protocol.MaxMessageBytes)
+	if err != nil {
+		s.log.Error("rejected cancel message", "err", err)
+		return
+	}
+	s.mu.Lock()
+	j := s.jobs[c.Job]
+	switch {
+	case j == nil || j.final != nil:
+	case j.runner != nil:
+		j.runner.Cancel(c.Reason)
+	default:
+		j.canceled = c.Reason
+		j.stop()
+	}
+	s.mu.Unlock()
+	if j != nil {
+		m.Respond([]byte("ok"))
+	}
+}
+
+// run runs a job as "solve --window" would, over the cluster, and uploads its
+// outputs.
+func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
+	dir := filepath.Join(s.data, spec.Job)
+	out := filepath.Join(dir, "out")
+	log := s.log.With("job", spec.Job)
+	var sum coordinator.Summary
+	err := func() error {
+		modelPath, err := s.materialize(ctx, spec, dir)
+		if err != nil {
+			return err
+		}
+		rt := &submitted{s: s, spec: spec, resume: resume, log: log}
+		_, err = job.Run(ctx, job.FromWire(spec, modelPath, out), job.Options{Runtime: rt, Note: func(msg string) { log.Info(msg) }})
+		return err
+	}()
+	s.mu.Lock()
+	j := s.jobs[spec.Job]
+	if j.runner != nil {
+		sum = j.runner.Summary()
+	}
+	canceled := j.canceled
+	s.mu.Unlock()
+	switch {
+	case err == nil:
+		if err := s.upload(ctx, spec.Job, out, &sum); err != nil {
+			sum.Phase, sum.Err = coordinator.Failed.String(), err.Error()
+		} else {
+			log.Info("job done", "proven", sum.Proven, "pixels", sum.Pixels, "outputs", sum.Outputs)
+		}
+	case sum.Phase == coordinator.Canceled.String():
+		log.Info("job cancelled", "reason", sum.Err)
+	case canceled != "":
+		sum.Job, sum.Phase, sum.Err = spec.Job, coordinator.Canceled.String(), "cancelled: "+canceled
+		log.Info("job cancelled", "reason", sum.Err)
+	case ctx.Err() != nil:
+		log.Info("coordinator stopping; the job stays in JetStream", "err", err)
+		return
+	default:
+		log.Error("job failed", "err", err)
+		sum.Job, sum.Phase, sum.Err = spec.Job, coordinator.Failed.String(), err.Error()
+	}
+	s.mu.Lock()
+	j.final = &sum
+	s.mu.Unlock()
+	bg := context.WithoutCancel(ctx)
+	if err := s.table.end(bg, sum); err != nil {
+		log.Error("recording the job's end", "err", err) // a new leader resumes and ends it
+		return
+	}
+	if j.runner != nil {
+		j.runner.Cleanup(bg) // the end is recorded: the results are no longer needed
+	}
+	data, _ := json.Marshal(sum)
+	if _, err := s.res.Jobs.Put(bg, protocol.JobStatusKey(spec.Job), data); err != nil {
+		log.Error("storing the final status", "err", err)
+	}
+}
+
+// submitted is the job.Runtime of a submitted job: its windows over the
+// cluster, as the job was submitted.
+type submitted struct {
+	s      *service
+	spec   protocol.JobSpec
+	resume bool
+	log    *slog.Logger
+}
+
+// Windows implements job.Runtime: the model materialised for the job must be
+// the one it was submitted with.
+func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outcome, error) {
+	s, got := r.spec, d.Spec
+	if layout(s) != layout(got) || s.Width != got.Width || s.Height != got.Height || s.Labels != got.Labels {
+		if got.Layout == protocol.LayoutGraph || s.Layout == protocol.LayoutGraph {
+			return nil, fmt.Errorf("job %s is a %s of %d×%d variables and %d labels, its model %s a %s of %d×%d and %d",
+				s.Job, layout(s), s.Width, s.Height, s.Labels, d.ModelPath, layout(got), got.Width, got.Height, got.Labels)
+		}
+		return nil, fmt.Errorf("job %s is a %d×%d raster of %d labels, its model %s one of %d×%d and %d", s.Job, s.Width, s.Height, s.Labels, d.ModelPath, got.Width, got.Height, got.Labels)
+	}
+	started := func(runner *coordinator.Runner) error {
+		r.s.mu.Lock()
+		j := r.s.jobs[s.Job]
+		j.runner, j.png = runner, d.PNG
+		r.s.mu.Unlock()
+		return nil
+	}
+	return drive(ctx, r.s.res, s, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started})
+}
+
+// layout is a spec's layout, raster when unset.
+func layout(s protocol.JobSpec) string {
+	if s.Layout == "" {
+		return protocol.LayoutRaster
+	}
+	return s.Layout
+}
+
+// materialize puts the job's model (and evidence) in dir as MODEL and
+// MODEL.evid, so that the job reads them as it reads local files.
+func (s *service) materialize(ctx context.Context, spec protocol.JobSpec, dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, spec.Model.FileName())
+	os.Remove(path)
+	if spec.Model.Path != "" {
+		if err := os.Symlink(spec.Model.Path, path); err != nil {
+			return "", err
+		}
+	} else if err := worker.Download(ctx, s.res, spec.Model.Object, spec.Model.Size, spec.Model.CRC32C, path); err != nil {
+		return "", err
+	}
+	ev := path + ".evid"
+	os.Remove(ev)
+	if e := spec.Evidence; e != nil {
+		if e.Object == "" {
+			return path, os.WriteFile(ev, e.Inline, 0o644)
+		}
+		if err := worker.Download(ctx, s.res, e.Object, e.Size, e.CRC32C, ev); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
+
+// upload puts the job's outputs in the object store and lists them in sum.
+func (s *service) upload(ctx context.Context, jobID, dir string, sum *coordinator.Summary) error {
+	if len(sum.Outputs) > 0 {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		err = s.res.Put(ctx, protocol.OutputObject(jobID, name), f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	sum.Outputs = names
+	return nil
+}
+
+// views lists the jobs for the status page, newest first.
+func (s *service) views() []coordinator.JobView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []coordinator.JobView
+	for _, j := range s.jobs {
+		switch {
+		case j.final != nil:
+			out = append(out, coordinator.JobView{Summary: *j.final})
+		case j.runner != nil:
+			out = append(out, coordinator.JobView{Summary: j.runner.Summary(), PNG: j.png})
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Summary.Started.After(out[b].Summary.Started) })
+	return out
+}

@@ -1,0 +1,212 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
+	"github.com/partopt/partopt/worker"
+)
+
+// Embedded is the job.Runtime of "partopt run": an embedded NATS server with
+// JetStream in a temporary directory, a coordinator and Workers worker slots in
+// this process. The outputs are those of the job solved in this process, byte
+// for byte.
+type Embedded struct {
+	Workers int // worker slots (at least 1)
+	// Listen, when set, also accepts workers of other machines at HOST:PORT; the
+	// model (and its evidence) is then uploaded to the object store for them.
+	Listen string
+	// HTTP, when set, serves the status page and /metrics there.
+	HTTP string
+	Log  *slog.Logger // nil: warnings to stderr
+	// Note, when set, receives messages for the user (how workers may join,
+	// the status page's address, lost windows).
+	Note func(string)
+}
+
+// Windows implements job.Runtime.
+func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcome, error) {
+	log := e.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	dir, err := os.MkdirTemp("", "partopt-nats-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: dir, Listen: e.Listen})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	nc, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "partopt-run")
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	res, err := cluster.Open(ctx, nc, cluster.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	defer startLocalWorkers(ctx, res, d.Raster, d.Graph, max(e.Workers, 1), log)()
+	note := noteFunc(e.Note)
+	if url := srv.URL(); url != "" {
+		note("workers of other machines may join with: partopt worker --nats " + url)
+	}
+	spec := d.Spec
+	if e.Listen != "" {
+		if spec.Model, err = UploadModel(ctx, res, spec.Job, d.ModelPath); err != nil {
+			return nil, err
+		}
+		if d.EvidencePath != "" {
+			if spec.Evidence, err = uploadFile(ctx, res, protocol.EvidenceObject(spec.Job), d.EvidencePath); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var page func(*coordinator.Runner) error
+	if e.HTTP != "" {
+		page = func(r *coordinator.Runner) error {
+			return ServeStatus(ctx, e.HTTP, note, func() []coordinator.JobView {
+				return []coordinator.JobView{{Summary: r.Summary(), PNG: d.PNG}}
+			})
+		}
+	}
+	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, started: page})
+}
+
+// noteFunc is note, or a function that drops the notes.
+func noteFunc(note func(string)) func(string) {
+	if note == nil {
+		return func(string) {}
+	}
+	return note
+}
+
+// driveOptions configure drive.
+type driveOptions struct {
+	log    *slog.Logger
+	note   func(string)
+	resume bool
+	// started, when set, receives the job's runner before it runs.
+	started func(*coordinator.Runner) error
+}
+
+// drive runs the windowed job d as spec (d.Spec, or the job as submitted) through
+// a coordinator.Runner over res, and reports its outcome.
+func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d *job.Distributed, o driveOptions) (*job.Outcome, error) {
+	proven, err := partition.CopyStore(d.Scratch, d.Persistent, spec.Width, spec.Height)
+	if err != nil {
+		return nil, err
+	}
+	runner, err := coordinator.NewRunner(res, spec, proven, coordinator.Stores{Persistent: d.Persistent, Labeling: d.Labeling, Scratch: d.Scratch},
+		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph})
+	if err != nil {
+		return nil, err
+	}
+	if o.started != nil {
+		if err := o.started(runner); err != nil {
+			return nil, err
+		}
+	}
+	progressDone, progressStopped := make(chan struct{}), make(chan struct{})
+	go func() { // progress follows the coordinator
+		defer close(progressStopped)
+		if d.Progress == nil {
+			return
+		}
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-progressDone:
+				return
+			case <-t.C:
+				s := runner.Summary()
+				d.Progress(partition.RasterProgress{Round: s.Round, WindowsDone: s.Merged, Windows: s.Windows, Persistent: s.Proven})
+			}
+		}
+	}()
+	sum, err := runner.Run(ctx)
+	close(progressDone)
+	<-progressStopped
+	if err != nil {
+		return nil, err
+	}
+	out := &job.Outcome{Runtime: "nats-embedded", RasterResult: partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds,
+		Windows: sum.WindowsTotal, Solved: sum.Solved, WindowSeconds: sum.WindowSeconds, MaxWindowVars: sum.MaxWindowVars,
+		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}}
+	for _, w := range sum.LostWindows {
+		out.Lost = append(out.Lost, fmt.Sprintf("round %d window %d", w.Round, w.Window))
+	}
+	if len(sum.Errors) > 0 {
+		o.note(fmt.Sprintf("%d windows lost (they prove nothing): %v", len(sum.LostWindows), sum.Errors))
+	}
+	return out, nil
+}
+
+// localGrace is how long the in-process workers' running tasks may go on once the
+// run ends: enough to ack a result published just before (a run of many small
+// windows ends while its workers ack), never the length of a solve.
+const localGrace = time.Second
+
+// startLocalWorkers serves tasks on slots in-process goroutines, which share the
+// already open raster or graph model; the returned function stops them and waits.
+func startLocalWorkers(ctx context.Context, res *cluster.Resources, raster partition.Raster, graph *model.Model, slots int, log *slog.Logger) (stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		worker.Serve(wctx, res, worker.Options{ID: "local", Slots: slots, Log: log, Grace: localGrace,
+			Models: func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) { return raster, nil, nil },
+			Graphs: func(context.Context, protocol.JobSpec) (*model.Model, error) { return graph, nil }}, nil)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// UploadModel puts the model file in the object store for workers without the
+// file, returning its reference.
+func UploadModel(ctx context.Context, res *cluster.Resources, jobID, path string) (protocol.ModelRef, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return protocol.ModelRef{}, err
+	}
+	defer f.Close()
+	crc := protocol.NewCRC32C()
+	size, err := io.Copy(crc, f)
+	if err != nil {
+		return protocol.ModelRef{}, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return protocol.ModelRef{}, err
+	}
+	name := protocol.ModelObject(jobID)
+	if err := res.Put(ctx, name, f); err != nil {
+		return protocol.ModelRef{}, fmt.Errorf("uploading the model: %w", err)
+	}
+	return protocol.ModelRef{Object: name, Size: size, CRC32C: crc.Sum32(), Name: filepath.Base(path)}, nil
+}
+
+// uploadFile puts a small file in the object store as name.
+func uploadFile(ctx context.Context, res *cluster.Resources, name, path string) (*protocol.Payload, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.PutBytes(ctx, name, data); err != nil {
+		return nil, err
+	}
+	return &protocol.Payload{Object: name, Size: int64(len(data)), CRC32C: protocol.CRC32C(data)}, nil
+}

@@ -1,0 +1,55 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/partopt/partopt/coordinator"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// registry holds the process's Prometheus metrics (the coordinator's, Go's and
+// the process's own).
+var registry = newRegistry()
+
+func newRegistry() *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return r
+}
+
+// Metrics returns the coordinator metrics, registered once per process.
+var Metrics = sync.OnceValue(func() *coordinator.Metrics { return coordinator.NewMetrics(registry) })
+
+// ServeStatus serves the status page of jobs and /metrics at addr until ctx
+// ends; note is told the address.
+func ServeStatus(ctx context.Context, addr string, note func(string), jobs func() []coordinator.JobView) error {
+	page := &coordinator.StatusPage{Jobs: jobs, Gatherer: registry}
+	bound, _, err := coordinator.ListenStatus(ctx, addr, page.Handler())
+	if err != nil {
+		return fmt.Errorf("--http %s: %w", addr, err)
+	}
+	noteFunc(note)(fmt.Sprintf("status page at http://%s/ (metrics at /metrics)", bound))
+	return nil
+}
+
+// StatusLine is the one-line status of a job.
+func StatusLine(s coordinator.Summary) string {
+	var b strings.Builder
+	proven := 1.0
+	if s.Pixels > 0 {
+		proven = float64(s.Proven) / float64(s.Pixels)
+	}
+	fmt.Fprintf(&b, "job %s: %s, round %d (%d done), windows %d/%d, in flight %d, lost %d, persistent %.1f%% of %d %s",
+		s.Job, s.Phase, s.Round+1, s.Rounds, s.Merged, s.Windows, s.InFlight, s.Lost, 100*proven, s.Pixels, s.Unit())
+	if s.Err != "" {
+		fmt.Fprintf(&b, ": %s", s.Err)
+	}
+	return b.String()
+}
+
+// Ended says whether a job phase is final.
+func Ended(phase string) bool { return phase == "done" || phase == "canceled" || phase == "failed" }

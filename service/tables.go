@@ -1,0 +1,105 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/protocol"
+	"github.com/partopt/partopt/replica"
+)
+
+// jobTable is where the coordinator records its jobs: the key-value bucket
+// (one coordinator) or the raft-replicated table (replicas).
+type jobTable interface {
+	// add records a new job; an existing id is an error.
+	add(ctx context.Context, spec protocol.JobSpec) error
+	// end records how a job ended.
+	end(ctx context.Context, sum coordinator.Summary) error
+	// unfinished lists the jobs to resume.
+	unfinished(ctx context.Context) ([]protocol.JobSpec, error)
+}
+
+// kvTable keeps the jobs in the key-value bucket: the specs the workers read and
+// the statuses the clients read.
+type kvTable struct{ res *cluster.Resources }
+
+func (t kvTable) add(ctx context.Context, spec protocol.JobSpec) error {
+	if _, err := t.res.Jobs.Get(ctx, protocol.JobSpecKey(spec.Job)); err == nil {
+		return fmt.Errorf("job %s exists", spec.Job)
+	}
+	return t.res.PutJobSpec(ctx, spec)
+}
+
+func (kvTable) end(context.Context, coordinator.Summary) error { return nil } // the status is the record
+
+func (t kvTable) unfinished(ctx context.Context) ([]protocol.JobSpec, error) {
+	keys, err := t.res.Jobs.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []protocol.JobSpec
+	for _, key := range keys {
+		job, ok := strings.CutSuffix(key, ".status")
+		if !ok {
+			continue
+		}
+		e, err := t.res.Jobs.Get(ctx, key)
+		var sum coordinator.Summary
+		if err == nil {
+			err = json.Unmarshal(e.Value(), &sum)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("job %s: status: %w", job, err)
+		}
+		// A job done but not uploaded (stopped in between) is finished again.
+		if replica.Finished(sum.Phase) && (sum.Phase != replica.PhaseDone || len(sum.Outputs) > 0) {
+			continue
+		}
+		spec, err := t.res.JobSpec(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+// raftTable keeps the jobs in the replicated table (and the specs in the
+// key-value bucket too, for the workers).
+type raftTable struct {
+	rep *replica.Replica
+	res *cluster.Resources
+}
+
+func (t raftTable) add(ctx context.Context, spec protocol.JobSpec) error {
+	if err := t.rep.Submit(spec); err != nil {
+		if errors.Is(err, replica.ErrExists) {
+			return fmt.Errorf("job %s exists", spec.Job)
+		}
+		return err
+	}
+	return t.res.PutJobSpec(ctx, spec)
+}
+
+func (t raftTable) end(_ context.Context, sum coordinator.Summary) error {
+	return t.rep.Update(replica.Update{Job: sum.Job, Phase: sum.Phase, Err: sum.Err, Outputs: sum.Outputs})
+}
+
+func (t raftTable) unfinished(context.Context) ([]protocol.JobSpec, error) {
+	var out []protocol.JobSpec
+	for _, j := range t.rep.Jobs() {
+		if !replica.Finished(j.Phase) {
+			out = append(out, j.Spec)
+		}
+	}
+	return out, nil
+}
