@@ -1,0 +1,157 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/service"
+	"github.com/partopt/partopt/worker"
+)
+
+const (
+	denoise = "../testdata/denoise32.uai.gz" // a 32×32 raster
+	network = "../testdata/network-evid.uai" // higher order, with evidence
+)
+
+// sameOutputs says whether dirs a and b hold the same files with the same bytes,
+// report.json (timings, runtime) aside.
+func sameOutputs(t *testing.T, a, b string) {
+	t.Helper()
+	entries, err := os.ReadDir(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	others, _ := os.ReadDir(b)
+	if len(entries) != len(others) {
+		t.Fatalf("%s has %d files, %s %d", a, len(entries), b, len(others))
+	}
+	for _, e := range entries {
+		if e.Name() == job.ReportFile {
+			continue
+		}
+		x, _ := os.ReadFile(filepath.Join(a, e.Name()))
+		y, err := os.ReadFile(filepath.Join(b, e.Name()))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs (%v)", e.Name(), err)
+		}
+	}
+}
+
+func quiet() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// TestEmbeddedWritesWhatThisProcessWrites: the windows of a job sent through an
+// embedded NATS server and in-process workers give the outputs of the job
+// solved in this process, for a raster and for a higher-order model with
+// evidence (BFS regions).
+func TestEmbeddedWritesWhatThisProcessWrites(t *testing.T) {
+	for _, s := range []job.Spec{{Model: denoise, Window: 16, Halo: 8}, {Model: network, Window: 20}} {
+		t.Run(filepath.Base(s.Model), func(t *testing.T) {
+			here, there := t.TempDir(), t.TempDir()
+			s.Output, s.Workers = here, 2
+			if _, err := job.Run(context.Background(), s, job.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			s.Output = there
+			res, err := job.Run(context.Background(), s, job.Options{Runtime: &service.Embedded{Workers: 2, Log: quiet()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameOutputs(t, here, there)
+			if rep := res.Report.(*job.WindowsReport); rep.Runtime != "nats-embedded" || len(rep.LostWindows) != 0 {
+				t.Errorf("report runtime %q, lost %v", rep.Runtime, rep.LostWindows)
+			}
+		})
+	}
+}
+
+// TestCoordinatorServiceRunsSubmittedJobs: a coordinator service and a worker
+// on a NATS server, without any command line: a submitted job runs to its end,
+// its fetched outputs are those of the job solved here, and the clients' errors
+// are clear.
+func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	conn := cluster.ConnOptions{URL: srv.URL()}
+	cfg := cluster.DefaultConfig()
+	cfg.AckWait, cfg.Memory = 2*time.Second, true
+	res, err := cluster.DialService(ctx, conn, cfg, "test-coordinator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Conn.Close()
+	served := make(chan error, 1)
+	go func() { served <- service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), Log: quiet()}) }()
+	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wres.Conn.Close()
+	go worker.Serve(ctx, wres, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
+
+	client, err := cluster.Dial(ctx, conn, "test-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Conn.Close()
+	for _, s := range []job.Spec{{Model: denoise, Window: 16, Halo: 8}, {Model: network, Window: 20}} {
+		here := t.TempDir()
+		s.Output = here
+		if _, err := job.Run(ctx, s, job.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		id, err := service.Submit(ctx, conn, s, service.SubmitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			sum, err := service.Status(ctx, client, id)
+			if err == nil && service.Ended(sum.Phase) {
+				if sum.Phase != "done" || len(sum.Outputs) == 0 {
+					t.Fatalf("job %s ended %s: %s", id, sum.Phase, service.StatusLine(sum))
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: no end within 2 minutes: %v %v", id, service.StatusLine(sum), err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		fetched := t.TempDir()
+		if _, err := service.Fetch(ctx, client, id, fetched); err != nil {
+			t.Fatal(err)
+		}
+		sameOutputs(t, here, fetched)
+		if err := service.Cancel(ctx, client, id, "test"); err == nil || !strings.Contains(err.Error(), "has ended") {
+			t.Errorf("cancel of a done job: %v", err)
+		}
+		if _, err := service.Submit(ctx, conn, s, service.SubmitOptions{ID: id}); err == nil || !strings.Contains(err.Error(), "exists") {
+			t.Errorf("a second job %s: %v", id, err)
+		}
+	}
+	if _, err := service.Status(ctx, client, "no-such-job"); err == nil || !strings.Contains(err.Error(), "no job") {
+		t.Errorf("status of an unknown job: %v", err)
+	}
+	if _, err := service.Fetch(ctx, client, "no-such-job", t.TempDir()); err == nil {
+		t.Error("fetch of an unknown job succeeded")
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
