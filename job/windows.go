@@ -287,7 +287,7 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 		return nil, windowsFailed(ctx, err, s.Output)
 	}
 	seconds := time.Since(start).Seconds()
-	k := int64(count(out.persistent))
+	k := int64(persistency.Count(out.persistent))
 	score, _ := persistency.Score(p.Solved, out.persistent)
 	energy := p.Solved.Energy(out.labeling)
 	res := out.RasterResult
@@ -369,14 +369,4 @@ func (r *runner) distributeRegions(ctx context.Context, p *Problem, progress fun
 		out.persistent[v], out.labeling[v] = int(pers.Values[v])-1, int(lab.Values[v])
 	}
 	return out, nil
-}
-
-func count(p []int) int {
-	c := 0
-	for _, l := range p {
-		if l >= 0 {
-			c++
-		}
-	}
-	return c
 }

@@ -216,7 +216,7 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		jobs := make(chan int)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		done, proven := 0, count(res.Persistent)
+		done, proven := 0, persistency.Count(res.Persistent)
 		for w := 0; w < max(opt.Workers, 1); w++ {
 			wg.Add(1)
 			go func() {
@@ -227,7 +227,7 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 						mu.Lock()
 						done++
 						if errs[i] == nil {
-							proven += count(proofs[i].Result.Persistent)
+							proven += persistency.Count(proofs[i].Result.Persistent)
 						}
 						opt.Progress(Progress{Round: round, WindowsDone: done, Windows: len(plan.Windows), Persistent: proven})
 						mu.Unlock()
@@ -249,7 +249,7 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			return nil, err
 		}
 		// Merge in plan order: later windows win on overlaps (composition).
-		before := count(res.Persistent)
+		before := persistency.Count(res.Persistent)
 		for i, pr := range proofs {
 			if errs[i] != nil {
 				return nil, fmt.Errorf("partition: round %d, window %d: %w", round, i, errs[i])
@@ -267,7 +267,7 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			res.Proofs = append(res.Proofs, pr)
 		}
 		res.Rounds, res.Windows = round+1, res.Windows+len(plan.Windows)
-		if count(res.Persistent) == before {
+		if persistency.Count(res.Persistent) == before {
 			break
 		}
 	}
@@ -277,16 +277,6 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
-}
-
-func count(p []int) int {
-	c := 0
-	for _, l := range p {
-		if l >= 0 {
-			c++
-		}
-	}
-	return c
 }
 
 // solveWindow solves one window of the conditioned model c: the window's free nodes,

@@ -215,6 +215,17 @@ func without(A []int, drop []int) []int {
 	return out
 }
 
+// Count returns the number of variables with a persistent label (persistent[v] ≥ 0).
+func Count(persistent []int) int {
+	c := 0
+	for _, l := range persistent {
+		if l >= 0 {
+			c++
+		}
+	}
+	return c
+}
+
 // Score returns the paper's persistency score 1 − Σ_{u∉A} ln|X_u| / Σ_u ln|X_u| (a
 // variable with one label weighs nothing; 1 when all do) and the plain fraction of
 // variables with a persistent label (persistent[v] ≥ 0).
