@@ -279,3 +279,13 @@ func enumSize(shape []int) float64 {
 	}
 	return p
 }
+
+// Marginal writes variable v's reparametrised unary D_v at its last backward step —
+// the quantity whose minimisers are v's locally optimal labels — into d (one entry
+// per label) and returns d. Valid after Solve.
+func (s *Solver) Marginal(v int, d []float64) []float64 {
+	row := s.D[s.uoff[v]:s.uoff[v+1]]
+	d = d[:len(row)]
+	copy(d, row)
+	return d
+}

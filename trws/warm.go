@@ -147,3 +147,17 @@ func (s *Solver) Model() (*model.Model, error) {
 	}
 	return b.Build()
 }
+
+// Marginal writes node v's reparametrised unary D_v — its unary plus every message
+// into it, the quantity whose minimisers are v's locally optimal labels — into d
+// (one entry per label) and returns d. Valid after Solve.
+func (s *Solver) Marginal(v int, d []float64) []float64 {
+	k := s.labels[v]
+	buf := make([]float32, k)
+	s.sumInto(int32(v), buf)
+	d = d[:k]
+	for l, x := range buf {
+		d[l] = float64(x)
+	}
+	return d
+}

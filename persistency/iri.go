@@ -1,0 +1,613 @@
+package persistency
+
+// Label elimination by iterative relaxed inference (IRI): Shekhovtsov, Swoboda,
+// Savchynskyy, "Maximum Persistency via Iterative Relaxed Inference with
+// Graphical Models" (CVPR 2015, TPAMI 2018).
+//
+// For a test labeling y and immovable label sets Y_u ∋ y_u, the node-wise map
+// p_u(i) = i for i ∈ Y_u, y_u otherwise is improving when E(p(x)) ≤ E(x) for every
+// labeling x; then some optimal labeling lies in p's image and every movable label
+// is eliminated. The verification problem g_F(x) = f_F(x) − f_F(p(x)) is a model
+// on the same factors whose energy is E(x) − E(p(x)); a dual bound ≥ 0 of its LP
+// relaxation proves p improving (Λ-improving implies improving). The search is a
+// discrete cutting-plane method: start with every label but y_u movable, solve the
+// verification problem, and while it is not certified, make immovable the movable
+// labels its relaxed solution uses (the locally minimal labels of the dual, and an
+// integral violator's labels), then solve again. Each round shrinks the movable
+// sets, so the search ends; the last round's dual is the certificate.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/trws"
+)
+
+// EliminateOptions configure Eliminate.
+type EliminateOptions struct {
+	// Solver solves the verification problems (default Auto: TRW-S for pairwise
+	// models, SRMP otherwise; Exhaustive decides them exactly on tiny models).
+	Solver Relaxation
+	// Candidates, when set (one entry per variable), restricts the elimination to
+	// the variables marked true: p is the identity elsewhere, so a window's core
+	// inside the model of the window and its surroundings proves labels for the
+	// whole model it was cut from.
+	Candidates []bool
+	// Domains, when set (one list per variable, ascending), are the labels alive
+	// before: an earlier proof showed that some optimal labeling takes them. The
+	// elimination composes with it: Domains must be given to VerifyElimination
+	// too, with their own proof checked separately.
+	Domains [][]int
+	// Test, when set, is the test labeling y (alive, of finite energy); by default
+	// the labeling of a relaxed solve of the model restricted to Domains.
+	Test []int
+	// Progress, if set, is called after every round.
+	Progress func(EliminateProgress)
+}
+
+// EliminateProgress reports a round of the search.
+type EliminateProgress struct {
+	Round   int
+	Movable int     // labels still movable (to be eliminated if this round certifies)
+	Bound   float64 // the verification problem's lower bound (≥ −tolerance: done)
+}
+
+// Elimination is the outcome of Eliminate: the labels alive per variable, proven
+// by a certificate on the verification problem of the test labeling.
+type Elimination struct {
+	// Test is the test labeling y; Energy its energy.
+	Test   []int
+	Energy float64
+	// Alive[v] are v's labels that some optimal labeling may take, ascending; a
+	// variable with one alive label is persistent (Persistent[v], else −1).
+	Alive      [][]int
+	Persistent []int
+	// Prior are the domains the elimination started from (nil: every label).
+	Prior [][]int
+	// LowerBound is the initial relaxed solve's lower bound on min E (−Inf when
+	// the test labeling was given).
+	LowerBound float64
+	// Certificate proves, for Test, that the verification problem of Alive (built
+	// by BuildVerification) has a relaxation bound ≥ −Tolerance(Energy); nil when
+	// nothing is eliminated.
+	Certificate      *Certificate
+	Eliminated       int // labels eliminated here (Prior's dead labels not counted)
+	Rounds           int
+	SolverIterations int
+	Seconds          float64
+	SolverSeconds    float64
+}
+
+// EliminationTolerance is the relative tolerance of an elimination certificate:
+// the verification problem's bound must be ≥ −EliminationTolerance·max(1, |E(y)|),
+// so p is improving up to that much energy — the duality-gap tolerance of every
+// certificate of this package (trws.GapTolerance).
+const EliminationTolerance = trws.GapTolerance
+
+// tolerance is the bound an elimination certificate must reach for energy e.
+func tolerance(e float64) float64 { return EliminationTolerance * math.Max(1, math.Abs(e)) }
+
+// domains are per-variable label masks: alive labels, and among them the
+// immovable ones (p's fixed points).
+type domains struct {
+	alive, fixed [][]bool
+}
+
+func (d *domains) movable(v, l int) bool { return d.alive[v][l] && !d.fixed[v][l] }
+
+// hasMovable says whether v has a movable label.
+func (d *domains) hasMovable(v int) bool {
+	for l, a := range d.alive[v] {
+		if a && !d.fixed[v][l] {
+			return true
+		}
+	}
+	return false
+}
+
+// image is p(l) at v for the test label y.
+func (d *domains) image(v, l, y int) int {
+	if d.fixed[v][l] {
+		return l
+	}
+	return y
+}
+
+// newDomains returns the masks of prior (nil: every label alive) with only y's
+// labels fixed on the candidates and every alive label fixed elsewhere.
+func newDomains(m *model.Model, prior [][]int, y []int, candidates []bool) (*domains, error) {
+	n := m.NumVars()
+	d := &domains{alive: make([][]bool, n), fixed: make([][]bool, n)}
+	for v := range n {
+		k := m.NumLabels(v)
+		d.alive[v], d.fixed[v] = make([]bool, k), make([]bool, k)
+		if prior == nil {
+			for l := range k {
+				d.alive[v][l] = true
+			}
+		} else {
+			for _, l := range prior[v] {
+				if l < 0 || l >= k {
+					return nil, fmt.Errorf("persistency: domain of variable %d: label %d of %d", v, l, k)
+				}
+				d.alive[v][l] = true
+			}
+		}
+		if y[v] < 0 || y[v] >= k || !d.alive[v][y[v]] {
+			return nil, fmt.Errorf("persistency: the test labeling gives variable %d label %d, which is not alive", v, y[v])
+		}
+		if candidates != nil && !candidates[v] {
+			copy(d.fixed[v], d.alive[v])
+		} else {
+			d.fixed[v][y[v]] = true
+		}
+	}
+	return d, nil
+}
+
+// closeForbidden makes immovable every movable label that p would move from an
+// allowed (finite) entry of a factor to a forbidden one: such a p maps a feasible
+// labeling to an infeasible one and cannot be improving. It repeats until no such
+// entry is left (fixing labels changes p), and returns the labels fixed.
+func closeForbidden(m *model.Model, d *domains, y []int) int {
+	inf := make([]bool, m.NumFunctions())
+	for i := range inf {
+		inf[i] = hasInf(m.Func(i))
+	}
+	fixed := 0
+	for changed := true; changed; {
+		changed = false
+		for f := 0; f < m.NumFactors(); f++ {
+			if !inf[m.FactorFunc(f)] {
+				continue
+			}
+			vars := m.FactorVars(f)
+			if !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }) {
+				continue
+			}
+			fn := m.FactorFunction(f)
+			forEachAlive(d, vars, func(x, px []int) {
+				if math.IsInf(fn.Value(x), 1) || !math.IsInf(fn.Value(px), 1) {
+					return
+				}
+				for p, v := range vars {
+					if d.movable(int(v), x[p]) {
+						d.fixed[v][x[p]] = true
+						fixed++
+						changed = true
+					}
+				}
+			}, y)
+		}
+	}
+	return fixed
+}
+
+// hasInf says whether a function takes +Inf somewhere.
+func hasInf(fn *model.Function) bool {
+	if fn.Kind != model.Explicit {
+		return math.IsInf(fn.W, 1)
+	}
+	return slices.ContainsFunc(fn.Table, func(x float64) bool { return math.IsInf(x, 1) })
+}
+
+// forEachAlive calls visit with every labeling x of vars over alive labels (last
+// variable fastest) and its image px = p(x). The slices are reused.
+func forEachAlive(d *domains, vars []int32, visit func(x, px []int), y []int) {
+	x, px := make([]int, len(vars)), make([]int, len(vars))
+	var rec func(p int)
+	rec = func(p int) {
+		if p == len(vars) {
+			visit(x, px)
+			return
+		}
+		v := int(vars[p])
+		for l, a := range d.alive[v] {
+			if a {
+				x[p], px[p] = l, d.image(v, l, y[v])
+				rec(p + 1)
+			}
+		}
+	}
+	rec(0)
+}
+
+// BuildVerification builds the verification problem of the map p of test labeling
+// y with immovable labels fixed (per variable, ascending) among the alive labels
+// prior (nil: every label): over m's variables, for every factor that touches a
+// variable with a movable label, the table g_F(x) = f_F(x) − f_F(p(x)), +Inf where
+// x takes a dead label or f_F(x) is +Inf. Its energy is E(x) − E(p(x)) on alive
+// feasible labelings, 0 at y. The construction is deterministic, so
+// VerifyElimination rebuilds the model a certificate was made on.
+func BuildVerification(m *model.Model, y []int, fixed, prior [][]int) (*model.Model, error) {
+	if len(y) != m.NumVars() || len(fixed) != m.NumVars() || (prior != nil && len(prior) != m.NumVars()) {
+		return nil, errors.New("persistency: verification problem: one test label, immovable set and domain per variable needed")
+	}
+	d, err := newDomains(m, prior, y, nil)
+	if err != nil {
+		return nil, err
+	}
+	for v, ls := range fixed {
+		for l := range d.fixed[v] {
+			d.fixed[v][l] = false
+		}
+		for _, l := range ls {
+			if l < 0 || l >= m.NumLabels(v) || !d.alive[v][l] {
+				return nil, fmt.Errorf("persistency: immovable label %d of variable %d is not alive", l, v)
+			}
+			d.fixed[v][l] = true
+		}
+		if !d.fixed[v][y[v]] {
+			return nil, fmt.Errorf("persistency: the test label %d of variable %d is not immovable", y[v], v)
+		}
+	}
+	return buildVerification(m, d, y)
+}
+
+func buildVerification(m *model.Model, d *domains, y []int) (*model.Model, error) {
+	labels := make([]int, m.NumVars())
+	for v := range labels {
+		labels[v] = m.NumLabels(v)
+	}
+	b := model.NewBuilder(labels)
+	args := make([]int, 0, 8)
+	for f := 0; f < m.NumFactors(); f++ {
+		vars := m.FactorVars(f)
+		if !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }) {
+			continue // p is the identity on the factor: g ≡ 0
+		}
+		fn := m.FactorFunction(f)
+		size := 1
+		for _, v := range vars {
+			size *= labels[v]
+		}
+		t := make([]float64, size)
+		for i := range t {
+			t[i] = math.Inf(1) // dead labels
+		}
+		var bad error
+		forEachAlive(d, vars, func(x, px []int) {
+			i := 0
+			for p, v := range vars {
+				i = i*labels[v] + x[p]
+			}
+			e := fn.Value(x)
+			if math.IsInf(e, 1) {
+				return
+			}
+			w := fn.Value(px)
+			if math.IsInf(w, 1) && bad == nil {
+				bad = fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
+			}
+			t[i] = e - w
+		}, y)
+		if bad != nil {
+			return nil, bad
+		}
+		args = args[:0]
+		for _, v := range vars {
+			args = append(args, int(v))
+		}
+		if err := b.AddTable(args, t); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// marginals are the solvers whose reparametrised unaries a search reads.
+type marginals interface {
+	Marginal(v int, d []float64) []float64
+}
+
+// Eliminate runs the IRI search on m and returns the labels it proves eliminable,
+// with the certificate of the last verification problem checked: no certificate,
+// no eliminated label.
+func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimination, error) {
+	start := time.Now()
+	solver := opt.Solver
+	if solver == nil {
+		solver = Auto{}
+	}
+	n := m.NumVars()
+	if opt.Candidates != nil && len(opt.Candidates) != n {
+		return nil, errors.New("persistency: EliminateOptions.Candidates needs one entry per variable")
+	}
+	if opt.Domains != nil && len(opt.Domains) != n {
+		return nil, errors.New("persistency: EliminateOptions.Domains needs one list per variable")
+	}
+	res := &Elimination{Prior: opt.Domains, LowerBound: math.Inf(-1)}
+	var solverTime time.Duration
+	solve := func(p *model.Model) (*Outcome, error) {
+		t := time.Now()
+		out, err := solver.Solve(ctx, p, nil)
+		solverTime += time.Since(t)
+		if err == nil {
+			res.SolverIterations += out.Iterations
+		}
+		return out, err
+	}
+	defer func() { res.Seconds, res.SolverSeconds = time.Since(start).Seconds(), solverTime.Seconds() }()
+
+	y := opt.Test
+	if y == nil {
+		restricted, err := restrict(m, opt.Domains)
+		if err != nil {
+			return nil, err
+		}
+		out, err := solve(restricted)
+		if err != nil {
+			return nil, err
+		}
+		y, res.LowerBound = out.Labeling, out.LowerBound
+	}
+	if err := m.CheckLabeling(y); err != nil {
+		return nil, fmt.Errorf("persistency: test labeling: %w", err)
+	}
+	res.Test, res.Energy = append([]int(nil), y...), m.Energy(y)
+	d, err := newDomains(m, opt.Domains, y, opt.Candidates)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsInf(res.Energy, 1) {
+		// Nothing maps to an infeasible labeling: keep every alive label.
+		for v := range d.fixed {
+			copy(d.fixed[v], d.alive[v])
+		}
+		return finish(m, res, d, nil), nil
+	}
+	tol := tolerance(res.Energy)
+	for round := 1; ; round++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res.Rounds = round
+		closeForbidden(m, d, y) // again each round: fixing labels changes p
+		movable := countMovable(d)
+		if movable == 0 {
+			return finish(m, res, d, nil), nil
+		}
+		g, err := buildVerification(m, d, y)
+		if err != nil {
+			return nil, err
+		}
+		out, err := solve(g)
+		if err != nil {
+			return nil, err
+		}
+		cert, err := out.Certify(y)
+		if err != nil {
+			return nil, err
+		}
+		v, err := cert.Check(g)
+		if err != nil {
+			return nil, err
+		}
+		if opt.Progress != nil {
+			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: v.Bound})
+		}
+		if v.Bound >= -tol {
+			return finish(m, res, d, cert), nil
+		}
+		fixViolators(g, d, out, tol)
+	}
+}
+
+// fixViolators makes immovable the movable labels that the relaxed solution of the
+// verification problem g uses: those of its labeling when it is a violator
+// (g < 0), and every movable label within δ of its variable's minimum of the
+// reparametrised unary (the dual's locally minimal labels; the consistency labels
+// when the solver shows none). δ starts at trws.ConsistencyTolerance relative and
+// grows tenfold until some label is fixed, so every round fixes one at least.
+func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64) {
+	fixed := 0
+	fix := func(v, l int) {
+		if d.movable(v, l) {
+			d.fixed[v][l] = true
+			fixed++
+		}
+	}
+	if x := out.Labeling; x != nil && g.Energy(x) < -tol {
+		for v, l := range x {
+			fix(v, l)
+		}
+	}
+	mg, ok := out.state.(marginals)
+	if !ok {
+		for v, l := range out.Consistent {
+			if l >= 0 {
+				fix(v, l)
+			}
+		}
+		if fixed == 0 { // no dual to read: give up on the variables not yet decided
+			for v := range d.fixed {
+				for l := range d.fixed[v] {
+					fix(v, l)
+				}
+			}
+		}
+		return
+	}
+	var buf []float64
+	for delta := trws.ConsistencyTolerance; fixed == 0; delta *= 10 {
+		for v := range d.alive {
+			if !d.hasMovable(v) {
+				continue
+			}
+			buf = mg.Marginal(v, slices.Grow(buf[:0], len(d.alive[v])))
+			lo := math.Inf(1)
+			for l, x := range buf {
+				if d.alive[v][l] {
+					lo = math.Min(lo, x)
+				}
+			}
+			for l, x := range buf {
+				if x <= lo+delta*math.Max(1, math.Abs(lo)) {
+					fix(v, l)
+				}
+			}
+		}
+		if delta > 1e30 { // every finite label is within reach by now
+			for v := range d.fixed {
+				for l := range d.fixed[v] {
+					fix(v, l)
+				}
+			}
+		}
+	}
+}
+
+func countMovable(d *domains) int {
+	c := 0
+	for v := range d.alive {
+		for l := range d.alive[v] {
+			if d.movable(v, l) {
+				c++
+			}
+		}
+	}
+	return c
+}
+
+// finish fills res from the final domains: the immovable labels stay alive.
+func finish(m *model.Model, res *Elimination, d *domains, cert *Certificate) *Elimination {
+	n := m.NumVars()
+	res.Alive, res.Persistent = make([][]int, n), make([]int, n)
+	res.Eliminated = 0
+	for v := range n {
+		for l, a := range d.alive[v] {
+			switch {
+			case a && d.fixed[v][l]:
+				res.Alive[v] = append(res.Alive[v], l)
+			case a:
+				res.Eliminated++
+			}
+		}
+		res.Persistent[v] = -1
+		if len(res.Alive[v]) == 1 {
+			res.Persistent[v] = res.Alive[v][0]
+		}
+	}
+	if res.Eliminated > 0 {
+		res.Certificate = cert
+	}
+	return res
+}
+
+// restrict is m with every label outside domains (nil: none) forbidden by a unary
+// +Inf, the model whose relaxation gives the test labeling.
+func restrict(m *model.Model, domains [][]int) (*model.Model, error) {
+	if domains == nil {
+		return m, nil
+	}
+	labels := make([]int, m.NumVars())
+	for v := range labels {
+		labels[v] = m.NumLabels(v)
+	}
+	b := model.NewBuilder(labels)
+	if err := b.AddConstant(m.Offset()); err != nil {
+		return nil, err
+	}
+	ids := make([]int, m.NumFunctions())
+	for i := range ids {
+		id, err := b.AddFunction(*m.Func(i))
+		if err != nil {
+			return nil, err
+		}
+		ids[i] = id
+	}
+	args := make([]int, 0, 8)
+	for f := 0; f < m.NumFactors(); f++ {
+		args = args[:0]
+		for _, v := range m.FactorVars(f) {
+			args = append(args, int(v))
+		}
+		if err := b.AddFactor(ids[m.FactorFunc(f)], args...); err != nil {
+			return nil, err
+		}
+	}
+	for v, alive := range domains {
+		if len(alive) == labels[v] {
+			continue
+		}
+		t := make([]float64, labels[v])
+		for l := range t {
+			t[l] = math.Inf(1)
+		}
+		for _, l := range alive {
+			if l < 0 || l >= labels[v] {
+				return nil, fmt.Errorf("persistency: domain of variable %d: label %d of %d", v, l, labels[v])
+			}
+			t[l] = 0
+		}
+		if err := b.AddTable([]int{v}, t); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// VerifyElimination re-checks e from the model alone: it rebuilds the verification
+// problem of e.Test with e.Alive immovable among e.Prior, checks the certificate on
+// it (bound ≥ −tolerance), and that e.Persistent and the counts follow from e.Alive.
+// e.Prior's own proof is not checked here.
+func VerifyElimination(m *model.Model, e *Elimination) (CheckResult, error) {
+	n := m.NumVars()
+	if len(e.Test) != n || len(e.Alive) != n || len(e.Persistent) != n {
+		return CheckResult{}, fmt.Errorf("persistency: an elimination for %d variables, the model has %d", len(e.Alive), n)
+	}
+	for v, ls := range e.Alive {
+		want := -1
+		if len(ls) == 1 {
+			want = ls[0]
+		}
+		if e.Persistent[v] != want {
+			return CheckResult{}, fmt.Errorf("persistency: variable %d: persistent label %d, but %d labels alive", v, e.Persistent[v], len(ls))
+		}
+		for i := 1; i < len(ls); i++ {
+			if ls[i] <= ls[i-1] {
+				return CheckResult{}, fmt.Errorf("persistency: variable %d: alive labels %v not strictly ascending", v, ls)
+			}
+		}
+	}
+	g, err := BuildVerification(m, e.Test, e.Alive, e.Prior)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	eliminated := 0
+	for v := range n {
+		k := m.NumLabels(v)
+		if e.Prior != nil {
+			k = len(e.Prior[v])
+		}
+		eliminated += k - len(e.Alive[v])
+	}
+	if eliminated != e.Eliminated {
+		return CheckResult{}, fmt.Errorf("persistency: %d labels eliminated, the result says %d", eliminated, e.Eliminated)
+	}
+	if eliminated == 0 {
+		return CheckResult{Certified: true}, nil
+	}
+	if e.Certificate == nil {
+		return CheckResult{}, errors.New("persistency: labels eliminated without a certificate")
+	}
+	if !slices.Equal(e.Certificate.Labeling, e.Test) {
+		return CheckResult{}, errors.New("persistency: the certificate is for another test labeling")
+	}
+	v, err := e.Certificate.Check(g)
+	if err != nil {
+		return v, err
+	}
+	energy := m.Energy(e.Test)
+	// v.Energy, g(y), is 0 up to the rounding of the builder's normal forms.
+	v.Certified = !math.IsInf(energy, 1) && v.Bound >= -tolerance(energy)
+	if !v.Certified {
+		return v, fmt.Errorf("persistency: the verification problem's bound %v is below −%v: the elimination is not proven", v.Bound, tolerance(energy))
+	}
+	return v, nil
+}
