@@ -46,6 +46,10 @@ type EliminateOptions struct {
 	// Test, when set, is the test labeling y (alive, of finite energy); by default
 	// the labeling of a relaxed solve of the model restricted to Domains.
 	Test []int
+	// RoundIterations caps the solver's iterations per round (default 50): a
+	// round's problem differs little from the previous one, whose messages it
+	// starts from, and labels are fixed as soon as the dual points at them.
+	RoundIterations int
 	// Progress, if set, is called after every round.
 	Progress func(EliminateProgress)
 }
@@ -91,6 +95,11 @@ const EliminationTolerance = trws.GapTolerance
 
 // tolerance is the bound an elimination certificate must reach for energy e.
 func tolerance(e float64) float64 { return EliminationTolerance * math.Max(1, math.Abs(e)) }
+
+// hopeless is how far below 0 a solver's own bound may be for a certificate to be
+// tried: float32 sums are off by ~1e-7 relative, so 1e-5 relative is safely out
+// of reach.
+func hopeless(e float64) float64 { return 1e-5 * math.Max(1, math.Abs(e)) }
 
 // domains are per-variable label masks: alive labels, and among them the
 // immovable ones (p's fixed points).
@@ -256,48 +265,71 @@ func buildVerification(m *model.Model, d *domains, y []int) (*model.Model, error
 	}
 	b := model.NewBuilder(labels)
 	args := make([]int, 0, 8)
+	zero := map[string]int{} // one shared zero function per shape
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
-		if !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }) {
-			continue // p is the identity on the factor: g ≡ 0
-		}
-		fn := m.FactorFunction(f)
+		args = args[:0]
 		size := 1
 		for _, v := range vars {
+			args = append(args, int(v))
 			size *= labels[v]
 		}
-		t := make([]float64, size)
-		for i := range t {
-			t[i] = math.Inf(1) // dead labels
-		}
-		var bad error
-		forEachAlive(d, vars, func(x, px []int) {
-			i := 0
-			for p, v := range vars {
-				i = i*labels[v] + x[p]
+		var id int
+		var err error
+		if !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }) {
+			// p is the identity on the factor: g ≡ 0. Every factor is kept, so that
+			// the rounds' problems share one graph (warm starts).
+			shape := m.FactorFunction(f).Shape
+			key := fmt.Sprint(shape)
+			z, ok := zero[key]
+			if !ok {
+				if z, err = b.AddFunction(model.Function{Kind: model.Explicit, Shape: slices.Clone(shape), Table: make([]float64, size)}); err != nil {
+					return nil, err
+				}
+				zero[key] = z
 			}
-			e := fn.Value(x)
-			if math.IsInf(e, 1) {
-				return
+			id = z
+		} else {
+			t, err := verificationTable(m, f, d, y, size)
+			if err != nil {
+				return nil, err
 			}
-			w := fn.Value(px)
-			if math.IsInf(w, 1) && bad == nil {
-				bad = fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
+			if id, err = b.AddFunction(model.Function{Kind: model.Explicit, Shape: slices.Clone(m.FactorFunction(f).Shape), Table: t}); err != nil {
+				return nil, err
 			}
-			t[i] = e - w
-		}, y)
-		if bad != nil {
-			return nil, bad
 		}
-		args = args[:0]
-		for _, v := range vars {
-			args = append(args, int(v))
-		}
-		if err := b.AddTable(args, t); err != nil {
+		if err := b.AddFactor(id, args...); err != nil {
 			return nil, err
 		}
 	}
 	return b.Build()
+}
+
+// verificationTable is g_F for factor f: f_F(x) − f_F(p(x)) on alive labelings,
+// +Inf on dead labels and where f_F(x) is +Inf.
+func verificationTable(m *model.Model, f int, d *domains, y []int, size int) ([]float64, error) {
+	vars, fn := m.FactorVars(f), m.FactorFunction(f)
+	t := make([]float64, size)
+	for i := range t {
+		t[i] = math.Inf(1) // dead labels
+	}
+	var bad error
+	forEachAlive(d, vars, func(x, px []int) {
+		i := 0
+		for p, v := range vars {
+			i = i*m.NumLabels(int(v)) + x[p]
+		}
+		e := fn.Value(x)
+		if math.IsInf(e, 1) {
+			return
+		}
+		w := fn.Value(px)
+		if math.IsInf(w, 1) && bad == nil {
+			bad = fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
+		}
+		t[i] = e - w
+	}, y)
+	return t, bad
 }
 
 // marginals are the solvers whose reparametrised unaries a search reads.
@@ -323,9 +355,9 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	}
 	res := &Elimination{Prior: opt.Domains, LowerBound: math.Inf(-1)}
 	var solverTime time.Duration
-	solve := func(p *model.Model) (*Outcome, error) {
+	solve := func(p *model.Model, from *Warm) (*Outcome, error) {
 		t := time.Now()
-		out, err := solver.Solve(ctx, p, nil)
+		out, err := solver.Solve(ctx, p, from)
 		solverTime += time.Since(t)
 		if err == nil {
 			res.SolverIterations += out.Iterations
@@ -340,7 +372,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		if err != nil {
 			return nil, err
 		}
-		out, err := solve(restricted)
+		out, err := solve(restricted, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -362,6 +394,18 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		return finish(m, res, d, nil), nil
 	}
 	tol := tolerance(res.Energy)
+	rounds := opt.RoundIterations
+	if rounds == 0 {
+		rounds = 50
+	}
+	solver = capped(solver, rounds)
+	var prev *Outcome
+	delta, lastBound := trws.ConsistencyTolerance, math.Inf(-1)
+	report := func(round, movable int, bound float64) {
+		if opt.Progress != nil {
+			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: bound})
+		}
+	}
 	for round := 1; ; round++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -376,35 +420,53 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		if err != nil {
 			return nil, err
 		}
-		out, err := solve(g)
+		var from *Warm
+		if prev != nil {
+			from = &Warm{Prev: prev}
+		}
+		out, err := solve(g, from)
 		if err != nil {
 			return nil, err
 		}
-		cert, err := out.Certify(y)
-		if err != nil {
-			return nil, err
+		prev = out
+		bound := out.LowerBound
+		// The solver's bound is an estimate (TRW-S sums in float32); a certificate
+		// costs about an iteration, so it is only made when it may succeed.
+		if bound >= -hopeless(res.Energy) {
+			cert, err := out.Certify(y)
+			if err != nil {
+				return nil, err
+			}
+			v, err := cert.Check(g)
+			if err != nil {
+				return nil, err
+			}
+			if bound = v.Bound; bound >= -tol {
+				report(round, movable, bound)
+				return finish(m, res, d, cert), nil
+			}
 		}
-		v, err := cert.Check(g)
-		if err != nil {
-			return nil, err
+		report(round, movable, bound)
+		v := CheckResult{Bound: bound}
+		// Nothing fixed while the bound no longer rises: the dual is as good as
+		// it gets, so look further from the minima (every label in the end).
+		switch fixed := fixViolators(g, d, out, tol, delta); {
+		case fixed > 0:
+			delta = trws.ConsistencyTolerance
+		case v.Bound <= lastBound+math.Max(tol, 1e-3*math.Abs(lastBound)):
+			delta *= 10
 		}
-		if opt.Progress != nil {
-			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: v.Bound})
-		}
-		if v.Bound >= -tol {
-			return finish(m, res, d, cert), nil
-		}
-		fixViolators(g, d, out, tol)
+		lastBound = v.Bound
 	}
 }
 
 // fixViolators makes immovable the movable labels that the relaxed solution of the
-// verification problem g uses: those of its labeling when it is a violator
-// (g < 0), and every movable label within δ of its variable's minimum of the
-// reparametrised unary (the dual's locally minimal labels; the consistency labels
-// when the solver shows none). δ starts at trws.ConsistencyTolerance relative and
-// grows tenfold until some label is fixed, so every round fixes one at least.
-func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64) {
+// verification problem g uses, and returns how many: those of its labeling when it
+// is a violator (g < 0), and every movable label within δ (relative) of its
+// variable's minimum of the reparametrised unary (the dual's locally minimal
+// labels). A solver without such a dual (Exhaustive) is exact: its labeling is
+// then a violator, or its consistency labels are used.
+func fixViolators(g *model.Model, d *domains, out *Outcome, tol, delta float64) int {
 	fixed := 0
 	fix := func(v, l int) {
 		if d.movable(v, l) {
@@ -424,42 +486,34 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64) {
 				fix(v, l)
 			}
 		}
-		if fixed == 0 { // no dual to read: give up on the variables not yet decided
+		if fixed == 0 || delta > 1e30 { // nothing to read: keep the rest
 			for v := range d.fixed {
 				for l := range d.fixed[v] {
 					fix(v, l)
 				}
 			}
 		}
-		return
+		return fixed
 	}
 	var buf []float64
-	for delta := trws.ConsistencyTolerance; fixed == 0; delta *= 10 {
-		for v := range d.alive {
-			if !d.hasMovable(v) {
-				continue
-			}
-			buf = mg.Marginal(v, slices.Grow(buf[:0], len(d.alive[v])))
-			lo := math.Inf(1)
-			for l, x := range buf {
-				if d.alive[v][l] {
-					lo = math.Min(lo, x)
-				}
-			}
-			for l, x := range buf {
-				if x <= lo+delta*math.Max(1, math.Abs(lo)) {
-					fix(v, l)
-				}
+	for v := range d.alive {
+		if !d.hasMovable(v) {
+			continue
+		}
+		buf = mg.Marginal(v, slices.Grow(buf[:0], len(d.alive[v])))
+		lo := math.Inf(1)
+		for l, x := range buf {
+			if d.alive[v][l] {
+				lo = math.Min(lo, x)
 			}
 		}
-		if delta > 1e30 { // every finite label is within reach by now
-			for v := range d.fixed {
-				for l := range d.fixed[v] {
-					fix(v, l)
-				}
+		for l, x := range buf {
+			if x <= lo+delta*math.Max(1, math.Abs(lo)) || delta > 1e30 {
+				fix(v, l)
 			}
 		}
 	}
+	return fixed
 }
 
 func countMovable(d *domains) int {

@@ -20,7 +20,9 @@ import (
 type Relaxation interface {
 	// Solve solves the relaxation of p. When from is not nil it is a warm start: p's
 	// variable i is variable from.Vars[i] of from.Prev's problem, p's factors inside
-	// are those of that problem among these variables, and only unary terms changed.
+	// are those of that problem among these variables, and only unary terms changed;
+	// or, with from.Vars nil, p has from.Prev's variables and factor scopes in the
+	// same order and only tables changed (label elimination's rounds).
 	Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error)
 }
 
@@ -54,13 +56,17 @@ type TRWS struct {
 // Solve implements Relaxation.
 func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
 	var s *trws.Solver
-	if prev, ok := warmState[*trws.Solver](from); ok {
+	prev, warm := warmState[*trws.Solver](from)
+	if warm && from.Vars != nil {
 		s = warmSolver(prev, p, from.Vars)
 	}
 	if s == nil {
 		var err error
 		if s, err = trws.New(p); err != nil {
 			return nil, err
+		}
+		if warm && from.Vars == nil {
+			s.TakeMessages(prev)
 		}
 	}
 	return solveOutcome(ctx, s, withDefaults(t.Options, trws.DefaultOptions()), func(x []int) *Certificate {
@@ -114,6 +120,38 @@ func (a Auto) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 	return SRMP(a).Solve(ctx, p, from)
 }
 
+// capped returns r with its per-solve iteration cap set to n, when r is one of this
+// package's solvers (others are returned as they are).
+func capped(r Relaxation, n int) Relaxation {
+	set := func(o, def trws.Options) trws.Options {
+		o = withDefaults(o, def)
+		o.MaxIterations = n
+		return o
+	}
+	switch r := r.(type) {
+	case TRWS:
+		return TRWS{set(r.Options, trws.DefaultOptions())}
+	case SRMP:
+		return SRMP{set(r.Options, srmp.DefaultOptions())}
+	case Auto:
+		return cappedAuto{TRWS{set(r.Options, trws.DefaultOptions())}, SRMP{set(r.Options, srmp.DefaultOptions())}}
+	}
+	return r
+}
+
+// cappedAuto is Auto with each solver's options resolved.
+type cappedAuto struct {
+	t TRWS
+	s SRMP
+}
+
+func (a cappedAuto) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
+	if pairwise(p) {
+		return a.t.Solve(ctx, p, from)
+	}
+	return a.s.Solve(ctx, p, from)
+}
+
 // pairwise reports that every factor of p has order ≤ 2.
 func pairwise(p *model.Model) bool {
 	for f := 0; f < p.NumFactors(); f++ {
@@ -136,10 +174,11 @@ type SRMP struct {
 func (r SRMP) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
 	var s *srmp.Solver
 	var err error
-	if prev, ok := warmState[*srmp.Solver](from); ok {
+	prev, warm := warmState[*srmp.Solver](from)
+	if warm && from.Vars != nil {
 		s, err = srmp.Warm(p, prev, from.Vars)
-	} else {
-		s, err = srmp.New(p)
+	} else if s, err = srmp.New(p); err == nil && warm {
+		s.TakeMessages(prev)
 	}
 	if err != nil {
 		return nil, err

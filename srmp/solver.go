@@ -289,3 +289,15 @@ func (s *Solver) Marginal(v int, d []float64) []float64 {
 	copy(d, row)
 	return d
 }
+
+// TakeMessages copies prev's messages when prev solved a model with the same
+// variables and factor scopes in the same order (tables may differ: any messages
+// are a valid reparametrisation) and reports whether it did.
+func (s *Solver) TakeMessages(prev *Solver) bool {
+	if prev == nil || s.n != prev.n || len(s.msg) != len(prev.msg) || !slices.Equal(s.labels, prev.labels) ||
+		!slices.Equal(s.fstart, prev.fstart) || !slices.Equal(s.fvar, prev.fvar) {
+		return false
+	}
+	copy(s.msg, prev.msg)
+	return true
+}

@@ -161,3 +161,17 @@ func (s *Solver) Marginal(v int, d []float64) []float64 {
 	}
 	return d
 }
+
+// TakeMessages copies prev's messages when prev solved a model of the same nodes
+// and edges (same label counts, same factor scopes in the same order) and reports
+// whether it did. Any messages are a valid reparametrisation, so tables may
+// differ: it is the warm start of a sequence of problems on one graph whose
+// pairwise terms change (label elimination's verification problems).
+func (s *Solver) TakeMessages(prev *Solver) bool {
+	if prev == nil || s.n != prev.n || len(s.msg) != len(prev.msg) || !slices.Equal(s.labels, prev.labels) ||
+		!slices.Equal(s.tail, prev.tail) || !slices.Equal(s.head, prev.head) {
+		return false
+	}
+	copy(s.msg, prev.msg)
+	return true
+}
