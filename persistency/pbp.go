@@ -50,6 +50,10 @@ type Result struct {
 	// Ê_{Set, Persistent} (nil when Set is empty); Verify checks it.
 	Certificate    *Certificate
 	CertificateGap float64
+	// Elimination, when set, is a label elimination (Eliminate) that started from
+	// the domains the persistent labels leave (every label elsewhere) and is
+	// proven with them: Verify checks both.
+	Elimination *Elimination
 	// Score is the paper's persistency score, Fraction the plain fraction of variables.
 	Score, Fraction   float64
 	PruningIterations int

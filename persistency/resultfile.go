@@ -55,7 +55,8 @@ import (
 
 const (
 	resultMagic   = "partopt persistency result\n"
-	resultVersion = 1
+	// resultVersion is written; version 1 (no elimination section) is still read.
+	resultVersion = 2
 
 	// Counts in a result file: variables and edges are int32 in the model; messages
 	// are at most Σ_e (K₁+K₂), which fits comfortably in 2^48.
@@ -94,45 +95,22 @@ func WriteResult(w io.Writer, r *Result) error {
 	}
 	e.ints(r.Persistent)
 	e.ints(r.Labeling)
-	switch c := r.Certificate; {
-	case c == nil:
-		e.byte(certNone)
-	case c.Dual != nil:
-		e.byte(certDual)
-		e.ints(c.Labeling)
-		d := c.Dual
-		e.ints(d.Labeling)
-		e.uvarint(uint64(len(d.Edges)))
-		for _, ab := range d.Edges {
-			e.uvarint(uint64(ab[0]))
-			e.uvarint(uint64(ab[1]))
+	e.certificate(r.Certificate)
+	if el := r.Elimination; el == nil {
+		e.byte(0)
+	} else {
+		e.byte(1)
+		e.ints(el.Test)
+		for _, ls := range el.Alive {
+			e.ints(ls)
 		}
-		for _, b := range d.LaterIsSecond {
-			if b {
-				e.byte(1)
-			} else {
-				e.byte(0)
-			}
+		e.varint(int64(el.Eliminated))
+		e.varint(int64(el.Rounds))
+		e.varint(int64(el.SolverIterations))
+		for _, f := range []float64{el.Energy, el.LowerBound, el.Seconds, el.SolverSeconds} {
+			e.float(f)
 		}
-		for _, s := range d.Share {
-			e.float(s)
-		}
-		e.uvarint(uint64(len(d.Messages)))
-		for _, m := range d.Messages {
-			e.float(m)
-		}
-	case c.Factor != nil:
-		e.byte(certFactor)
-		e.ints(c.Labeling)
-		e.ints(c.Factor.Labeling)
-		e.uvarint(uint64(len(c.Factor.Messages)))
-		for _, m := range c.Factor.Messages {
-			e.float(m)
-		}
-	default:
-		e.byte(certExhaustive)
-		e.ints(c.Labeling)
-		e.uvarint(uint64(c.Limit))
+		e.certificate(el.Certificate)
 	}
 	if err := e.w.Flush(); err != nil {
 		return err
@@ -173,7 +151,46 @@ func checkResultShape(r *Result) error {
 			return fmt.Errorf("variable %d: label %d out of range", v, l)
 		}
 	}
-	c := r.Certificate
+	if err := checkEliminationShape(r.Elimination, n); err != nil {
+		return fmt.Errorf("elimination: %w", err)
+	}
+	return checkCertificateShape(r.Certificate, set)
+}
+
+// checkEliminationShape checks what the file format needs of an elimination of n
+// variables (nil: none).
+func checkEliminationShape(el *Elimination, n int) error {
+	if el == nil {
+		return nil
+	}
+	if len(el.Test) != n || len(el.Alive) != n || len(el.Persistent) != n {
+		return fmt.Errorf("%d test labels, %d domains and %d persistent flags for %d variables", len(el.Test), len(el.Alive), len(el.Persistent), n)
+	}
+	if err := checkLabels(el.Test); err != nil {
+		return fmt.Errorf("test labeling: %w", err)
+	}
+	for v, ls := range el.Alive {
+		for i, l := range ls {
+			if l < 0 || l >= math.MaxInt32 || (i > 0 && l <= ls[i-1]) {
+				return fmt.Errorf("variable %d: alive labels %v not ascending labels", v, ls)
+			}
+		}
+		want := -1
+		if len(ls) == 1 {
+			want = ls[0]
+		}
+		if el.Persistent[v] != want {
+			return fmt.Errorf("variable %d: persistent label %d with %d labels alive", v, el.Persistent[v], len(ls))
+		}
+	}
+	if el.Eliminated < 0 || el.Rounds < 0 || el.SolverIterations < 0 || el.Eliminated > math.MaxInt32 || el.Rounds > math.MaxInt32 || el.SolverIterations > math.MaxInt32 {
+		return fmt.Errorf("counts %d, %d, %d out of range", el.Eliminated, el.Rounds, el.SolverIterations)
+	}
+	return checkCertificateShape(el.Certificate, n)
+}
+
+// checkCertificateShape checks a certificate (nil: none) of set variables.
+func checkCertificateShape(c *Certificate, set int) error {
 	if c == nil {
 		return nil
 	}
@@ -251,15 +268,16 @@ func ReadResult(r io.Reader) (*Result, error) {
 	if string(head[:len(resultMagic)]) != resultMagic {
 		return nil, errors.New("persistency: not a result file (no \"partopt persistency result\" header)")
 	}
-	if v := binary.BigEndian.Uint16(head[len(resultMagic):]); v != resultVersion {
-		return nil, fmt.Errorf("persistency: result file version %d, this partopt reads version %d", v, resultVersion)
+	version := binary.BigEndian.Uint16(head[len(resultMagic):])
+	if version < 1 || version > resultVersion {
+		return nil, fmt.Errorf("persistency: result file version %d, this partopt reads versions 1 to %d", version, resultVersion)
 	}
 	zr, err := gzip.NewReader(br)
 	if err != nil {
 		return nil, resultFileError(err)
 	}
 	zr.Multistream(false)
-	d := &resultDecoder{r: bufio.NewReaderSize(zr, 1<<16)}
+	d := &resultDecoder{r: bufio.NewReaderSize(zr, 1<<16), version: version}
 	res, err := d.result()
 	if err != nil {
 		return nil, resultFileError(err)
@@ -333,8 +351,53 @@ func (e *resultEncoder) ints(x []int) {
 
 // resultDecoder reads the body. The first error sticks: later reads return zero values.
 type resultDecoder struct {
-	r   *bufio.Reader
-	err error
+	r       *bufio.Reader
+	err     error
+	version uint16
+}
+
+// certificate writes a certificate's kind byte and body.
+func (e *resultEncoder) certificate(c *Certificate) {
+	switch {
+	case c == nil:
+		e.byte(certNone)
+	case c.Dual != nil:
+		e.byte(certDual)
+		e.ints(c.Labeling)
+		d := c.Dual
+		e.ints(d.Labeling)
+		e.uvarint(uint64(len(d.Edges)))
+		for _, ab := range d.Edges {
+			e.uvarint(uint64(ab[0]))
+			e.uvarint(uint64(ab[1]))
+		}
+		for _, b := range d.LaterIsSecond {
+			if b {
+				e.byte(1)
+			} else {
+				e.byte(0)
+			}
+		}
+		for _, s := range d.Share {
+			e.float(s)
+		}
+		e.uvarint(uint64(len(d.Messages)))
+		for _, m := range d.Messages {
+			e.float(m)
+		}
+	case c.Factor != nil:
+		e.byte(certFactor)
+		e.ints(c.Labeling)
+		e.ints(c.Factor.Labeling)
+		e.uvarint(uint64(len(c.Factor.Messages)))
+		for _, m := range c.Factor.Messages {
+			e.float(m)
+		}
+	default:
+		e.byte(certExhaustive)
+		e.ints(c.Labeling)
+		e.uvarint(uint64(c.Limit))
+	}
 }
 
 func (d *resultDecoder) fail(err error) {
@@ -451,6 +514,50 @@ func (d *resultDecoder) result() (*Result, error) {
 			res.Set = append(res.Set, v)
 		}
 	}
+	res.Certificate = d.certificate()
+	if d.version >= 2 {
+		switch flag := d.byte(); {
+		case d.err != nil:
+		case flag == 1:
+			res.Elimination = d.elimination(len(res.Persistent))
+		case flag != 0:
+			d.fail(badFile("elimination flag %d, want 0 or 1", flag))
+		}
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return res, nil
+}
+
+// elimination reads the label elimination of a result of n variables.
+func (d *resultDecoder) elimination(n int) *Elimination {
+	el := &Elimination{Persistent: make([]int, 0, min(n, readChunk))}
+	el.Test = d.intsIn(0, math.MaxInt32, "test labeling")
+	if d.err == nil && len(el.Test) != n {
+		d.fail(badFile("test labeling of %d variables, want %d", len(el.Test), n))
+	}
+	for v := 0; v < n && d.err == nil; v++ {
+		ls := d.intsIn(0, math.MaxInt32, "alive labels")
+		el.Alive = append(el.Alive, ls)
+		p := -1
+		if len(ls) == 1 {
+			p = ls[0]
+		}
+		el.Persistent = append(el.Persistent, p)
+	}
+	el.Eliminated = d.iterations("eliminated labels")
+	el.Rounds = d.iterations("rounds")
+	el.SolverIterations = d.iterations("solver iterations")
+	for _, f := range []*float64{&el.Energy, &el.LowerBound, &el.Seconds, &el.SolverSeconds} {
+		*f = d.float()
+	}
+	el.Certificate = d.certificate()
+	return el
+}
+
+// certificate reads a certificate's kind byte and body (nil for none).
+func (d *resultDecoder) certificate() *Certificate {
 	switch kind := d.byte(); {
 	case d.err != nil:
 	case kind == certNone:
@@ -458,7 +565,7 @@ func (d *resultDecoder) result() (*Result, error) {
 		c := &Certificate{Exhaustive: true}
 		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
 		c.Limit = d.count(math.MaxInt, "labelings (certificate limit)")
-		res.Certificate = c
+		return c
 	case kind == certDual:
 		c := &Certificate{}
 		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
@@ -485,7 +592,7 @@ func (d *resultDecoder) result() (*Result, error) {
 		dual.Share = d.floats(edges)
 		dual.Messages = d.floats(d.count(maxFileMessages, "messages"))
 		c.Dual = dual
-		res.Certificate = c
+		return c
 	case kind == certFactor:
 		c := &Certificate{}
 		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
@@ -493,14 +600,11 @@ func (d *resultDecoder) result() (*Result, error) {
 		f.Labeling = d.intsIn(0, math.MaxInt32, "dual certificate labels")
 		f.Messages = d.floats(d.count(maxFileMessages, "messages"))
 		c.Factor = f
-		res.Certificate = c
+		return c
 	default:
 		d.fail(badFile("unknown certificate kind %d", kind))
 	}
-	if d.err != nil {
-		return nil, d.err
-	}
-	return res, nil
+	return nil
 }
 
 func (d *resultDecoder) iterations(what string) int {

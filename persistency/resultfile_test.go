@@ -57,6 +57,51 @@ func resultFileFixtures(t testing.TB) map[string]struct {
 		t.Fatal(err)
 	}
 	add("empty", tri, persistency.Options{})
+	// Label elimination after Algorithm 1, and alone (no persistent set before).
+	withElimination := func(name, from string, alone bool) {
+		fx := out[from]
+		res := *fx.res
+		opt := persistency.EliminateOptions{Domains: res.Domains(fx.m)}
+		if alone {
+			res = persistency.Result{Persistent: make([]int, fx.m.NumVars())}
+			for v := range res.Persistent {
+				res.Persistent[v] = -1
+			}
+			opt.Domains = nil
+		}
+		el, err := persistency.Eliminate(context.Background(), fx.m, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if el.Eliminated == 0 || el.Certificate == nil {
+			t.Fatalf("%s: nothing eliminated", name)
+		}
+		el.Prior = nil // not stored: Verify rebuilds it from the persistent labels
+		res.Elimination = el
+		out[name] = struct {
+			m   *model.Model
+			res *persistency.Result
+		}{fx.m, &res}
+	}
+	// A model where Algorithm 1 proves part and elimination more.
+	for seed := uint64(1); ; seed++ {
+		m := random.DensePairwise(random.New(seed), 7, 4, 0.5)
+		add("partial", m, persistency.Options{})
+		r := out["partial"].res
+		if len(r.Set) == 0 || len(r.Set) == m.NumVars() {
+			continue
+		}
+		el, err := persistency.Eliminate(context.Background(), m, persistency.EliminateOptions{Domains: r.Domains(m)})
+		if err == nil && el.Eliminated > 0 {
+			break
+		}
+		if seed > 500 {
+			t.Fatal("no model where Algorithm 1 proves part and elimination more")
+		}
+	}
+	withElimination("elimination after pbp", "partial", false)
+	withElimination("elimination alone", "dual invariant", true)
+	withElimination("elimination of any order", "srmp", true)
 	if r := out["empty"].res; r.Certificate != nil || len(r.Set) != 0 {
 		t.Fatalf("the frustrated triangle has %d persistent variables", len(r.Set))
 	}

@@ -2,15 +2,57 @@ package persistency
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/partopt/partopt/model"
 )
 
 // Verify re-checks a result against the model from scratch: it rebuilds the final
 // sub-problem Ê_{A*,x*} from the model, the persistent labels and the boundary
-// variant, and checks the certificate on it. It returns the check's outcome and an
-// error when anything does not hold; only then are the persistent labels proven.
+// variant, and checks the certificate on it; then, when the result carries a label
+// elimination that started from those persistent labels, it checks the
+// elimination (VerifyElimination, its prior domains rebuilt from the persistent
+// labels, never read from the result). It returns the check's outcome and an
+// error when anything does not hold; only then are the labels proven.
 func Verify(m *model.Model, res *Result) (CheckResult, error) {
+	chk, err := verifyPersistent(m, res)
+	if err != nil || res.Elimination == nil {
+		return chk, err
+	}
+	el := *res.Elimination
+	el.Prior = res.Domains(m)
+	return VerifyElimination(m, &el)
+}
+
+// Domains are the labels the persistent labels leave alive — the persistent label
+// alone, every label elsewhere — or nil when none is persistent: the prior domains
+// of an elimination run after Algorithm 1.
+func (res *Result) Domains(m *model.Model) [][]int {
+	if !slices.ContainsFunc(res.Persistent, func(l int) bool { return l >= 0 }) {
+		return nil
+	}
+	d := make([][]int, m.NumVars())
+	for v, l := range res.Persistent {
+		if l >= 0 {
+			d[v] = []int{l}
+		} else {
+			d[v] = allLabels(m.NumLabels(v))
+		}
+	}
+	return d
+}
+
+// allLabels is 0, …, k−1.
+func allLabels(k int) []int {
+	ls := make([]int, k)
+	for l := range ls {
+		ls[l] = l
+	}
+	return ls
+}
+
+// verifyPersistent is Verify of the persistent labels of Algorithm 1.
+func verifyPersistent(m *model.Model, res *Result) (CheckResult, error) {
 	if len(res.Persistent) != m.NumVars() {
 		return CheckResult{}, fmt.Errorf("persistency: result has %d variables, the model %d", len(res.Persistent), m.NumVars())
 	}
