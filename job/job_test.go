@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/model/modelfile"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/oracle"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/protocol"
@@ -267,5 +272,117 @@ func TestConditionIsLoadProblem(t *testing.T) {
 	}
 	if _, err := job.Condition(network, m, []byte("1 0 99\n")); err == nil || !strings.Contains(err.Error(), ".evid") {
 		t.Errorf("bad evidence: %v", err)
+	}
+}
+
+// TestLabelEliminationOutputsVerify: methods iri and pbp+iri write a proof that
+// Verify re-checks with the domains, evidence and labeling files; pbp+iri proves
+// at least what pbp proves; a domains file that differs from the proof is NOT
+// verified, a malformed one is bad input.
+func TestLabelEliminationOutputsVerify(t *testing.T) {
+	for _, model := range []string{network, "../testdata/pedigree1.uai", "../testdata/dense40.uai"} {
+		pbpDir := t.TempDir()
+		pbp, err := job.Run(context.Background(), job.Spec{Model: model, Output: pbpDir}, job.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, method := range []job.Method{job.IRI, job.PBPIRI} {
+			dir := t.TempDir()
+			res, err := job.Run(context.Background(), job.Spec{Model: model, Method: method, Output: dir}, job.Options{})
+			if err != nil {
+				t.Fatalf("%s %s: %v", model, method, err)
+			}
+			rep := res.Report.(*job.IRIReport)
+			v, err := job.Verify(model, dir, false, nil)
+			if err != nil || v.Persistent != rep.PersistentVariables {
+				t.Fatalf("%s %s: verify %+v, %v; report %d persistent", model, method, v, err, rep.PersistentVariables)
+			}
+			if rep.Method != string(method) || !rep.Verified || rep.EliminatedLabelFraction < 0 || rep.EliminatedLabelFraction > 1 {
+				t.Errorf("%s %s: report %+v", model, method, rep)
+			}
+			if p := pbp.Report.(*job.PBPReport); method == job.PBPIRI && (rep.PersistentVariables < p.PersistentVariables || *rep.PBPPersistentVariables != p.PersistentVariables) {
+				t.Errorf("%s: pbp+iri proves %d persistent (pbp's %d), pbp alone %d", model, rep.PersistentVariables, *rep.PBPPersistentVariables, p.PersistentVariables)
+			}
+			domains := filepath.Join(dir, job.DomainsFile)
+			good, err := os.ReadFile(domains)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(good)), "\n")
+			edited := false
+			for i := 1; i < len(lines) && !edited; i++ {
+				if f := strings.Fields(lines[i]); len(f) > 2 { // a variable with 2+ labels: drop one
+					lines[i], edited = fmt.Sprintf("%d %s", len(f)-2, strings.Join(f[2:], " ")), true
+				}
+			}
+			for i := 1; i < len(lines) && !edited; i++ {
+				if f := strings.Fields(lines[i]); f[1] != "0" { // revive label 0 of a persistent variable
+					lines[i], edited = "2 0 "+f[1], true
+				}
+			}
+			os.WriteFile(domains, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+			if _, err := job.Verify(model, dir, false, nil); !errors.As(err, new(job.InternalError)) || !strings.Contains(err.Error(), "NOT verified") {
+				t.Errorf("%s %s: edited domains: %v", model, method, err)
+			}
+			os.WriteFile(domains, []byte("3\n1 0\n"), 0o644)
+			if _, err := job.Verify(model, dir, false, nil); err == nil || errors.As(err, new(job.InternalError)) {
+				t.Errorf("%s %s: malformed domains: %v, want bad input", model, method, err)
+			}
+		}
+	}
+}
+
+// TestReducedProblemKeepsTheOptimum: toulbar2 on the problem that "reduce" writes
+// after a label elimination finds the optimum of the model with its evidence, on
+// the committed fixtures (pairwise, higher order, evidence, forbidden states).
+func TestReducedProblemKeepsTheOptimum(t *testing.T) {
+	path, err := oracle.FindToulbar2()
+	if err != nil {
+		t.Skipf("toulbar2 not installed (%v): reduced problems not solved", err)
+	}
+	tb := oracle.Toulbar2{Path: path, Timeout: time.Minute}
+	for _, name := range []string{"network-evid.uai", "pedigree1.uai", "water.uai", "dense40.uai", "grid4x4.uai", "tiny.uai"} {
+		t.Run(name, func(t *testing.T) {
+			modelPath := filepath.Join("../testdata", name)
+			m, err := modelfile.Read(modelPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev uai.Evidence
+			if e, err := uai.ReadEvidenceFile(modelPath + ".evid"); err == nil {
+				ev = e
+			}
+			want, err := tb.Solve(t.Context(), m, ev)
+			if err != nil || !want.Optimal {
+				t.Fatalf("toulbar2 on the model: %+v, %v", want, err)
+			}
+			for _, method := range []job.Method{job.IRI, job.PBPIRI} {
+				dir := t.TempDir()
+				res, err := job.Run(t.Context(), job.Spec{Model: modelPath, Method: method, Output: dir}, job.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(dir, "reduced.uai")
+				if _, err := job.Reduce(modelPath, dir, out); err != nil {
+					t.Fatal(err)
+				}
+				reduced, err := modelfile.Read(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := tb.Solve(t.Context(), reduced, uai.Evidence{})
+				if err != nil || !got.Optimal {
+					t.Fatalf("%s: toulbar2 on the reduced model: %+v, %v", method, got, err)
+				}
+				// Energies of the original model: the reduced model's optimum is one of its labelings.
+				e := m.Energy(got.Labeling)
+				if math.Abs(e-want.Energy) > want.Tolerance+got.Tolerance+1e-6*math.Max(1, math.Abs(want.Energy)) {
+					t.Errorf("%s (%d labels eliminated): the reduced problem's optimum has energy %v, the model's %v", method, res.Report.(*job.IRIReport).EliminatedLabels, e, want.Energy)
+				}
+			}
+		})
+	}
+	if _, err := job.Reduce(network, t.TempDir(), filepath.Join(t.TempDir(), "x.LG")); err == nil || !strings.Contains(err.Error(), "LG") {
+		t.Errorf("reduce to LG: %v", err)
 	}
 }

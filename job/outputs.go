@@ -33,7 +33,7 @@ const (
 )
 
 // allOutputs are the files any job may write in its output directory.
-var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, LabelTilesFile, PersistentTilesFile, PersistencyPNG}
+var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, DomainsFile, LabelTilesFile, PersistentTilesFile, PersistencyPNG}
 
 // Float is a float64 that encodes ±Inf and NaN, which JSON numbers cannot hold, as
 // the strings "+Inf", "-Inf" and "NaN".

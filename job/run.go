@@ -35,6 +35,7 @@ type Progress struct {
 	MaxIterations int
 	Solve         *trws.Progress
 	Pruning       *persistency.Progress
+	Eliminate     *persistency.EliminateProgress
 	Windows       *partition.RasterProgress
 }
 
@@ -77,8 +78,11 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.spec.Method == PBP {
+	switch r.spec.Method {
+	case PBP:
 		return r.solvePBP(ctx, p)
+	case IRI, PBPIRI:
+		return r.solveIRI(ctx, p)
 	}
 	return r.solveLP(ctx, p)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/partopt/partopt/model"
@@ -25,13 +26,19 @@ const (
 	TRWS Method = "trws"
 	// SRMP solves the relaxation of a model of any order by SRMP.
 	SRMP Method = "srmp"
+	// IRI proves labels non-optimal: label elimination by iterative relaxed
+	// inference (Shekhovtsov et al.); a variable left with one label is persistent.
+	IRI Method = "iri"
+	// PBPIRI runs Algorithm 1 (pbp), then label elimination on what it leaves:
+	// at least what pbp proves.
+	PBPIRI Method = "pbp+iri"
 )
 
 // NoHalo is Spec.Halo for windows without a halo.
 const NoHalo = -1
 
 // Methods are the known methods, the default first.
-var Methods = []Method{PBP, TRWS, SRMP}
+var Methods = []Method{PBP, TRWS, SRMP, IRI, PBPIRI}
 
 // Defaults of a windowed run.
 const (
@@ -89,10 +96,10 @@ func (s Spec) Windowed() bool {
 // Validate checks the spec's values; errors name the field.
 func (s Spec) Validate() error {
 	switch m := s.method(); {
-	case m != PBP && m != TRWS && m != SRMP:
-		return fmt.Errorf("method %q: want %s, %s or %s", m, PBP, TRWS, SRMP)
-	case m != PBP && s.Boundary != persistency.Invariant:
-		return fmt.Errorf("boundary %s: only method pbp has boundary potentials", s.Boundary)
+	case !slices.Contains(Methods, m):
+		return fmt.Errorf("method %q: want one of %v", m, Methods)
+	case m != PBP && m != PBPIRI && s.Boundary != persistency.Invariant:
+		return fmt.Errorf("boundary %s: only methods pbp and pbp+iri have boundary potentials", s.Boundary)
 	case s.Model == "":
 		return errors.New("no model file")
 	case s.Output == "":
@@ -105,7 +112,7 @@ func (s Spec) Validate() error {
 	case s.Window < 0 || s.Halo < NoHalo || s.Rounds < 0 || s.Workers < 0 || s.PNGMax < 0:
 		return fmt.Errorf("window %d, halo %d, rounds %d, workers %d, png side %d: want ≥ 0 (halo: or NoHalo)", s.Window, s.Halo, s.Rounds, s.Workers, s.PNGMax)
 	case s.Window > 0 && m != PBP:
-		return errors.New("window: only method pbp solves by windows")
+		return errors.New("window: only method pbp solves by windows (label elimination by windows is not built yet)")
 	}
 	return nil
 }

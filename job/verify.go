@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/partopt/partopt/model/modelfile"
 	"github.com/partopt/partopt/model/uai"
@@ -86,7 +87,14 @@ func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, er
 	if err != nil {
 		return Verified{}, notVerified("%s: %v", certPath, err)
 	}
-	want := p.Proven(res.Persistent)
+	persistent := res.Persistent
+	if el := res.Elimination; el != nil {
+		persistent = el.Persistent
+		if err := checkDomains(filepath.Join(dir, DomainsFile), p, el.Alive); err != nil {
+			return Verified{}, err
+		}
+	}
+	want := p.Proven(persistent)
 	for v, l := range want {
 		switch got := fixed[v]; {
 		case got == l:
@@ -103,7 +111,22 @@ func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, er
 			return Verified{}, notVerified("%s gives variable %d label %d, the proof or the evidence %d", labelsPath, v, labels[v], l)
 		}
 	}
-	return Verified{Persistent: len(res.Set), Gap: chk.Gap}, nil
+	return Verified{Persistent: persistency.Count(persistent), Gap: chk.Gap}, nil
+}
+
+// checkDomains checks that the domains file lists the alive labels (and the
+// evidence): a malformed file is bad input, a different one NOT verified.
+func checkDomains(path string, p *Problem, alive [][]int) error {
+	listed, err := ReadDomains(path, p.Model)
+	if err != nil {
+		return err
+	}
+	for v, ls := range p.domains(alive) {
+		if !slices.Equal(ls, listed[v]) {
+			return notVerified("%s gives variable %d the labels %v, the proof %v", path, v, listed[v], ls)
+		}
+	}
+	return nil
 }
 
 // windowedOutput says whether dir holds the report of a windowed solve.

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -191,4 +192,52 @@ func reducedTable(fn *Function, x []int, free []int, dst []float64) []float64 {
 			return dst
 		}
 	}
+}
+
+// Restrict returns m with every label outside domains forbidden: one unary factor
+// per variable that loses labels, +Inf on them and 0 on the others (domains[v]
+// lists v's allowed labels; len(domains) == NumVars). The factors of m keep their
+// shared functions, so a labeling within the domains has the same energy in both.
+func (m *Model) Restrict(domains [][]int) (*Model, error) {
+	if len(domains) != len(m.labels) {
+		return nil, fmt.Errorf("model: restrict: %d domains for %d variables", len(domains), len(m.labels))
+	}
+	b := newChildBuilder(m.labels, &m.funcs)
+	b.offset = m.offset
+	b.Grow(len(m.facFunc)+len(domains), len(m.facVars)+len(domains))
+	for f := range m.facFunc {
+		b.appendFactor(m.facFunc[f], intVars(m.FactorVars(f)))
+	}
+	for v, allowed := range domains {
+		k := int(m.labels[v])
+		if len(allowed) == k {
+			continue
+		}
+		t := make([]float64, k)
+		for l := range t {
+			t[l] = math.Inf(1)
+		}
+		for _, l := range allowed {
+			if l < 0 || l >= k {
+				return nil, fmt.Errorf("model: restrict: variable %d: label %d out of range [0,%d)", v, l, k)
+			}
+			t[l] = 0
+		}
+		if len(allowed) == 0 {
+			return nil, fmt.Errorf("model: restrict: variable %d has no allowed label", v)
+		}
+		if err := b.AddTable([]int{v}, t); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// intVars converts a factor's variables for appendFactor.
+func intVars(vs []int32) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = int(v)
+	}
+	return out
 }

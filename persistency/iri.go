@@ -400,7 +400,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	}
 	solver = capped(solver, rounds)
 	var prev *Outcome
-	delta, lastBound := trws.ConsistencyTolerance, math.Inf(-1)
+	lastBound, stuck := math.Inf(-1), false
 	report := func(round, movable int, bound float64) {
 		if opt.Progress != nil {
 			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: bound})
@@ -448,25 +448,23 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		}
 		report(round, movable, bound)
 		v := CheckResult{Bound: bound}
-		// Nothing fixed while the bound no longer rises: the dual is as good as
-		// it gets, so look further from the minima (every label in the end).
-		switch fixed := fixViolators(g, d, out, tol, delta); {
-		case fixed > 0:
-			delta = trws.ConsistencyTolerance
-		case v.Bound <= lastBound+math.Max(tol, 1e-3*math.Abs(lastBound)):
-			delta *= 10
-		}
+		// When nothing was fixed and the bound no longer rises, the dual is as
+		// good as it gets: fix the movable label nearest to its variable's minimum.
+		fixed := fixViolators(g, d, out, tol, stuck)
+		stuck = fixed == 0 && v.Bound <= lastBound+math.Max(tol, 1e-3*math.Abs(lastBound))
 		lastBound = v.Bound
 	}
 }
 
 // fixViolators makes immovable the movable labels that the relaxed solution of the
 // verification problem g uses, and returns how many: those of its labeling when it
-// is a violator (g < 0), and every movable label within δ (relative) of its
-// variable's minimum of the reparametrised unary (the dual's locally minimal
-// labels). A solver without such a dual (Exhaustive) is exact: its labeling is
-// then a violator, or its consistency labels are used.
-func fixViolators(g *model.Model, d *domains, out *Outcome, tol, delta float64) int {
+// is a violator (g < 0), and every movable label within trws.ConsistencyTolerance
+// (relative) of its variable's minimum of the reparametrised unary (the dual's
+// locally minimal labels). When none is and nearest is set, it fixes the one
+// movable label nearest to its minimum, so that a search whose dual no longer
+// improves still advances. A solver without such a dual (Exhaustive) is exact:
+// its labeling is then a violator, or its consistency labels are used.
+func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest bool) int {
 	fixed := 0
 	fix := func(v, l int) {
 		if d.movable(v, l) {
@@ -486,7 +484,7 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol, delta float64) 
 				fix(v, l)
 			}
 		}
-		if fixed == 0 || delta > 1e30 { // nothing to read: keep the rest
+		if fixed == 0 { // nothing to read: keep the rest
 			for v := range d.fixed {
 				for l := range d.fixed[v] {
 					fix(v, l)
@@ -496,6 +494,7 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol, delta float64) 
 		return fixed
 	}
 	var buf []float64
+	bestV, bestL, bestGap := -1, -1, math.Inf(1)
 	for v := range d.alive {
 		if !d.hasMovable(v) {
 			continue
@@ -507,11 +506,18 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol, delta float64) 
 				lo = math.Min(lo, x)
 			}
 		}
+		scale := math.Max(1, math.Abs(lo))
 		for l, x := range buf {
-			if x <= lo+delta*math.Max(1, math.Abs(lo)) || delta > 1e30 {
+			gap := (x - lo) / scale
+			if gap <= trws.ConsistencyTolerance {
 				fix(v, l)
+			} else if d.movable(v, l) && (bestV < 0 || gap < bestGap) {
+				bestV, bestL, bestGap = v, l, gap
 			}
 		}
+	}
+	if fixed == 0 && nearest && bestV >= 0 {
+		fix(bestV, bestL)
 	}
 	return fixed
 }
@@ -553,57 +559,13 @@ func finish(m *model.Model, res *Elimination, d *domains, cert *Certificate) *El
 	return res
 }
 
-// restrict is m with every label outside domains (nil: none) forbidden by a unary
-// +Inf, the model whose relaxation gives the test labeling.
+// restrict is m with every label outside domains (nil: none) forbidden, the model
+// whose relaxation gives the test labeling.
 func restrict(m *model.Model, domains [][]int) (*model.Model, error) {
 	if domains == nil {
 		return m, nil
 	}
-	labels := make([]int, m.NumVars())
-	for v := range labels {
-		labels[v] = m.NumLabels(v)
-	}
-	b := model.NewBuilder(labels)
-	if err := b.AddConstant(m.Offset()); err != nil {
-		return nil, err
-	}
-	ids := make([]int, m.NumFunctions())
-	for i := range ids {
-		id, err := b.AddFunction(*m.Func(i))
-		if err != nil {
-			return nil, err
-		}
-		ids[i] = id
-	}
-	args := make([]int, 0, 8)
-	for f := 0; f < m.NumFactors(); f++ {
-		args = args[:0]
-		for _, v := range m.FactorVars(f) {
-			args = append(args, int(v))
-		}
-		if err := b.AddFactor(ids[m.FactorFunc(f)], args...); err != nil {
-			return nil, err
-		}
-	}
-	for v, alive := range domains {
-		if len(alive) == labels[v] {
-			continue
-		}
-		t := make([]float64, labels[v])
-		for l := range t {
-			t[l] = math.Inf(1)
-		}
-		for _, l := range alive {
-			if l < 0 || l >= labels[v] {
-				return nil, fmt.Errorf("persistency: domain of variable %d: label %d of %d", v, l, labels[v])
-			}
-			t[l] = 0
-		}
-		if err := b.AddTable([]int{v}, t); err != nil {
-			return nil, err
-		}
-	}
-	return b.Build()
+	return m.Restrict(domains)
 }
 
 // VerifyElimination re-checks e from the model alone: it rebuilds the verification

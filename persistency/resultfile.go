@@ -54,7 +54,7 @@ import (
 )
 
 const (
-	resultMagic   = "partopt persistency result\n"
+	resultMagic = "partopt persistency result\n"
 	// resultVersion is written; version 1 (no elimination section) is still read.
 	resultVersion = 2
 

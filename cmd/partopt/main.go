@@ -65,7 +65,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd(), newVerifyCmd())
-	root.AddCommand(newGenCmd(), newConvertCmd(), newRunCmd())
+	root.AddCommand(newGenCmd(), newConvertCmd(), newRunCmd(), newReduceCmd())
 	root.AddCommand(newServerCmd(), newWorkerCmd(), newCoordinatorCmd(), newSubmitCmd(), newStatusCmd(), newFetchCmd(), newCancelCmd())
 	return root
 }

@@ -184,7 +184,12 @@ func (v *progressView) update(p job.Progress) {
 		v.last = now
 		w := *p.Windows
 		v.line.show(func() string { return windowProgressText(w, int64(p.Variables), now.Sub(v.roundStart)) })
-	case p.Method == job.PBP:
+	case p.Eliminate != nil:
+		e := *p.Eliminate
+		v.line.show(func() string {
+			return fmt.Sprintf("eliminating labels: round %d  movable %d  bound %.6g", e.Round, e.Movable, e.Bound)
+		})
+	case p.Method == job.PBP || p.Pruning != nil:
 		var outer persistency.Progress
 		var inner trws.Progress
 		if p.Pruning != nil {

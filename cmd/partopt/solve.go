@@ -236,8 +236,8 @@ func (f solveFlags) validate() error {
 	switch {
 	case !slices.Contains(job.Methods, job.Method(f.method)):
 		return fmt.Errorf("unknown --method %q (available: %s)", f.method, methodList())
-	case f.method != string(job.PBP) && f.boundary != persistency.Invariant.String():
-		return fmt.Errorf("--boundary %s: only --method pbp has boundary potentials", f.boundary)
+	case f.method != string(job.PBP) && f.method != string(job.PBPIRI) && f.boundary != persistency.Invariant.String():
+		return fmt.Errorf("--boundary %s: only --method pbp has boundary potentials (and pbp+iri)", f.boundary)
 	case f.output == "":
 		return errors.New("--output: empty directory name")
 	case f.maxIterations < 0:
