@@ -92,7 +92,7 @@ func newCoordinatorCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "coordinator --nats URL --data DIR [--id ID --raft-addr HOST:PORT --peers ID=HOST:PORT,…]",
 		Short: "Run the jobs submitted to the cluster: dispatch windows, merge results, write outputs",
-		Long:  coordinatorHelp,
+		Long:  help("coordinator"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -128,21 +128,6 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.BoolVar(&rf.bootstrap, "bootstrap", false, "form the replica group from --peers if this replica has no raft state yet")
 	return cmd
 }
-
-const coordinatorHelp = `Accept jobs from "partopt submit", run each (windows dispatched to the workers,
-results merged in plan order into label files under --data/JOB) and, when a job
-is done, upload its outputs (those of "partopt solve --window") to the object
-store for "partopt fetch". With --http a status page and Prometheus metrics
-(/metrics) are served (default localhost only).
-
-Alone, the coordinator keeps its jobs in the cluster's key-value bucket. With
---raft-addr it is one replica of a coordinator group (static --peers, all
-listed with the same ids and addresses; --bootstrap forms the group on first
-start): the job table is replicated with raft (log and snapshots in
---raft-dir, default --data/raft), the leader runs the jobs, and when it dies a
-new leader resumes them from what JetStream kept: windows already solved are
-merged again, not solved again. After any restart — one coordinator, or the
-whole cluster with NATS on disk — unfinished jobs continue where they were.`
 
 func newWorkerCmd() *cobra.Command {
 	var n natsFlags

@@ -16,18 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-const submitHelp = `Submit MODEL as a job solved by windows as "partopt solve --window" does: a
-raster (a .grid file or a UAI model on a 4-connected W×H grid) by squares of
---window pixels plus a --halo of pixels (default 32); any other UAI model, of
-any factor order, by BFS regions of --window variables plus --halo graph steps
-(default 2), which the coordinator plans on the model in memory and the
-workers load whole (general models are not read out of core). The model (and
-MODEL.evid unless --no-evid) is uploaded to the cluster's object store, or with
---shared referred to by its absolute path, which every worker and the
-coordinator must see (MODEL.evid is uploaded all the same). Prints the job id
-for "partopt status", "fetch" and "cancel"; fetch then gives the outputs of
-"partopt solve --window N --halo H".`
-
 func newSubmitCmd() *cobra.Command {
 	var n natsFlags
 	var f solveFlags
@@ -35,7 +23,7 @@ func newSubmitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "submit MODEL",
 		Short: "Submit a model to the cluster's coordinator; print the job id",
-		Long:  submitHelp,
+		Long:  help("submit"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.method, f.output = string(job.PBP), "-"

@@ -18,130 +18,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// solveHelp is solve's long help: the contract of its outputs.
-const solveHelp = `Solve the MAP problem of MODEL and write to DIR (created if missing).
-
-Method pbp (the default) proves partial optimality: it finds persistent variables,
-whose labels agree with some optimal labeling, by the pruning method of Swoboda et
-al. (TPAMI 2016), and writes
-
-  DIR/labels.sol       a full labeling of MODEL, UAI MPE format ("MPE", then
-                       "n x0 ... xn-1"): the persistent variables at their proven
-                       labels, the others from the best labeling of the relaxation,
-                       the observed variables at their evidence labels
-  DIR/persistent.evid  UAI evidence ("k v1 l1 ... vk lk"): the persistent variables
-                       (MODEL's indices) with their labels, plus the observed
-                       variables of MODEL.evid. MODEL with persistent.evid as its
-                       evidence is the reduced problem: any UAI solver that
-                       conditions on it finds a labeling that an optimum of MODEL
-                       extends (e.g. toulbar2 MODEL DIR/persistent.evid; but
-                       toulbar2 1.1.1 ignores a file of exactly one observation,
-                       "1 v l", taking it for the UAI 2010 form)
-  DIR/certificate.gob  the proof, for "partopt verify MODEL DIR": the boundary
-                       variant, the persistent labels and the LP dual certificate
-                       (partopt's own gzip-compressed binary format, not Go gob)
-  DIR/report.json      "method", "boundary", "model", "variables", "free_variables",
-                       "persistent_variables" (among the free ones),
-                       "persistent_fraction" (the paper's score: 1 − Σ ln|X_v| over
-                       the non-persistent free v / Σ ln|X_v| over all free v),
-                       "fraction" (persistent_variables / free_variables),
-                       "pruning_iterations", "solver_iterations", "lower_bound",
-                       "energy", "gap", "certificate_gap", "verified", "seconds",
-                       "solver_seconds", and the evidence, solver and options used
-
---boundary selects the boundary potentials: invariant (the default; the paper's §6,
-never weaker) or original (eq. 3.4). The relaxation is solved with the options
-below by TRW-S for pairwise models and by SRMP (method srmp) for models with
-factors of order > 2; report.json's "solver" says which.
-"energy" is the energy of labels.sol as "partopt energy MODEL DIR/labels.sol"
-prints it; "lower_bound" is the bound of the first relaxed solve (on the whole
-model), recomputed in float64 from its dual as the trws method does (valid up to
-float64 rounding); "gap" is energy − lower_bound;
-"certificate_gap" is energy − bound of the proof on the final sub-problem (at
-most 1e-9 relative: a proof with a larger gap is rejected). "verified" is true: the
-result was re-checked from the model (persistency.Verify) before anything was
-written. "seconds" is the time of the method, "solver_seconds" the part spent in
-the relaxation solver. On a terminal a status line on stderr shows the pruning
-iteration, |A| (the variables still candidates) and the bound; otherwise stderr
-stays quiet. The last line of stdout is
-  persistent <persistent_fraction> variables <k>/<free> iterations <pruning> energy <E> bound <B> gap <certificate_gap>
-Ctrl-C (SIGINT) or SIGTERM stops pbp with nothing written and exit code 1: a
-partial run proves nothing.
-
-Method trws is sequential tree-reweighted message passing (TRW-S) on the local
-polytope relaxation; it needs a pairwise model (factors of order <= 2). Method
-srmp is Kolmogorov's sequential reweighted message passing, the same relaxation
-for factors of any order (on pairwise models it is TRW-S, in float64). Both write
-
-  DIR/labels.sol   the best labeling found (as above)
-  DIR/report.json  "method", "model", "variables", "lower_bound", "energy", "gap",
-                   "agreeing_fraction", "agreement", "iterations", "stop",
-                   "seconds", and the evidence, free variables, agreeing count
-                   and options used
-
-It stops when energy - bound <= --gap-tolerance * max(1, |energy|), when every
-variable agrees (the labeling is then optimal), when neither the bound nor the
-agreement improved for --stall-iterations iterations, or after --max-iterations.
---gap-tolerance 0 disables the early stops: exactly --max-iterations iterations run.
-(pbp uses the same options for each of its TRW-S or SRMP solves.)
-
-"energy" is the energy of labels.sol on MODEL, as "partopt energy MODEL
-DIR/labels.sol" prints it; "lower_bound" <= the minimum energy (computed in
-float64 from the solver's final dual, valid up to float64 rounding), both with the
-evidence applied; "gap" is energy - lower_bound. "agreeing_fraction" is the
-fraction of the solved (free) variables whose relaxed solution is locally
-integral and consistent with their neighbours (1 for a model with no free
-variable); "agreement" says all are. "seconds" is the solver's time, loading
-excluded. On a terminal a status line on stderr shows the progress; otherwise
-stderr stays quiet. Ctrl-C (SIGINT) or SIGTERM stops the solver early: the outputs
-of the work done are written, "stop" is "canceled", a note on stderr says so, and
-the exit code is 0. The last line of stdout is the summary
-  energy <E> bound <B> gap <G> agreeing <fraction> iterations <n> stop <reason>
-
-Windows (pbp with --window N, and always for .grid files): the model is covered
-by overlapping windows, each solved by pbp with boundary potentials on the factors
-that leave it, and the windows' persistent labels are merged in plan order (later
-windows win on overlaps), which is itself persistent: the result depends only on
-the model and the flags, never on --workers or on the order windows finish. Up to
---rounds rounds run, each on what is left (proven labels fixed) with windows shifted
-by half a window; a round that proves nothing new ends the run.
-
-A raster grid (a .grid file, or a model whose factors form a 4-connected W×H grid)
-is cut into N×N-pixel tiles (default 512 for .grid files) extended by --halo pixels
-(default 32) and solved out of core: only the windows being solved are in memory
-(about 1 GB per worker for 512+32 windows of 4 labels), the labels live in files:
-
-  DIR/labels.plf       a full labeling (partopt label file: tiled, CRC32C per tile;
-                       package model/labelfile): the persistent labels, elsewhere the
-                       relaxed labeling of the window whose core holds the pixel
-  DIR/persistent.plf   label+1 for each persistent (or observed) pixel, 0 elsewhere
-  DIR/persistency.png  the labeling in grey, non-persistent pixels in red, down-
-                       sampled to at most --png-max pixels a side (block averages)
-  DIR/labels.sol, DIR/persistent.evid   as above, when the model has at most 2^22
-                       variables
-  DIR/report.json      "plan" ("raster"), "width", "height", "window", "halo",
-                       "workers", "max_rounds", "rounds", "windows",
-                       "windows_solved" (those with a free pixel), the counts and
-                       fractions above, "energy" (of labels.sol, when written),
-                       "verified" (every window's certificate was checked),
-                       "seconds", "window_seconds" (summed over workers),
-                       "variables_per_second", "peak_rss_bytes"
-
-Any other model is cut into connected regions of N variables grown by breadth-first
-search, extended by --halo graph steps (default 2), solved in memory, re-verified as
-a whole, and written as labels.sol, persistent.evid and report.json ("plan"
-"regions"). There is no certificate.gob for windowed runs: "partopt verify" checks
-whole-model proofs only. Progress: on a terminal a status line shows the round,
-the windows merged, the persistent fraction so far and the round's ETA; otherwise
-the same line is logged to stderr once a minute. An interrupted windowed run writes
-nothing and exits 1. MODEL.evid applies as above (for .grid files too).
-
-For both methods: JSON numbers cannot be infinite, so a forbidden energy (and its
-gap) is written as the string "+Inf", a bound of no finished iteration as "-Inf".
-When MODEL.evid exists it is applied (the observed variables are conditioned on)
-and a note says so on stderr; --no-evid ignores it. Exit codes: 0 success, 2 bad
-input (with a one-line message), 1 internal error or interrupted pbp run.`
-
 type solveFlags struct {
 	method          string
 	boundary        string
@@ -163,7 +39,7 @@ func newSolveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "solve MODEL -o DIR",
 		Short: "Prove persistent labels (pbp) or solve the relaxation (trws); write labels.sol, report.json, ...",
-		Long:  solveHelp,
+		Long:  help("solve"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.haloSet = cmd.Flags().Changed("halo")

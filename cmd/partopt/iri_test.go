@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSolveIRIThenVerifyAndReduce: the label elimination methods through the
+// CLI: solve writes domains.txt and the report's elimination fields, verify
+// re-checks them, reduce writes a UAI model and refuses LG; a windowed label
+// elimination is refused with one line.
+func TestSolveIRIThenVerifyAndReduce(t *testing.T) {
+	model := filepath.Join(fixtures, "pedigree1.uai")
+	for _, method := range []string{"iri", "pbp+iri"} {
+		dir := t.TempDir()
+		code, out, errOut := partopt("solve", model, "-o", dir, "--method", method)
+		if code != 0 || !strings.HasPrefix(out, "persistent ") || !strings.Contains(out, "eliminated ") {
+			t.Fatalf("%s: exit %d, out %q, err %q", method, code, out, errOut)
+		}
+		var rep struct {
+			Method                  string
+			PersistentVariables     int     `json:"persistent_variables"`
+			EliminatedLabels        int     `json:"eliminated_labels"`
+			EliminatedLabelFraction float64 `json:"eliminated_label_fraction"`
+			Verified                bool
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, reportFile))
+		if err := json.Unmarshal(data, &rep); err != nil || rep.Method != method || rep.EliminatedLabels == 0 || rep.EliminatedLabelFraction <= 0 || !rep.Verified {
+			t.Errorf("%s: report %+v (%v)", method, rep, err)
+		}
+		if code, out, errOut := partopt("verify", model, dir); code != 0 || !strings.HasPrefix(out, "verified ") {
+			t.Errorf("%s: verify: exit %d, out %q, err %q", method, code, out, errOut)
+		}
+		reduced := filepath.Join(dir, "reduced.uai")
+		if code, out, errOut := partopt("reduce", model, dir, "-o", reduced); code != 0 || !strings.HasPrefix(out, "wrote ") {
+			t.Errorf("%s: reduce: exit %d, out %q, err %q", method, code, out, errOut)
+		}
+		if code, _, errOut := partopt("energy", reduced, filepath.Join(dir, labelsFile)); code != 0 || strings.Contains(errOut, "+Inf") {
+			t.Errorf("%s: the labeling of solve is not feasible in the reduced model: exit %d, %s", method, code, errOut)
+		}
+		if code, _, errOut := partopt("reduce", model, dir, "-o", filepath.Join(dir, "reduced.LG")); code != exitBadInput || !strings.Contains(errOut, "LG") {
+			t.Errorf("%s: reduce to LG: exit %d, %s", method, code, errOut)
+		}
+	}
+	if code, _, errOut := partopt("solve", model, "-o", t.TempDir(), "--method", "iri", "--window", "10"); code != exitBadInput || !strings.Contains(errOut, "--window") {
+		t.Errorf("windowed iri: exit %d, %s", code, errOut)
+	}
+}
