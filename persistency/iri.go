@@ -366,6 +366,10 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	}
 	defer func() { res.Seconds, res.SolverSeconds = time.Since(start).Seconds(), solverTime.Seconds() }()
 
+	// The relaxed solve that gives y also starts the first round: its messages are
+	// a dual of the first verification problem, whose factors are f's shifted by
+	// constants (everything maps to y), on the same graph.
+	var prev *Outcome
 	y := opt.Test
 	if y == nil {
 		restricted, err := restrict(m, opt.Domains)
@@ -376,7 +380,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		if err != nil {
 			return nil, err
 		}
-		y, res.LowerBound = out.Labeling, out.LowerBound
+		y, res.LowerBound, prev = out.Labeling, out.LowerBound, out
 	}
 	if err := m.CheckLabeling(y); err != nil {
 		return nil, fmt.Errorf("persistency: test labeling: %w", err)
@@ -399,7 +403,6 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		rounds = 50
 	}
 	solver = capped(solver, rounds)
-	var prev *Outcome
 	lastBound, stuck := math.Inf(-1), false
 	report := func(round, movable int, bound float64) {
 		if opt.Progress != nil {
