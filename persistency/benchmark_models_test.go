@@ -2,6 +2,7 @@ package persistency_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -91,6 +92,40 @@ func provenOptima(t *testing.T) []testutil.OracleRow {
 	return rows
 }
 
+// toulbar2Reaches runs toulbar2 on m under ev (with the options the oracle row
+// names) and checks that it still reaches the row's proven optimum, within the
+// table's rounding (5e-4) plus the bridge's tolerance; for rows that toulbar2
+// proves nothing on in a minute (cbc's), a labeling at the optimum within 30 s
+// suffices and otherwise the check is logged as inconclusive. It returns the
+// energy found and whether toulbar2 ran.
+func toulbar2Reaches(t *testing.T, tb oracle.Toulbar2, row testutil.OracleRow, m *model.Model, ev uai.Evidence, what string) (float64, bool) {
+	t.Helper()
+	if strings.Contains(row.How, "-B=1 -O=-3") {
+		tb.ExtraArgs = []string{"-B=1", "-O=-3"}
+	}
+	hard := strings.Contains(row.How, "no proof")
+	if hard {
+		tb.Timeout = 30 * time.Second
+	}
+	r, err := tb.Solve(context.Background(), m, ev)
+	if err != nil {
+		t.Errorf("%s: toulbar2: %v", what, err)
+		return 0, false
+	}
+	tol := 5e-4 + r.Tolerance
+	switch {
+	case !r.Optimal && r.Energy <= row.Energy+tol:
+		// A labeling within the proof that reaches the proven optimum.
+	case !r.Optimal && hard:
+		t.Logf("%s: inconclusive: toulbar2 (which proves no optimum of this model in 60 s) found %.4f > OPT %v", what, r.Energy, row.Energy)
+	case !r.Optimal:
+		t.Errorf("%s: toulbar2 proved no optimum (best %.4f, OPT %v)", what, r.Energy, row.Energy)
+	case math.Abs(r.Energy-row.Energy) > tol:
+		t.Errorf("%s: NOT PERSISTENT: toulbar2's minimum is %.6f, OPT is %v (tolerance %.2g)", what, r.Energy, row.Energy, tol)
+	}
+	return r.Energy, true
+}
+
 // TestSharedModelsSoundAgainstToulbar2: on every model of ../shared/models with a
 // proven optimum (oracle.tsv rows marked OPT; evidence applied) — pairwise ones solved
 // by TRW-S, higher-order ones (network, pedigree1, the grid Bayes nets, Promedas,
@@ -157,38 +192,77 @@ func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
 					t.Logf("%v: no persistent label (Run %.2f s): nothing for toulbar2 to check", v, runTime.Seconds())
 					continue
 				}
-				tb := tb
-				if strings.Contains(row.How, "-B=1 -O=-3") {
-					tb.ExtraArgs = []string{"-B=1", "-O=-3"}
-				}
-				hard := strings.Contains(row.How, "no proof")
-				if hard {
-					tb.Timeout = 30 * time.Second
-				}
 				start = time.Now()
-				r, err := tb.Solve(context.Background(), m, ev)
-				if err != nil {
-					t.Errorf("%v: toulbar2 with %d persistent labels as evidence: %v", v, len(ev.Vars), err)
+				e, ok := toulbar2Reaches(t, tb, row, m, ev, fmt.Sprintf("%v: %d persistent labels as evidence", v, len(ev.Vars)))
+				if !ok {
 					continue
 				}
-				tol := 5e-4 + r.Tolerance
-				switch {
-				case !r.Optimal && r.Energy <= row.Energy+tol:
-					// A labeling with the persistent labels that reaches the proven optimum.
-				case !r.Optimal && hard:
-					t.Logf("%v: inconclusive: toulbar2 (which proves no optimum of this model in 60 s) found %.4f > OPT %v under the persistent labels", v, r.Energy, row.Energy)
-				case !r.Optimal:
-					t.Errorf("%v: toulbar2 proved no optimum under the persistent labels (best %.4f, OPT %v)", v, r.Energy, row.Energy)
-				case math.Abs(r.Energy-row.Energy) > tol:
-					t.Errorf("%v: NOT PERSISTENT: min E with the %d persistent labels fixed is %.6f, OPT is %v (tolerance %.2g)", v, len(ev.Vars), r.Energy, row.Energy, tol)
-				}
 				t.Logf("%v: score %.4f (%d of %d variables), Run %.2f s, toulbar2 %.2f s: %.4f (OPT %v)",
-					v, res.Score, len(res.Set), m.NumVars(), runTime.Seconds(), time.Since(start).Seconds(), r.Energy, row.Energy)
+					v, res.Score, len(res.Set), m.NumVars(), runTime.Seconds(), time.Since(start).Seconds(), e, row.Energy)
 			}
 		})
 	}
 	t.Logf("%d models checked, %d of them higher order", checked, higher)
 	if checked < 20 || higher < 8 {
 		t.Errorf("only %d models checked, %d higher order", checked, higher)
+	}
+}
+
+// TestEliminationSoundOnSharedModels: on every model of ../shared/models with a
+// proven optimum (evidence applied), label elimination (Eliminate: TRW-S capped at
+// 300 iterations for pairwise models, SRMP at its default otherwise) gives a
+// result that VerifyElimination accepts, and toulbar2 on the model with every
+// eliminated label forbidden (model.Restrict, what "partopt reduce" writes)
+// still reaches the optimum. It logs what the elimination proves against
+// Algorithm 1's figures (docs/BENCHMARKS.md) for every model, higher order included.
+func TestEliminationSoundOnSharedModels(t *testing.T) {
+	if _, err := os.Stat(sharedModels); err != nil {
+		t.Skipf("%s not present (%v): not checked", sharedModels, err)
+	}
+	path, err := oracle.FindToulbar2()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("toulbar2 not installed: %v", err)
+	}
+	tb := oracle.Toulbar2{Path: path, Timeout: 2 * time.Minute}
+	opts := trws.DefaultOptions()
+	opts.MaxIterations = 300
+	checked, eliminated := 0, 0
+	for _, row := range provenOptima(t) {
+		m := readShared(t, row.Path)
+		checked++
+		t.Run(row.Path, func(t *testing.T) {
+			var solver persistency.Relaxation = persistency.SRMP{}
+			if isPairwise(m) {
+				solver = persistency.TRWS{Options: opts}
+			}
+			el, err := persistency.Eliminate(testCtx, m, persistency.EliminateOptions{Solver: solver})
+			if err != nil {
+				t.Fatalf("Eliminate: %v", err)
+			}
+			if _, err := persistency.VerifyElimination(m, el); err != nil {
+				t.Fatalf("VerifyElimination: %v", err)
+			}
+			labels := 0
+			for v := range m.NumVars() {
+				labels += m.NumLabels(v) - 1
+			}
+			t.Logf("%d of %d variables persistent, %d of %d labels eliminated, %d rounds, %.2f s",
+				persistency.Count(el.Persistent), m.NumVars(), el.Eliminated, labels, el.Rounds, el.Seconds)
+			if el.Eliminated == 0 {
+				return
+			}
+			eliminated++
+			reduced, err := m.Restrict(el.Alive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			toulbar2Reaches(t, tb, row, reduced, uai.Evidence{}, fmt.Sprintf("%d labels eliminated", el.Eliminated))
+		})
+	}
+	if checked < 20 || eliminated < 10 {
+		t.Errorf("only %d models checked, %d with labels eliminated", checked, eliminated)
 	}
 }

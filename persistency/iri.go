@@ -461,12 +461,12 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			}
 		}
 		report(round, movable, bound)
-		v := CheckResult{Bound: bound}
 		// When nothing was fixed and the bound no longer rises, the dual is as
-		// good as it gets: fix the movable label nearest to its variable's minimum.
+		// good as it gets: the next round fixes the movable label nearest to its
+		// variable's minimum, so that the search always ends.
 		fixed := fixViolators(g, d, out, tol, stuck)
-		stuck = fixed == 0 && v.Bound <= lastBound+math.Max(tol, 1e-3*math.Abs(lastBound))
-		lastBound = v.Bound
+		stuck = fixed == 0 && bound <= lastBound+math.Max(tol, 1e-3*math.Abs(lastBound))
+		lastBound = bound
 	}
 }
 
