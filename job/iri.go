@@ -57,13 +57,8 @@ type IRIReport struct {
 // re-checked from the model before anything is written.
 func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	s := r.spec
-	solver := string(TRWS)
-	if high, _ := HigherOrder(p.Solved); high > 0 {
-		solver = string(SRMP)
-	}
-	topt := s.solverFor(solver)
-	r.noteEvidence(p.Evidence)
-	if err := PrepareOutput(s.Output); err != nil {
+	solver, topt, err := r.begin(p)
+	if err != nil {
 		return nil, err
 	}
 	n := p.Solved.NumVars()
@@ -83,7 +78,6 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 		if r.opt.Progress != nil {
 			opt.Progress = func(q persistency.Progress) { progress.Pruning = &q; r.opt.Progress(progress) }
 		}
-		var err error
 		if res, err = persistency.Run(ctx, p.Solved, opt); err != nil {
 			return nil, interrupted(err)
 		}

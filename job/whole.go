@@ -158,13 +158,8 @@ func (r *runner) solveLP(ctx context.Context, p *Problem) (*Result, error) {
 // from the model before anything is written.
 func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	s := r.spec
-	solver := string(TRWS)
-	if high, _ := HigherOrder(p.Solved); high > 0 {
-		solver = string(SRMP)
-	}
-	topt := s.solverFor(solver)
-	r.noteEvidence(p.Evidence)
-	if err := PrepareOutput(s.Output); err != nil {
+	solver, topt, err := r.begin(p)
+	if err != nil {
 		return nil, err
 	}
 	opt := persistency.Options{Variant: s.Boundary}
@@ -219,6 +214,18 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d iterations %d energy %s bound %s gap %s",
 		res.Score, len(res.Set), p.Solved.NumVars(), res.PruningIterations,
 		FormatEnergy(energy), FormatEnergy(bound), FormatEnergy(res.CertificateGap))}, nil
+}
+
+// begin starts a whole-model proof: the relaxation solver for p's order (trws for
+// pairwise models, srmp otherwise) and its options, the evidence note, and the
+// output directory checked before any solve.
+func (r *runner) begin(p *Problem) (solver string, opt trws.Options, err error) {
+	solver = string(TRWS)
+	if high, _ := HigherOrder(p.Solved); high > 0 {
+		solver = string(SRMP)
+	}
+	r.noteEvidence(p.Evidence)
+	return solver, r.spec.solverFor(solver), PrepareOutput(r.spec.Output)
 }
 
 // firstBound is a Relaxation that recomputes the lower bound of its first solve (the

@@ -92,6 +92,24 @@ func provenOptima(t *testing.T) []testutil.OracleRow {
 	return rows
 }
 
+// sharedToulbar2 is toulbar2 for the shared-model tests (2 minutes a run); it
+// skips the test when ../shared or toulbar2 is absent (fails instead when $CI is
+// set and toulbar2 is missing).
+func sharedToulbar2(t *testing.T) oracle.Toulbar2 {
+	t.Helper()
+	if _, err := os.Stat(sharedModels); err != nil {
+		t.Skipf("%s not present (%v): not checked", sharedModels, err)
+	}
+	path, err := oracle.FindToulbar2()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("toulbar2 not installed: %v", err)
+	}
+	return oracle.Toulbar2{Path: path, Timeout: 2 * time.Minute}
+}
+
 // toulbar2Reaches runs toulbar2 on m under ev (with the options the oracle row
 // names) and checks that it still reaches the row's proven optimum, within the
 // table's rounding (5e-4) plus the bridge's tolerance; for rows that toulbar2
@@ -142,17 +160,7 @@ func toulbar2Reaches(t *testing.T, tb oracle.Toulbar2, row testutil.OracleRow, m
 // persistent set has nothing to check.) Skips when toulbar2 is missing (fails
 // instead when $CI is set) or ../shared is absent.
 func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
-	if _, err := os.Stat(sharedModels); err != nil {
-		t.Skipf("%s not present (%v): not checked", sharedModels, err)
-	}
-	path, err := oracle.FindToulbar2()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("toulbar2 not installed: %v", err)
-	}
-	tb := oracle.Toulbar2{Path: path, Timeout: 2 * time.Minute}
+	tb := sharedToulbar2(t)
 	opts := trws.DefaultOptions()
 	opts.MaxIterations = 300
 	checked, higher := 0, 0
@@ -216,17 +224,7 @@ func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
 // still reaches the optimum. It logs what the elimination proves against
 // Algorithm 1's figures (docs/BENCHMARKS.md) for every model, higher order included.
 func TestEliminationSoundOnSharedModels(t *testing.T) {
-	if _, err := os.Stat(sharedModels); err != nil {
-		t.Skipf("%s not present (%v): not checked", sharedModels, err)
-	}
-	path, err := oracle.FindToulbar2()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("toulbar2 not installed: %v", err)
-	}
-	tb := oracle.Toulbar2{Path: path, Timeout: 2 * time.Minute}
+	tb := sharedToulbar2(t)
 	opts := trws.DefaultOptions()
 	opts.MaxIterations = 300
 	checked, eliminated := 0, 0

@@ -354,17 +354,9 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		return nil, errors.New("persistency: EliminateOptions.Domains needs one list per variable")
 	}
 	res := &Elimination{Prior: opt.Domains, LowerBound: math.Inf(-1)}
-	var solverTime time.Duration
-	solve := func(p *model.Model, from *Warm) (*Outcome, error) {
-		t := time.Now()
-		out, err := solver.Solve(ctx, p, from)
-		solverTime += time.Since(t)
-		if err == nil {
-			res.SolverIterations += out.Iterations
-		}
-		return out, err
-	}
-	defer func() { res.Seconds, res.SolverSeconds = time.Since(start).Seconds(), solverTime.Seconds() }()
+	timed := &timedSolver{r: solver, iterations: &res.SolverIterations}
+	solve := func(p *model.Model, from *Warm) (*Outcome, error) { return timed.solve(ctx, p, from) }
+	defer func() { res.Seconds, res.SolverSeconds = time.Since(start).Seconds(), timed.elapsed.Seconds() }()
 
 	// The relaxed solve that gives y also starts the first round: its messages are
 	// a dual of the first verification problem, whose factors are f's shifted by
@@ -402,7 +394,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	if rounds == 0 {
 		rounds = 50
 	}
-	solver = capped(solver, rounds)
+	timed.r = capped(solver, rounds)
 	lastBound, stuck := math.Inf(-1), false
 	report := func(round, movable int, bound float64) {
 		if opt.Progress != nil {

@@ -79,16 +79,8 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	for v := range res.Persistent {
 		res.Persistent[v] = -1
 	}
-	var solverTime time.Duration
-	solve := func(p *model.Model, from *Warm) (*Outcome, error) {
-		t := time.Now()
-		out, err := solver.Solve(ctx, p, from)
-		solverTime += time.Since(t)
-		if err == nil {
-			res.SolverIterations += out.Iterations
-		}
-		return out, err
-	}
+	timed := &timedSolver{r: solver, iterations: &res.SolverIterations}
+	solve := func(p *model.Model, from *Warm) (*Outcome, error) { return timed.solve(ctx, p, from) }
 	out, err := solve(m, nil)
 	if err != nil {
 		return nil, err
@@ -183,7 +175,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	res.Energy = m.Energy(res.Labeling)
 	res.Score, res.Fraction = Score(m, res.Persistent)
 	res.Seconds = time.Since(start).Seconds()
-	res.SolverSeconds = solverTime.Seconds()
+	res.SolverSeconds = timed.elapsed.Seconds()
 	return res, nil
 }
 
@@ -217,6 +209,23 @@ func without(A []int, drop []int) []int {
 		out = append(out, v)
 	}
 	return out
+}
+
+// timedSolver runs a Relaxation, adding up its time and its iterations.
+type timedSolver struct {
+	r          Relaxation
+	elapsed    time.Duration
+	iterations *int
+}
+
+func (t *timedSolver) solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, error) {
+	start := time.Now()
+	out, err := t.r.Solve(ctx, p, from)
+	t.elapsed += time.Since(start)
+	if err == nil {
+		*t.iterations += out.Iterations
+	}
+	return out, err
 }
 
 // Count returns the number of variables with a persistent label (persistent[v] ≥ 0).
