@@ -72,6 +72,9 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 	}
 	r := &runner{spec: s.withDefaults(), opt: opt}
 	if r.spec.Windowed() {
+		if r.spec.Method == IRI {
+			return r.eliminateWindows(ctx)
+		}
 		return r.solveWindowed(ctx)
 	}
 	p, err := LoadProblem(s.Model, s.NoEvidence)

@@ -90,7 +90,8 @@ func (s Spec) method() Method {
 
 // Windowed says whether the job is solved by windows.
 func (s Spec) Windowed() bool {
-	return s.method() == PBP && (s.Window > 0 || IsGridFile(s.Model))
+	m := s.method()
+	return (m == PBP && (s.Window > 0 || IsGridFile(s.Model))) || (m == IRI && s.Window > 0)
 }
 
 // Validate checks the spec's values; errors name the field.
@@ -111,8 +112,10 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("gap tolerance %v: want a number ≥ 0", s.Solver.GapTolerance)
 	case s.Window < 0 || s.Halo < NoHalo || s.Rounds < 0 || s.Workers < 0 || s.PNGMax < 0:
 		return fmt.Errorf("window %d, halo %d, rounds %d, workers %d, png side %d: want ≥ 0 (halo: or NoHalo)", s.Window, s.Halo, s.Rounds, s.Workers, s.PNGMax)
-	case s.Window > 0 && m != PBP:
-		return errors.New("window: only method pbp solves by windows (label elimination by windows is not built yet)")
+	case s.Window > 0 && m != PBP && m != IRI:
+		return fmt.Errorf("window: method %s does not solve by windows (pbp and iri do)", m)
+	case m == IRI && IsGridFile(s.Model):
+		return errors.New("method iri reads the model into memory: .grid files are solved by method pbp (out of core)")
 	}
 	return nil
 }

@@ -16,38 +16,42 @@ import (
 
 // WindowsReport is report.json of a windowed pbp run.
 type WindowsReport struct {
-	Method              string   `json:"method"`
-	Boundary            string   `json:"boundary"`
-	Model               string   `json:"model"`
-	Evidence            string   `json:"evidence,omitempty"`
-	Plan                string   `json:"plan"` // raster or regions
-	Width               int      `json:"width,omitempty"`
-	Height              int      `json:"height,omitempty"`
-	Window              int      `json:"window"`
-	Halo                int      `json:"halo"`
-	Workers             int      `json:"workers"`
-	MaxRounds           int      `json:"max_rounds"`
-	Rounds              int      `json:"rounds"`
-	Windows             int      `json:"windows"`
-	WindowsSolved       int      `json:"windows_solved"`
-	MaxWindowVariables  int      `json:"max_window_variables,omitempty"`
-	Observed            int      `json:"observed"`
-	Variables           int64    `json:"variables"`
-	FreeVariables       int64    `json:"free_variables"`
-	PersistentVariables int64    `json:"persistent_variables"`
-	PersistentFraction  float64  `json:"persistent_fraction"`
-	Fraction            float64  `json:"fraction"`
-	PruningIterations   int      `json:"pruning_iterations"`
-	SolverIterations    int      `json:"solver_iterations"`
-	Energy              *Float   `json:"energy,omitempty"`
-	Verified            bool     `json:"verified"`
-	Seconds             float64  `json:"seconds"`
-	WindowSeconds       float64  `json:"window_seconds,omitempty"`
-	VariablesPerSecond  float64  `json:"variables_per_second"`
-	PeakRSSBytes        int64    `json:"peak_rss_bytes,omitempty"`
-	Runtime             string   `json:"runtime,omitempty"` // how windows were distributed: "nats-embedded" for run
-	LostWindows         []string `json:"lost_windows,omitempty"`
-	Outputs             []string `json:"outputs"`
+	Method              string  `json:"method"`
+	Boundary            string  `json:"boundary"`
+	Model               string  `json:"model"`
+	Evidence            string  `json:"evidence,omitempty"`
+	Plan                string  `json:"plan"` // raster or regions
+	Width               int     `json:"width,omitempty"`
+	Height              int     `json:"height,omitempty"`
+	Window              int     `json:"window"`
+	Halo                int     `json:"halo"`
+	Workers             int     `json:"workers"`
+	MaxRounds           int     `json:"max_rounds"`
+	Rounds              int     `json:"rounds"`
+	Windows             int     `json:"windows"`
+	WindowsSolved       int     `json:"windows_solved"`
+	MaxWindowVariables  int     `json:"max_window_variables,omitempty"`
+	Observed            int     `json:"observed"`
+	Variables           int64   `json:"variables"`
+	FreeVariables       int64   `json:"free_variables"`
+	PersistentVariables int64   `json:"persistent_variables"`
+	PersistentFraction  float64 `json:"persistent_fraction"`
+	Fraction            float64 `json:"fraction"`
+	PruningIterations   int     `json:"pruning_iterations"`
+	SolverIterations    int     `json:"solver_iterations"`
+	Energy              *Float  `json:"energy,omitempty"`
+	Verified            bool    `json:"verified"`
+	Seconds             float64 `json:"seconds"`
+	WindowSeconds       float64 `json:"window_seconds,omitempty"`
+	VariablesPerSecond  float64 `json:"variables_per_second"`
+	PeakRSSBytes        int64   `json:"peak_rss_bytes,omitempty"`
+	// Label elimination (method iri): the labels of the free variables proven
+	// unnecessary, and their fraction of Σ(|X_v| − 1).
+	EliminatedLabels        *int     `json:"eliminated_labels,omitempty"`
+	EliminatedLabelFraction *float64 `json:"eliminated_label_fraction,omitempty"`
+	Runtime                 string   `json:"runtime,omitempty"` // how windows were distributed: "nats-embedded" for run
+	LostWindows             []string `json:"lost_windows,omitempty"`
+	Outputs                 []string `json:"outputs"`
 }
 
 // summary is the last line of a windowed run.

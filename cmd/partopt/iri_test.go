@@ -45,7 +45,47 @@ func TestSolveIRIThenVerifyAndReduce(t *testing.T) {
 			t.Errorf("%s: reduce to LG: exit %d, %s", method, code, errOut)
 		}
 	}
-	if code, _, errOut := partopt("solve", model, "-o", t.TempDir(), "--method", "iri", "--window", "10"); code != exitBadInput || !strings.Contains(errOut, "--window") {
-		t.Errorf("windowed iri: exit %d, %s", code, errOut)
+	if code, _, errOut := partopt("solve", model, "-o", t.TempDir(), "--method", "pbp+iri", "--window", "10"); code != exitBadInput || !strings.Contains(errOut, "--window") {
+		t.Errorf("windowed pbp+iri: exit %d, %s", code, errOut)
+	}
+}
+
+// TestWindowedIRIThenReduce: label elimination by windows (BFS regions of a
+// higher-order model with evidence, grid tiles of a raster) writes labels.sol,
+// persistent.evid and domains.txt whose reduced problem keeps the labeling
+// feasible; .grid files (out of core) are refused for iri with one line.
+func TestWindowedIRIThenReduce(t *testing.T) {
+	for _, c := range []struct{ model, window, plan string }{
+		{filepath.Join(fixtures, "network-evid.uai"), "30", "regions"},
+		{filepath.Join(fixtures, "denoise32.uai.gz"), "16", "raster"},
+	} {
+		dir := t.TempDir()
+		code, out, errOut := partopt("solve", c.model, "-o", dir, "--method", "iri", "--window", c.window, "--halo", "4")
+		if code != 0 || !strings.Contains(out, "windows ") {
+			t.Fatalf("%s: exit %d, out %q, err %q", c.model, code, out, errOut)
+		}
+		var rep struct {
+			Method, Plan     string
+			EliminatedLabels *int `json:"eliminated_labels"`
+			Verified         bool
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, reportFile))
+		if err := json.Unmarshal(data, &rep); err != nil || rep.Method != "iri" || rep.Plan != c.plan || rep.EliminatedLabels == nil || *rep.EliminatedLabels == 0 || !rep.Verified {
+			t.Errorf("%s: report %s (%v)", c.model, data, err)
+		}
+		reduced := filepath.Join(dir, "reduced.uai")
+		if code, _, errOut := partopt("reduce", c.model, dir, "-o", reduced); code != 0 {
+			t.Fatalf("%s: reduce: %s", c.model, errOut)
+		}
+		if code, out, errOut := partopt("energy", reduced, filepath.Join(dir, labelsFile), "--no-evid"); code != 0 || strings.Contains(out, "+Inf") {
+			t.Errorf("%s: the labeling is not feasible in the reduced model: %s %s", c.model, out, errOut)
+		}
+	}
+	grid := filepath.Join(t.TempDir(), "m.grid")
+	if code, _, errOut := partopt("convert", filepath.Join(fixtures, "denoise32.uai.gz"), grid); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := partopt("solve", grid, "-o", t.TempDir(), "--method", "iri", "--window", "16"); code != exitBadInput || !strings.Contains(errOut, ".grid") {
+		t.Errorf("iri on a .grid file: exit %d, %s", code, errOut)
 	}
 }

@@ -126,8 +126,8 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--check-every %d: want at least 1", f.checkEvery)
 	case f.window < 0:
 		return fmt.Errorf("--window %d: want at least 1 (or 0 for the whole model)", f.window)
-	case f.window > 0 && f.method != string(job.PBP):
-		return fmt.Errorf("--window: only --method pbp solves by windows")
+	case f.window > 0 && f.method != string(job.PBP) && f.method != string(job.IRI):
+		return fmt.Errorf("--window: only --method pbp and iri solve by windows")
 	case f.halo < 0:
 		return fmt.Errorf("--halo %d: want at least 0", f.halo)
 	case f.workers < 1:

@@ -1,0 +1,100 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
+)
+
+// eliminateWindows is method iri by windows, in memory: grid tiles for a raster
+// model without evidence, BFS regions otherwise, rounds on the domains left;
+// every window's proof is re-checked (partition.CheckElimination) before
+// anything is written.
+func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
+	s := r.spec
+	if r.opt.Runtime != nil {
+		return nil, errors.New("method iri runs its windows in this process only (not over a cluster yet)")
+	}
+	p, err := LoadProblem(s.Model, s.NoEvidence)
+	if err != nil {
+		return nil, err
+	}
+	r.noteEvidence(p.Evidence)
+	if err := PrepareOutput(s.Output); err != nil {
+		return nil, err
+	}
+	m, n := p.Solved, p.Solved.NumVars()
+	window := s.Window
+	plan, halo := "regions", s.halo(DefaultRegionHalo)
+	planOf := func(round int) partition.Plan {
+		return partition.RegionPlan(m, window, halo, partition.RegionShift(round, window))
+	}
+	w, h, raster := rasterDims(m)
+	if raster && p.Evidence == nil {
+		plan, halo = "raster", s.halo(DefaultRasterHalo)
+		planOf = func(round int) partition.Plan {
+			return partition.GridPlan(w, h, window, halo, round*window/2)
+		}
+	}
+	opt := partition.EliminateOptions{Plan: planOf, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
+	if progress := r.windowProgress(int64(n)); progress != nil {
+		opt.Progress = func(q partition.Progress) {
+			progress(partition.RasterProgress{Round: q.Round, WindowsDone: q.WindowsDone, Windows: q.Windows, Persistent: int64(q.Persistent)})
+		}
+	}
+	start := time.Now()
+	res, err := partition.Eliminate(ctx, m, opt)
+	if err != nil {
+		return nil, windowsFailed(ctx, err, s.Output)
+	}
+	if err := partition.CheckElimination(m, res); err != nil {
+		return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
+	}
+	seconds := time.Since(start).Seconds()
+	eliminated, labels, solved, maxVars := 0, 0, 0, 0
+	iterations := 0
+	for v := range n {
+		eliminated += m.NumLabels(v) - len(res.Alive[v])
+		labels += m.NumLabels(v) - 1
+	}
+	for _, pr := range res.Proofs {
+		if pr.Result != nil {
+			solved++
+			maxVars = max(maxVars, len(pr.Vars))
+			iterations += pr.Result.SolverIterations
+		}
+	}
+	k := int64(persistency.Count(res.Persistent))
+	score, _ := persistency.Score(m, res.Persistent)
+	energy := m.Energy(res.Labeling)
+	frac := fraction(int64(eliminated), int64(labels))
+	rep := &WindowsReport{
+		Method: string(IRI), Model: p.Path, Plan: plan, Window: window, Halo: halo,
+		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds, Windows: res.Windows, WindowsSolved: solved,
+		MaxWindowVariables: maxVars, SolverIterations: iterations,
+		Variables: int64(p.Model.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
+		PersistentFraction: score, Fraction: fraction(k, int64(n)),
+		EliminatedLabels: &eliminated, EliminatedLabelFraction: &frac,
+		Energy: (*Float)(&energy), Verified: true, Seconds: seconds,
+		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
+		Outputs: []string{LabelsFile, PersistentFile, DomainsFile},
+	}
+	if raster && plan == "raster" {
+		rep.Width, rep.Height = w, h
+	}
+	if p.Evidence != nil {
+		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
+	}
+	files := append(uaiOutputs(p.Extend(res.Labeling), evidenceOf(p.Proven(res.Persistent))),
+		output{DomainsFile, func(w io.Writer) error { return writeDomains(w, p.domains(res.Alive)) }})
+	if err := writeOutputs(s.Output, rep.Outputs, files, rep); err != nil {
+		return nil, Internal(err)
+	}
+	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",
+		score, k, n, eliminated, labels, frac, res.Windows, res.Rounds, seconds)}, nil
+}
