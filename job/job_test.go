@@ -146,7 +146,7 @@ func TestRunRefusesBadSpecs(t *testing.T) {
 		{"no model", job.Spec{Output: dir}, "no model"},
 		{"no output", job.Spec{Model: denoise}, "output"},
 		{"window", job.Spec{Model: denoise, Output: dir, Window: -1}, "window"},
-		{"windowed lp", job.Spec{Model: denoise, Output: dir, Window: 8, Method: job.SRMP}, "only method pbp"},
+		{"windowed lp", job.Spec{Model: denoise, Output: dir, Window: 8, Method: job.SRMP}, "does not solve by windows"},
 		{"missing file", job.Spec{Model: filepath.Join(dir, "none.uai"), Output: dir}, "none.uai"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
