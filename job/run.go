@@ -71,6 +71,11 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{spec: s.withDefaults(), opt: opt}
+	if r.spec.Method != PBP {
+		if err := r.spec.checkInMemory(); err != nil {
+			return nil, err
+		}
+	}
 	if r.spec.Windowed() {
 		if r.spec.Method == IRI {
 			return r.eliminateWindows(ctx)

@@ -94,6 +94,25 @@ func (s Spec) Windowed() bool {
 	return (m == PBP && (s.Window > 0 || IsGridFile(s.Model))) || (m == IRI && s.Window > 0)
 }
 
+// MaxInMemoryPixels bounds the .grid files that methods other than pbp read into
+// memory (pbp solves them out of core, of any size).
+const MaxInMemoryPixels = 1 << 24
+
+// checkInMemory refuses a .grid file too large to read into memory.
+func (s Spec) checkInMemory() error {
+	if !IsGridFile(s.Model) {
+		return nil
+	}
+	h, err := gridHeader(s.Model)
+	if err != nil {
+		return err
+	}
+	if n := int64(h.Width) * int64(h.Height); n > MaxInMemoryPixels {
+		return fmt.Errorf("%s: %d×%d pixels: method %s reads the model into memory, up to %d pixels (pbp solves any size out of core)", s.Model, h.Width, h.Height, s.method(), MaxInMemoryPixels)
+	}
+	return nil
+}
+
 // Validate checks the spec's values; errors name the field.
 func (s Spec) Validate() error {
 	switch m := s.method(); {
@@ -114,8 +133,6 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("window %d, halo %d, rounds %d, workers %d, png side %d: want ≥ 0 (halo: or NoHalo)", s.Window, s.Halo, s.Rounds, s.Workers, s.PNGMax)
 	case s.Window > 0 && m != PBP && m != IRI:
 		return fmt.Errorf("window: method %s does not solve by windows (pbp and iri do)", m)
-	case m == IRI && IsGridFile(s.Model):
-		return errors.New("method iri reads the model into memory: .grid files are solved by method pbp (out of core)")
 	}
 	return nil
 }
@@ -138,7 +155,7 @@ func (s Spec) withDefaults() Spec {
 	if s.PNGMax == 0 {
 		s.PNGMax = DefaultPNGSide
 	}
-	if s.Window == 0 && IsGridFile(s.Model) {
+	if s.Window == 0 && IsGridFile(s.Model) && s.Method == PBP {
 		s.Window = DefaultRasterWindow
 	}
 	return s

@@ -53,7 +53,8 @@ func TestSolveIRIThenVerifyAndReduce(t *testing.T) {
 // TestWindowedIRIThenReduce: label elimination by windows (BFS regions of a
 // higher-order model with evidence, grid tiles of a raster) writes labels.sol,
 // persistent.evid and domains.txt whose reduced problem keeps the labeling
-// feasible; .grid files (out of core) are refused for iri with one line.
+// feasible; a .grid file is read into memory and gives the same result as its
+// UAI twin.
 func TestWindowedIRIThenReduce(t *testing.T) {
 	for _, c := range []struct{ model, window, plan string }{
 		{filepath.Join(fixtures, "network-evid.uai"), "30", "regions"},
@@ -85,7 +86,11 @@ func TestWindowedIRIThenReduce(t *testing.T) {
 	if code, _, errOut := partopt("convert", filepath.Join(fixtures, "denoise32.uai.gz"), grid); code != 0 {
 		t.Fatal(errOut)
 	}
-	if code, _, errOut := partopt("solve", grid, "-o", t.TempDir(), "--method", "iri", "--window", "16"); code != exitBadInput || !strings.Contains(errOut, ".grid") {
-		t.Errorf("iri on a .grid file: exit %d, %s", code, errOut)
+	fromGrid, fromUAI := t.TempDir(), t.TempDir()
+	for dir, model := range map[string]string{fromGrid: grid, fromUAI: filepath.Join(fixtures, "denoise32.uai.gz")} {
+		if code, _, errOut := partopt("solve", model, "-o", dir, "--method", "iri", "--window", "16"); code != 0 {
+			t.Fatalf("iri on %s: exit %d, %s", model, code, errOut)
+		}
 	}
+	sameFiles(t, fromGrid, fromUAI, []string{labelsFile, persistentFile, "domains.txt"})
 }
