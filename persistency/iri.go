@@ -17,6 +17,7 @@ package persistency
 // sets, so the search ends; the last round's dual is the certificate.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -395,7 +396,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		rounds = 50
 	}
 	timed.r = capped(solver, rounds)
-	lastBound, stuck := math.Inf(-1), false
+	lastBound, nearest := math.Inf(-1), 0
 	report := func(round, movable int, bound float64) {
 		if opt.Progress != nil {
 			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: bound})
@@ -454,10 +455,16 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		}
 		report(round, movable, bound)
 		// When nothing was fixed and the bound no longer rises, the dual is as
-		// good as it gets: the next round fixes the movable label nearest to its
-		// variable's minimum, so that the search always ends.
-		fixed := fixViolators(g, d, out, tol, stuck)
-		stuck = fixed == 0 && bound <= lastBound+math.Max(tol, 1e-3*math.Abs(lastBound))
+		// good as it gets: the next round fixes the movable labels nearest to
+		// their variable's minimum — 1, then twice as many each stuck round — so
+		// that the search always ends, in few rounds.
+		fixed := fixViolators(g, d, out, tol, nearest)
+		switch {
+		case fixed > 0 && nearest == 0, bound > lastBound+math.Max(tol, 1e-3*math.Abs(lastBound)):
+			nearest = 0
+		default:
+			nearest = max(1, 2*nearest)
+		}
 		lastBound = bound
 	}
 }
@@ -466,11 +473,11 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 // verification problem g uses, and returns how many: those of its labeling when it
 // is a violator (g < 0), and every movable label within trws.ConsistencyTolerance
 // (relative) of its variable's minimum of the reparametrised unary (the dual's
-// locally minimal labels). When none is and nearest is set, it fixes the one
-// movable label nearest to its minimum, so that a search whose dual no longer
+// locally minimal labels). When none is, it fixes the nearest movable labels
+// nearest to their variable's minimum, so that a search whose dual no longer
 // improves still advances. A solver without such a dual (Exhaustive) is exact:
 // its labeling is then a violator, or its consistency labels are used.
-func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest bool) int {
+func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest int) int {
 	fixed := 0
 	fix := func(v, l int) {
 		if d.movable(v, l) {
@@ -500,7 +507,11 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest
 		return fixed
 	}
 	var buf []float64
-	bestV, bestL, bestGap := -1, -1, math.Inf(1)
+	type candidate struct {
+		gap  float64
+		v, l int
+	}
+	var near []candidate
 	for v := range d.alive {
 		if !d.hasMovable(v) {
 			continue
@@ -517,13 +528,16 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest
 			gap := (x - lo) / scale
 			if gap <= trws.ConsistencyTolerance {
 				fix(v, l)
-			} else if d.movable(v, l) && (bestV < 0 || gap < bestGap) {
-				bestV, bestL, bestGap = v, l, gap
+			} else if nearest > 0 && d.movable(v, l) {
+				near = append(near, candidate{gap, v, l})
 			}
 		}
 	}
-	if fixed == 0 && nearest && bestV >= 0 {
-		fix(bestV, bestL)
+	if fixed == 0 && len(near) > 0 {
+		slices.SortFunc(near, func(a, b candidate) int { return cmp.Compare(a.gap, b.gap) })
+		for _, c := range near[:min(nearest, len(near))] {
+			fix(c.v, c.l)
+		}
 	}
 	return fixed
 }
