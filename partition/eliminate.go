@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/persistency"
@@ -93,37 +92,20 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		plan := opt.Plan(round)
 		proofs := make([]EliminationProof, len(plan.Windows))
 		errs := make([]error, len(plan.Windows))
-		jobs := make(chan int)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
 		finished, persistent := 0, done()
-		for range max(opt.Workers, 1) {
-			wg.Go(func() {
-				for i := range jobs {
-					proofs[i], errs[i] = eliminateWindow(ctx, restricted, prior, plan.Windows[i], opt.Solver)
-					if opt.Progress != nil {
-						mu.Lock()
-						finished++
-						if errs[i] == nil && proofs[i].Result != nil {
-							persistent += persistency.Count(proofs[i].Result.Persistent)
-						}
-						opt.Progress(Progress{Round: round, WindowsDone: finished, Windows: len(plan.Windows), Persistent: persistent})
-						mu.Unlock()
-					}
-				}
-			})
-		}
-	feed:
-		for i := range plan.Windows {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				break feed
+		err = forEachWindow(ctx, len(plan.Windows), opt.Workers, func(i int) {
+			proofs[i], errs[i] = eliminateWindow(ctx, restricted, prior, plan.Windows[i], opt.Solver)
+		}, func(i int) {
+			if opt.Progress == nil {
+				return
 			}
-		}
-		close(jobs)
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
+			finished++
+			if errs[i] == nil && proofs[i].Result != nil {
+				persistent += persistency.Count(proofs[i].Result.Persistent)
+			}
+			opt.Progress(Progress{Round: round, WindowsDone: finished, Windows: len(plan.Windows), Persistent: persistent})
+		})
+		if err != nil {
 			return nil, err
 		}
 		// Merge in plan order: each window's map applied to what the earlier ones left.

@@ -213,39 +213,20 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		plan := opt.Plan(round)
 		proofs := make([]Proof, len(plan.Windows))
 		errs := make([]error, len(plan.Windows))
-		jobs := make(chan int)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
 		done, proven := 0, persistency.Count(res.Persistent)
-		for w := 0; w < max(opt.Workers, 1); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range jobs {
-					proofs[i], errs[i] = solveWindow(ctx, cond, local, plan.Windows[i], opt.Persistency)
-					if opt.Progress != nil {
-						mu.Lock()
-						done++
-						if errs[i] == nil {
-							proven += persistency.Count(proofs[i].Result.Persistent)
-						}
-						opt.Progress(Progress{Round: round, WindowsDone: done, Windows: len(plan.Windows), Persistent: proven})
-						mu.Unlock()
-					}
-				}
-			}()
-		}
-	feed:
-		for i := range plan.Windows {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				break feed
+		err = forEachWindow(ctx, len(plan.Windows), opt.Workers, func(i int) {
+			proofs[i], errs[i] = solveWindow(ctx, cond, local, plan.Windows[i], opt.Persistency)
+		}, func(i int) {
+			if opt.Progress == nil {
+				return
 			}
-		}
-		close(jobs)
-		wg.Wait()
-		if err := ctx.Err(); err != nil {
+			done++
+			if errs[i] == nil {
+				proven += persistency.Count(proofs[i].Result.Persistent)
+			}
+			opt.Progress(Progress{Round: round, WindowsDone: done, Windows: len(plan.Windows), Persistent: proven})
+		})
+		if err != nil {
 			return nil, err
 		}
 		// Merge in plan order: later windows win on overlaps (composition).
@@ -277,6 +258,36 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// forEachWindow runs solve(i) for windows 0..n−1 on workers goroutines (at least
+// one), then after(i) serially; it stops handing out windows when ctx ends and
+// returns ctx's error then.
+func forEachWindow(ctx context.Context, n, workers int, solve, after func(i int)) error {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range max(workers, 1) {
+		wg.Go(func() {
+			for i := range jobs {
+				solve(i)
+				mu.Lock()
+				after(i)
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range n {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return ctx.Err()
 }
 
 // solveWindow solves one window of the conditioned model c: the window's free nodes,
