@@ -76,7 +76,7 @@ func Submit(ctx context.Context, conn cluster.ConnOptions, s job.Spec, o SubmitO
 	if err != nil {
 		return "", err
 	}
-	msg, err := res.Conn.Request(protocol.SubjectSubmit, data, requestTimeout)
+	msg, err := requestCoordinator(ctx, res, protocol.SubjectSubmit, data)
 	if err != nil {
 		return "", coordinatorError(err)
 	}
@@ -88,6 +88,28 @@ func Submit(ctx context.Context, conn cluster.ConnOptions, s job.Spec, o SubmitO
 		return "", errors.New(reply.Error)
 	}
 	return reply.Job, nil
+}
+
+// noCoordinatorWait is how long a request waits for a coordinator to subscribe:
+// one that is starting, or a raft group electing a new leader.
+const noCoordinatorWait = 15 * time.Second
+
+// requestCoordinator sends a request to the coordinators, trying again while no
+// coordinator listens (then nobody received it, so a retry cannot duplicate it),
+// for up to noCoordinatorWait.
+func requestCoordinator(ctx context.Context, res *cluster.Resources, subject string, data []byte) (*nats.Msg, error) {
+	deadline := time.Now().Add(noCoordinatorWait)
+	for {
+		msg, err := res.Conn.Request(subject, data, requestTimeout)
+		if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
+			return msg, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // coordinatorError explains a failed request to the coordinator.
@@ -155,7 +177,7 @@ func Cancel(ctx context.Context, res *cluster.Resources, jobID, reason string) e
 	if err != nil {
 		return err
 	}
-	if _, err := res.Conn.Request(protocol.CancelSubject(jobID), data, requestTimeout); err != nil {
+	if _, err := requestCoordinator(ctx, res, protocol.CancelSubject(jobID), data); err != nil {
 		return coordinatorError(err)
 	}
 	return nil
