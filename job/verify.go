@@ -26,7 +26,7 @@ type Verified struct {
 	Gap        float64 // the certificate's energy − bound on the final sub-problem
 }
 
-// NotVerifiedError says that well-formed outputs do not prove what they claim
+// notVerified is the error of well-formed outputs that do not prove what they claim
 // (an InternalError: the input was readable).
 func notVerified(format string, args ...any) error {
 	return Internal(fmt.Errorf("NOT verified: "+format, args...))
