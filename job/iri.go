@@ -66,12 +66,6 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	for v := range res.Persistent {
 		res.Persistent[v] = -1
 	}
-	interrupted := func(err error) error {
-		if ctx.Err() != nil {
-			return Internal(fmt.Errorf("interrupted before the proof was complete: nothing is proven, nothing was written to %s", s.Output))
-		}
-		return Internal(err)
-	}
 	progress := Progress{Method: s.Method, Variables: n, MaxIterations: topt.MaxIterations}
 	if s.Method == PBPIRI {
 		opt := persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: topt}}
@@ -79,7 +73,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 			opt.Progress = func(q persistency.Progress) { progress.Pruning = &q; r.opt.Progress(progress) }
 		}
 		if res, err = persistency.Run(ctx, p.Solved, opt); err != nil {
-			return nil, interrupted(err)
+			return nil, r.proofFailed(ctx, err)
 		}
 	}
 	eopt := persistency.EliminateOptions{Solver: persistency.Auto{Options: topt}, Domains: res.Domains(p.Solved)}
@@ -91,7 +85,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	el, err := persistency.Eliminate(ctx, p.Solved, eopt)
 	if err != nil {
-		return nil, interrupted(err)
+		return nil, r.proofFailed(ctx, err)
 	}
 	pbpPersistent := len(res.Set)
 	el.Prior = nil // Verify and the file rebuild it from res.Persistent
@@ -106,12 +100,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	}
 
 	score, frac := persistency.Score(p.Solved, el.Persistent)
-	eliminated, labels := 0, 0
-	for v := range n {
-		k := p.Solved.NumLabels(v)
-		eliminated += k - len(el.Alive[v])
-		labels += k - 1
-	}
+	eliminated, labels := eliminatedOf(p.Solved, el.Alive)
 	energy := p.Solved.Energy(el.Test)
 	bound := res.LowerBound
 	if s.Method == IRI {
@@ -141,6 +130,16 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) rounds %d energy %s",
 		score, rep.PersistentVariables, n, eliminated, labels, rep.EliminatedLabelFraction, el.Rounds, FormatEnergy(energy))}, nil
+}
+
+// eliminatedOf counts the labels of m's variables that alive no longer holds, and
+// Σ(|X_v| − 1), the most that can be eliminated.
+func eliminatedOf(m *model.Model, alive [][]int) (eliminated, labels int) {
+	for v := range m.NumVars() {
+		eliminated += m.NumLabels(v) - len(alive[v])
+		labels += m.NumLabels(v) - 1
+	}
+	return eliminated, labels
 }
 
 // domains are the alive labels over the file's variables: the solved model's

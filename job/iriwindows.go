@@ -42,11 +42,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		}
 	}
 	opt := partition.EliminateOptions{Plan: planOf, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
-	if progress := r.windowProgress(int64(n)); progress != nil {
-		opt.Progress = func(q partition.Progress) {
-			progress(partition.RasterProgress{Round: q.Round, WindowsDone: q.WindowsDone, Windows: q.Windows, Persistent: int64(q.Persistent)})
-		}
-	}
+	opt.Progress = windowsProgress(r.windowProgress(int64(n)))
 	start := time.Now()
 	res, err := partition.Eliminate(ctx, m, opt)
 	if err != nil {
@@ -56,12 +52,8 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
 	}
 	seconds := time.Since(start).Seconds()
-	eliminated, labels, solved, maxVars := 0, 0, 0, 0
-	iterations := 0
-	for v := range n {
-		eliminated += m.NumLabels(v) - len(res.Alive[v])
-		labels += m.NumLabels(v) - 1
-	}
+	eliminated, labels := eliminatedOf(m, res.Alive)
+	solved, maxVars, iterations := 0, 0, 0
 	for _, pr := range res.Proofs {
 		if pr.Result != nil {
 			solved++

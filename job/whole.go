@@ -175,10 +175,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	opt.Solver = first
 	res, err := persistency.Run(ctx, p.Solved, opt)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, Internal(fmt.Errorf("interrupted before the proof was complete: nothing is proven, nothing was written to %s", s.Output))
-		}
-		return nil, Internal(err)
+		return nil, r.proofFailed(ctx, err)
 	}
 	// Check the proof from the model alone before anything claims it.
 	if _, err := persistency.Verify(p.Solved, res); err != nil {
@@ -226,6 +223,15 @@ func (r *runner) begin(p *Problem) (solver string, opt trws.Options, err error) 
 	}
 	r.noteEvidence(p.Evidence)
 	return solver, r.spec.solverFor(solver), PrepareOutput(r.spec.Output)
+}
+
+// proofFailed is the error of a whole-model proof that failed: interrupted (then
+// nothing is proven and nothing written) or internal.
+func (r *runner) proofFailed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return Internal(fmt.Errorf("interrupted before the proof was complete: nothing is proven, nothing was written to %s", r.spec.Output))
+	}
+	return Internal(err)
 }
 
 // firstBound is a Relaxation that recomputes the lower bound of its first solve (the

@@ -261,6 +261,17 @@ func (r *runner) windowProgress(n int64) func(partition.RasterProgress) {
 	}
 }
 
+// windowsProgress adapts a raster progress callback (nil: none) to in-memory
+// windows' progress.
+func windowsProgress(progress func(partition.RasterProgress)) func(partition.Progress) {
+	if progress == nil {
+		return nil
+	}
+	return func(q partition.Progress) {
+		progress(partition.RasterProgress{Round: q.Round, WindowsDone: q.WindowsDone, Windows: q.Windows, Persistent: int64(q.Persistent)})
+	}
+}
+
 // regionsOutcome is what a windowed solve of regions computed, over the solved
 // model's variables.
 type regionsOutcome struct {
@@ -326,11 +337,7 @@ func solveRegionsHere(ctx context.Context, p *Problem, s Spec, window, halo int,
 		},
 		Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds,
 	}
-	if progress != nil {
-		opt.Progress = func(q partition.Progress) {
-			progress(partition.RasterProgress{Round: q.Round, WindowsDone: q.WindowsDone, Windows: q.Windows, Persistent: int64(q.Persistent)})
-		}
-	}
+	opt.Progress = windowsProgress(progress)
 	res, err := partition.Solve(ctx, p.Solved, opt)
 	if err != nil {
 		return nil, err

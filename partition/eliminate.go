@@ -244,6 +244,8 @@ func CheckElimination(m *model.Model, res *Elimination) error {
 	return nil
 }
 
+// sameDomains says whether a and b are the same domains slice (the windows of a
+// round share their prior), so that one restriction of the model serves them all.
 func sameDomains(a, b [][]int) bool {
 	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }

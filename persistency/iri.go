@@ -163,13 +163,12 @@ func newDomains(m *model.Model, prior [][]int, y []int, candidates []bool) (*dom
 // closeForbidden makes immovable every movable label that p would move from an
 // allowed (finite) entry of a factor to a forbidden one: such a p maps a feasible
 // labeling to an infeasible one and cannot be improving. It repeats until no such
-// entry is left (fixing labels changes p), and returns the labels fixed.
-func closeForbidden(m *model.Model, d *domains, y []int) int {
+// entry is left (fixing labels changes p).
+func closeForbidden(m *model.Model, d *domains, y []int) {
 	inf := make([]bool, m.NumFunctions())
 	for i := range inf {
 		inf[i] = hasInf(m.Func(i))
 	}
-	fixed := 0
 	for changed := true; changed; {
 		changed = false
 		for f := 0; f < m.NumFactors(); f++ {
@@ -181,21 +180,19 @@ func closeForbidden(m *model.Model, d *domains, y []int) int {
 				continue
 			}
 			fn := m.FactorFunction(f)
-			forEachAlive(d, vars, func(x, px []int) {
+			forEachAlive(d, vars, y, func(x, px []int) {
 				if math.IsInf(fn.Value(x), 1) || !math.IsInf(fn.Value(px), 1) {
 					return
 				}
 				for p, v := range vars {
 					if d.movable(int(v), x[p]) {
 						d.fixed[v][x[p]] = true
-						fixed++
 						changed = true
 					}
 				}
-			}, y)
+			})
 		}
 	}
-	return fixed
 }
 
 // hasInf says whether a function takes +Inf somewhere.
@@ -208,7 +205,7 @@ func hasInf(fn *model.Function) bool {
 
 // forEachAlive calls visit with every labeling x of vars over alive labels (last
 // variable fastest) and its image px = p(x). The slices are reused.
-func forEachAlive(d *domains, vars []int32, visit func(x, px []int), y []int) {
+func forEachAlive(d *domains, vars []int32, y []int, visit func(x, px []int)) {
 	x, px := make([]int, len(vars)), make([]int, len(vars))
 	var rec func(p int)
 	rec = func(p int) {
@@ -229,9 +226,10 @@ func forEachAlive(d *domains, vars []int32, visit func(x, px []int), y []int) {
 
 // BuildVerification builds the verification problem of the map p of test labeling
 // y with immovable labels fixed (per variable, ascending) among the alive labels
-// prior (nil: every label): over m's variables, for every factor that touches a
-// variable with a movable label, the table g_F(x) = f_F(x) − f_F(p(x)), +Inf where
-// x takes a dead label or f_F(x) is +Inf. Its energy is E(x) − E(p(x)) on alive
+// prior (nil: every label): over m's variables and factors, in their order, the
+// tables g_F(x) = f_F(x) − f_F(p(x)), +Inf where x takes a dead label or f_F(x)
+// is +Inf (a factor on which p is the identity gets a zero table). Its energy is
+// E(x) − E(p(x)) on alive
 // feasible labelings, 0 at y. The construction is deterministic, so
 // VerifyElimination rebuilds the model a certificate was made on.
 func BuildVerification(m *model.Model, y []int, fixed, prior [][]int) (*model.Model, error) {
@@ -315,7 +313,7 @@ func verificationTable(m *model.Model, f int, d *domains, y []int, size int) ([]
 		t[i] = math.Inf(1) // dead labels
 	}
 	var bad error
-	forEachAlive(d, vars, func(x, px []int) {
+	forEachAlive(d, vars, y, func(x, px []int) {
 		i := 0
 		for p, v := range vars {
 			i = i*m.NumLabels(int(v)) + x[p]
@@ -329,7 +327,7 @@ func verificationTable(m *model.Model, f int, d *domains, y []int, size int) ([]
 			bad = fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
 		}
 		t[i] = e - w
-	}, y)
+	})
 	return t, bad
 }
 
@@ -594,22 +592,8 @@ func restrict(m *model.Model, domains [][]int) (*model.Model, error) {
 // e.Prior's own proof is not checked here.
 func VerifyElimination(m *model.Model, e *Elimination) (CheckResult, error) {
 	n := m.NumVars()
-	if len(e.Test) != n || len(e.Alive) != n || len(e.Persistent) != n {
-		return CheckResult{}, fmt.Errorf("persistency: an elimination for %d variables, the model has %d", len(e.Alive), n)
-	}
-	for v, ls := range e.Alive {
-		want := -1
-		if len(ls) == 1 {
-			want = ls[0]
-		}
-		if e.Persistent[v] != want {
-			return CheckResult{}, fmt.Errorf("persistency: variable %d: persistent label %d, but %d labels alive", v, e.Persistent[v], len(ls))
-		}
-		for i := 1; i < len(ls); i++ {
-			if ls[i] <= ls[i-1] {
-				return CheckResult{}, fmt.Errorf("persistency: variable %d: alive labels %v not strictly ascending", v, ls)
-			}
-		}
+	if err := checkEliminationShape(e, n); err != nil {
+		return CheckResult{}, fmt.Errorf("persistency: elimination of a model of %d variables: %w", n, err)
 	}
 	g, err := BuildVerification(m, e.Test, e.Alive, e.Prior)
 	if err != nil {

@@ -153,7 +153,7 @@ func (s *Solver) Model() (*model.Model, error) {
 // (one entry per label) and returns d. Valid after Solve.
 func (s *Solver) Marginal(v int, d []float64) []float64 {
 	k := s.labels[v]
-	buf := make([]float32, k)
+	buf := s.scratch[:k] // free outside Solve
 	s.sumInto(int32(v), buf)
 	d = d[:k]
 	for l, x := range buf {
