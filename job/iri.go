@@ -41,6 +41,7 @@ type IRIReport struct {
 	// PBPPersistentVariables are Algorithm 1's (pbp+iri), before the elimination.
 	PBPPersistentVariables *int           `json:"pbp_persistent_variables,omitempty"`
 	Rounds                 int            `json:"rounds"`
+	Stages                 int            `json:"stages"` // test labelings searched with, each proven
 	PruningIterations      int            `json:"pruning_iterations,omitempty"`
 	SolverIterations       int            `json:"solver_iterations"`
 	LowerBound             Float          `json:"lower_bound"`
@@ -112,7 +113,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 		Variables: p.Model.NumVars(), FreeVariables: n,
 		PersistentVariables: persistency.Count(el.Persistent), PersistentFraction: score, Fraction: frac,
 		EliminatedLabels: eliminated, EliminatedLabelFraction: fraction(int64(eliminated), int64(labels)),
-		Rounds: el.Rounds, PruningIterations: res.PruningIterations, SolverIterations: res.SolverIterations + el.SolverIterations,
+		Rounds: el.Rounds, Stages: len(el.Earlier) + 1, PruningIterations: res.PruningIterations, SolverIterations: res.SolverIterations + el.SolverIterations,
 		LowerBound: Float(bound), Energy: Float(energy), CertificateBound: Float(chk.Bound),
 		Verified: true, Seconds: res.Seconds + el.Seconds, SolverSeconds: res.SolverSeconds + el.SolverSeconds, Options: &o,
 	}

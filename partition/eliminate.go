@@ -118,7 +118,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			if pr.Result != nil {
 				for j, v := range pr.Vars {
 					before := len(res.Alive[v])
-					res.Alive[v] = image(res.Alive[v], pr.Result.Alive[j], pr.Result.Test[j])
+					res.Alive[v] = pr.Result.Image(j, res.Alive[v])
 					eliminated += before - len(res.Alive[v])
 					if _, core := slices.BinarySearch(plan.Windows[i].Core, v); core {
 						res.Labeling[v] = pr.Result.Test[j]
@@ -144,24 +144,6 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	return res, nil
 }
 
-// image is the labels cur of a variable after a window's map: its immovable
-// labels fixed stay, every other label goes to the test label y.
-func image(cur, fixed []int, y int) []int {
-	var out []int
-	moved := false
-	for _, l := range cur {
-		if _, ok := slices.BinarySearch(fixed, l); ok {
-			out = append(out, l)
-		} else {
-			moved = true
-		}
-	}
-	if moved && !slices.Contains(out, y) {
-		out = append(out, y)
-		slices.Sort(out)
-	}
-	return out
-}
 
 // eliminateWindow runs the elimination of one window of the restricted model:
 // its undecided nodes, their outside neighbours and every factor touching the
@@ -233,7 +215,7 @@ func CheckElimination(m *model.Model, res *Elimination) error {
 			return fmt.Errorf("partition: proof %d (round %d): %w", i, pr.Round, err)
 		}
 		for j, v := range pr.Vars {
-			alive[v] = image(alive[v], pr.Result.Alive[j], pr.Result.Test[j])
+			alive[v] = pr.Result.Image(j, alive[v])
 		}
 	}
 	for v := range n {

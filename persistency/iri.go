@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/partopt/partopt/model"
@@ -51,6 +52,10 @@ type EliminateOptions struct {
 	// round's problem differs little from the previous one, whose messages it
 	// starts from, and labels are fixed as soon as the dual points at them.
 	RoundIterations int
+	// MaxStages bounds the stages of the search (default 4; 1: one test labeling).
+	// After a stage, the test labeling is improved on what it left undecided;
+	// when it gets better, another stage runs with it on the labels still alive.
+	MaxStages int
 	// Progress, if set, is called after every round.
 	Progress func(EliminateProgress)
 }
@@ -79,13 +84,26 @@ type Elimination struct {
 	LowerBound float64
 	// Certificate proves, for Test, that the verification problem of Alive (built
 	// by BuildVerification) has a relaxation bound ≥ −Tolerance(Energy); nil when
-	// nothing is eliminated.
-	Certificate      *Certificate
+	// nothing is eliminated. Its labeling is Test renumbered over the labels
+	// alive before the stage.
+	Certificate *Certificate
+	// Earlier are the stages before the last (whose test labeling, alive labels
+	// and certificate are Test, Alive and Certificate), in order: each proves its
+	// Alive from the previous stage's (the first from Prior).
+	Earlier          []Stage
 	Eliminated       int // labels eliminated here (Prior's dead labels not counted)
 	Rounds           int
 	SolverIterations int
 	Seconds          float64
 	SolverSeconds    float64
+}
+
+// Stage is one certified step of an elimination: the labels Alive after it,
+// proven by Certificate for the test labeling Test (see Elimination.Earlier).
+type Stage struct {
+	Test        []int
+	Alive       [][]int
+	Certificate *Certificate
 }
 
 // EliminationTolerance is the relative tolerance of an elimination certificate:
@@ -97,74 +115,103 @@ const EliminationTolerance = trws.GapTolerance
 // tolerance is the bound an elimination certificate must reach for energy e.
 func tolerance(e float64) float64 { return EliminationTolerance * math.Max(1, math.Abs(e)) }
 
+// restartRounds is the rounds after which a search from the relaxation's labeling
+// tries a better one (Eliminate's guess).
+const restartRounds = 20
+
 // hopeless is how far below 0 a solver's own bound may be for a certificate to be
 // tried: float32 sums are off by ~1e-7 relative, so 1e-5 relative is safely out
 // of reach.
 func hopeless(e float64) float64 { return 1e-5 * math.Max(1, math.Abs(e)) }
 
-// domains are per-variable label masks: alive labels, and among them the
-// immovable ones (p's fixed points).
+// domains are, per variable, the alive labels and among them the immovable ones
+// (p's fixed points). The verification problems are built over the alive labels
+// only: a label is named by its position c in labels[v], so that labels an earlier
+// proof eliminated cost the solver nothing.
 type domains struct {
-	alive, fixed [][]bool
+	labels [][]int  // alive labels (the model's), ascending
+	fixed  [][]bool // by position: immovable
+	y      []int    // the test label's position
 }
 
-func (d *domains) movable(v, l int) bool { return d.alive[v][l] && !d.fixed[v][l] }
+func (d *domains) movable(v, c int) bool { return !d.fixed[v][c] }
 
 // hasMovable says whether v has a movable label.
-func (d *domains) hasMovable(v int) bool {
-	for l, a := range d.alive[v] {
-		if a && !d.fixed[v][l] {
-			return true
+func (d *domains) hasMovable(v int) bool { return slices.Contains(d.fixed[v], false) }
+
+// image is p's image of position c at v.
+func (d *domains) image(v, c int) int {
+	if d.fixed[v][c] {
+		return c
+	}
+	return d.y[v]
+}
+
+// full says whether every label of every variable is alive.
+func (d *domains) full(m *model.Model) bool {
+	for v, ls := range d.labels {
+		if len(ls) != m.NumLabels(v) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
-// image is p(l) at v for the test label y.
-func (d *domains) image(v, l, y int) int {
-	if d.fixed[v][l] {
-		return l
-	}
-	return y
-}
-
-// newDomains returns the masks of prior (nil: every label alive) with only y's
-// labels fixed on the candidates and every alive label fixed elsewhere.
-func newDomains(m *model.Model, prior [][]int, y []int, candidates []bool) (*domains, error) {
+// newDomains returns the alive labels of prior (nil: every label), none fixed yet.
+func newDomains(m *model.Model, prior [][]int) (*domains, error) {
 	n := m.NumVars()
-	d := &domains{alive: make([][]bool, n), fixed: make([][]bool, n)}
+	d := &domains{labels: make([][]int, n), fixed: make([][]bool, n), y: make([]int, n)}
 	for v := range n {
 		k := m.NumLabels(v)
-		d.alive[v], d.fixed[v] = make([]bool, k), make([]bool, k)
 		if prior == nil {
-			for l := range k {
-				d.alive[v][l] = true
-			}
+			d.labels[v] = allLabels(k)
 		} else {
-			for _, l := range prior[v] {
-				if l < 0 || l >= k {
-					return nil, fmt.Errorf("persistency: domain of variable %d: label %d of %d", v, l, k)
+			for i, l := range prior[v] {
+				if l < 0 || l >= k || (i > 0 && l <= prior[v][i-1]) {
+					return nil, fmt.Errorf("persistency: domain of variable %d: %v is not an ascending list of labels of %d", v, prior[v], k)
 				}
-				d.alive[v][l] = true
 			}
+			if len(prior[v]) == 0 {
+				return nil, fmt.Errorf("persistency: domain of variable %d is empty", v)
+			}
+			d.labels[v] = prior[v]
 		}
-		if y[v] < 0 || y[v] >= k || !d.alive[v][y[v]] {
-			return nil, fmt.Errorf("persistency: the test labeling gives variable %d label %d, which is not alive", v, y[v])
-		}
-		if candidates != nil && !candidates[v] {
-			copy(d.fixed[v], d.alive[v])
-		} else {
-			d.fixed[v][y[v]] = true
-		}
+		d.fixed[v] = make([]bool, len(d.labels[v]))
 	}
 	return d, nil
+}
+
+// setTest makes y (the model's labels) the test labeling, immovable, with every
+// alive label fixed outside the candidates (nil: everywhere candidates).
+func (d *domains) setTest(y []int, candidates []bool) error {
+	for v, ls := range d.labels {
+		c, ok := slices.BinarySearch(ls, y[v])
+		if !ok {
+			return fmt.Errorf("persistency: the test labeling gives variable %d label %d, which is not alive", v, y[v])
+		}
+		d.y[v] = c
+		for i := range d.fixed[v] {
+			d.fixed[v][i] = candidates != nil && !candidates[v]
+		}
+		d.fixed[v][c] = true
+	}
+	return nil
+}
+
+// original maps x (positions) to the model's labels.
+func (d *domains) original(x []int) []int {
+	out := make([]int, len(x))
+	for v, c := range x {
+		out[v] = d.labels[v][c]
+	}
+	return out
 }
 
 // closeForbidden makes immovable every movable label that p would move from an
 // allowed (finite) entry of a factor to a forbidden one: such a p maps a feasible
 // labeling to an infeasible one and cannot be improving. It repeats until no such
 // entry is left (fixing labels changes p).
-func closeForbidden(m *model.Model, d *domains, y []int) {
+func closeForbidden(m *model.Model, d *domains) {
 	inf := make([]bool, m.NumFunctions())
 	for i := range inf {
 		inf[i] = hasInf(m.Func(i))
@@ -180,13 +227,13 @@ func closeForbidden(m *model.Model, d *domains, y []int) {
 				continue
 			}
 			fn := m.FactorFunction(f)
-			forEachAlive(d, vars, y, func(x, px []int) {
+			forEachAlive(d, vars, func(c, x, px []int) {
 				if math.IsInf(fn.Value(x), 1) || !math.IsInf(fn.Value(px), 1) {
 					return
 				}
 				for p, v := range vars {
-					if d.movable(int(v), x[p]) {
-						d.fixed[v][x[p]] = true
+					if d.movable(int(v), c[p]) {
+						d.fixed[v][c[p]] = true
 						changed = true
 					}
 				}
@@ -203,22 +250,21 @@ func hasInf(fn *model.Function) bool {
 	return slices.ContainsFunc(fn.Table, func(x float64) bool { return math.IsInf(x, 1) })
 }
 
-// forEachAlive calls visit with every labeling x of vars over alive labels (last
-// variable fastest) and its image px = p(x). The slices are reused.
-func forEachAlive(d *domains, vars []int32, y []int, visit func(x, px []int)) {
-	x, px := make([]int, len(vars)), make([]int, len(vars))
+// forEachAlive calls visit with every labeling of vars over alive labels (last
+// variable fastest): c its positions, x its labels and px the labels of p(x). The
+// slices are reused.
+func forEachAlive(d *domains, vars []int32, visit func(c, x, px []int)) {
+	c, x, px := make([]int, len(vars)), make([]int, len(vars)), make([]int, len(vars))
 	var rec func(p int)
 	rec = func(p int) {
 		if p == len(vars) {
-			visit(x, px)
+			visit(c, x, px)
 			return
 		}
 		v := int(vars[p])
-		for l, a := range d.alive[v] {
-			if a {
-				x[p], px[p] = l, d.image(v, l, y[v])
-				rec(p + 1)
-			}
+		for i, l := range d.labels[v] {
+			c[p], x[p], px[p] = i, l, d.labels[v][d.image(v, i)]
+			rec(p + 1)
 		}
 	}
 	rec(0)
@@ -226,75 +272,96 @@ func forEachAlive(d *domains, vars []int32, y []int, visit func(x, px []int)) {
 
 // BuildVerification builds the verification problem of the map p of test labeling
 // y with immovable labels fixed (per variable, ascending) among the alive labels
-// prior (nil: every label): over m's variables and factors, in their order, the
-// tables g_F(x) = f_F(x) − f_F(p(x)), +Inf where x takes a dead label or f_F(x)
-// is +Inf (a factor on which p is the identity gets a zero table). Its energy is
-// E(x) − E(p(x)) on alive
-// feasible labelings, 0 at y. The construction is deterministic, so
+// prior (nil: every label): over m's variables and factors, in their order, with
+// variable v's labels the alive ones renumbered 0, 1, … in ascending order, the
+// tables g_F(x) = f_F(x) − f_F(p(x)), +Inf where f_F(x) is +Inf (a factor on which
+// p is the identity gets a zero table). Its energy is E(x) − E(p(x)) on alive
+// feasible labelings, 0 at y. It also returns y renumbered, the labeling a
+// certificate on the problem is made for. The construction is deterministic, so
 // VerifyElimination rebuilds the model a certificate was made on.
-func BuildVerification(m *model.Model, y []int, fixed, prior [][]int) (*model.Model, error) {
+func BuildVerification(m *model.Model, y []int, fixed, prior [][]int) (*model.Model, []int, error) {
 	if len(y) != m.NumVars() || len(fixed) != m.NumVars() || (prior != nil && len(prior) != m.NumVars()) {
-		return nil, errors.New("persistency: verification problem: one test label, immovable set and domain per variable needed")
+		return nil, nil, errors.New("persistency: verification problem: one test label, immovable set and domain per variable needed")
 	}
-	d, err := newDomains(m, prior, y, nil)
+	d, err := newDomains(m, prior)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := d.setTest(y, nil); err != nil {
+		return nil, nil, err
 	}
 	for v, ls := range fixed {
-		for l := range d.fixed[v] {
-			d.fixed[v][l] = false
-		}
+		clear(d.fixed[v])
 		for _, l := range ls {
-			if l < 0 || l >= m.NumLabels(v) || !d.alive[v][l] {
-				return nil, fmt.Errorf("persistency: immovable label %d of variable %d is not alive", l, v)
+			c, ok := slices.BinarySearch(d.labels[v], l)
+			if !ok {
+				return nil, nil, fmt.Errorf("persistency: immovable label %d of variable %d is not alive", l, v)
 			}
-			d.fixed[v][l] = true
+			d.fixed[v][c] = true
 		}
-		if !d.fixed[v][y[v]] {
-			return nil, fmt.Errorf("persistency: the test label %d of variable %d is not immovable", y[v], v)
+		if !d.fixed[v][d.y[v]] {
+			return nil, nil, fmt.Errorf("persistency: the test label %d of variable %d is not immovable", y[v], v)
 		}
 	}
-	return buildVerification(m, d, y)
+	g, err := build(m, d, true)
+	return g, d.y, err
 }
 
-func buildVerification(m *model.Model, d *domains, y []int) (*model.Model, error) {
+// build builds m over the alive labels of d: the verification problem of d's map
+// (verification), or m itself restricted to the alive labels.
+func build(m *model.Model, d *domains, verification bool) (*model.Model, error) {
 	labels := make([]int, m.NumVars())
 	for v := range labels {
-		labels[v] = m.NumLabels(v)
+		labels[v] = len(d.labels[v])
 	}
 	b := model.NewBuilder(labels)
+	if !verification {
+		if err := b.AddConstant(m.Offset()); err != nil {
+			return nil, err
+		}
+	}
 	args := make([]int, 0, 8)
-	zero := map[string]int{} // one shared zero function per shape
+	shared := map[string]int{} // zero tables per shape; m's functions kept whole
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
 		args = args[:0]
-		size := 1
-		for _, v := range vars {
+		shape := make([]int, len(vars))
+		size, whole := 1, true
+		for p, v := range vars {
 			args = append(args, int(v))
+			shape[p] = labels[v]
 			size *= labels[v]
+			whole = whole && labels[v] == m.NumLabels(int(v))
 		}
-		var id int
-		var err error
-		if !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }) {
+		var key string
+		switch {
+		case verification && !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }):
 			// p is the identity on the factor: g ≡ 0. Every factor is kept, so that
 			// the rounds' problems share one graph (warm starts).
-			shape := m.FactorFunction(f).Shape
-			key := fmt.Sprint(shape)
-			z, ok := zero[key]
-			if !ok {
-				if z, err = b.AddFunction(model.Function{Kind: model.Explicit, Shape: slices.Clone(shape), Table: make([]float64, size)}); err != nil {
+			key = fmt.Sprint("zero", shape)
+		case !verification && whole:
+			key = fmt.Sprint("func", m.FactorFunc(f))
+		}
+		id, ok := shared[key]
+		if !ok || key == "" {
+			var fn model.Function
+			var err error
+			switch {
+			case strings.HasPrefix(key, "zero"):
+				fn = model.Function{Kind: model.Explicit, Shape: shape, Table: make([]float64, size)}
+			case key != "":
+				fn = *m.FactorFunction(f)
+			default:
+				fn = model.Function{Kind: model.Explicit, Shape: shape}
+				if fn.Table, err = compactTable(m, f, d, size, verification); err != nil {
 					return nil, err
 				}
-				zero[key] = z
 			}
-			id = z
-		} else {
-			t, err := verificationTable(m, f, d, y, size)
-			if err != nil {
+			if id, err = b.AddFunction(fn); err != nil {
 				return nil, err
 			}
-			if id, err = b.AddFunction(model.Function{Kind: model.Explicit, Shape: slices.Clone(m.FactorFunction(f).Shape), Table: t}); err != nil {
-				return nil, err
+			if key != "" {
+				shared[key] = id
 			}
 		}
 		if err := b.AddFactor(id, args...); err != nil {
@@ -304,29 +371,23 @@ func buildVerification(m *model.Model, d *domains, y []int) (*model.Model, error
 	return b.Build()
 }
 
-// verificationTable is g_F for factor f: f_F(x) − f_F(p(x)) on alive labelings,
-// +Inf on dead labels and where f_F(x) is +Inf.
-func verificationTable(m *model.Model, f int, d *domains, y []int, size int) ([]float64, error) {
+// compactTable is factor f's table over the alive labels: f_F(x), or for the
+// verification problem g_F(x) = f_F(x) − f_F(p(x)), +Inf where f_F(x) is +Inf.
+func compactTable(m *model.Model, f int, d *domains, size int, verification bool) ([]float64, error) {
 	vars, fn := m.FactorVars(f), m.FactorFunction(f)
-	t := make([]float64, size)
-	for i := range t {
-		t[i] = math.Inf(1) // dead labels
-	}
+	t := make([]float64, 0, size)
 	var bad error
-	forEachAlive(d, vars, y, func(x, px []int) {
-		i := 0
-		for p, v := range vars {
-			i = i*m.NumLabels(int(v)) + x[p]
-		}
+	forEachAlive(d, vars, func(_, x, px []int) {
 		e := fn.Value(x)
-		if math.IsInf(e, 1) {
+		if !verification || math.IsInf(e, 1) {
+			t = append(t, e)
 			return
 		}
 		w := fn.Value(px)
 		if math.IsInf(w, 1) && bad == nil {
 			bad = fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
 		}
-		t[i] = e - w
+		t = append(t, e-w)
 	})
 	return t, bad
 }
@@ -337,9 +398,47 @@ type marginals interface {
 }
 
 // Eliminate runs the IRI search on m and returns the labels it proves eliminable,
-// with the certificate of the last verification problem checked: no certificate,
-// no eliminated label.
+// with the certificate of every verification problem checked: no certificate, no
+// eliminated label. When the search leaves variables undecided, the test labeling
+// is improved on what is left (refine) and, if it gets better, the search runs
+// again on the labels still alive with the better labeling — a chain of stages,
+// each an improving map on the domains the previous one left (their composition
+// is improving), each with its own certificate.
 func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimination, error) {
+	start := time.Now()
+	res, err := search(ctx, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	stages := opt.MaxStages
+	if stages == 0 {
+		stages = 10
+	}
+	for len(res.Earlier)+1 < stages {
+		y := refine(m, res.Alive, res.Test, opt.Candidates)
+		if y == nil || !improves(m.Energy(y), res.Energy) {
+			break
+		}
+		next := opt
+		next.Domains, next.Test = res.Alive, y
+		more, err := search(ctx, m, next)
+		if err != nil {
+			return nil, err
+		}
+		more.Earlier = append(res.Earlier, Stage{Test: res.Test, Alive: res.Alive, Certificate: res.Certificate})
+		more.Prior, more.LowerBound = res.Prior, res.LowerBound
+		more.Eliminated += res.Eliminated
+		more.Rounds += res.Rounds
+		more.SolverIterations += res.SolverIterations
+		more.SolverSeconds += res.SolverSeconds
+		res = more
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// search is one stage of Eliminate: the IRI search for one test labeling.
+func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimination, error) {
 	start := time.Now()
 	solver := opt.Solver
 	if solver == nil {
@@ -352,6 +451,10 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	if opt.Domains != nil && len(opt.Domains) != n {
 		return nil, errors.New("persistency: EliminateOptions.Domains needs one list per variable")
 	}
+	d, err := newDomains(m, opt.Domains)
+	if err != nil {
+		return nil, err
+	}
 	res := &Elimination{Prior: opt.Domains, LowerBound: math.Inf(-1)}
 	timed := &timedSolver{r: solver, iterations: &res.SolverIterations}
 	solve := func(p *model.Model, from *Warm) (*Outcome, error) { return timed.solve(ctx, p, from) }
@@ -359,34 +462,38 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 
 	// The relaxed solve that gives y also starts the first round: its messages are
 	// a dual of the first verification problem, whose factors are f's shifted by
-	// constants (everything maps to y), on the same graph.
-	var prev *Outcome
+	// constants (everything maps to y), on the same graph and labels.
+	var prev, relaxed *Outcome
 	y := opt.Test
 	if y == nil {
-		restricted, err := restrict(m, opt.Domains)
-		if err != nil {
-			return nil, err
+		restricted := m
+		if !d.full(m) {
+			if restricted, err = build(m, d, false); err != nil {
+				return nil, err
+			}
 		}
 		out, err := solve(restricted, nil)
 		if err != nil {
 			return nil, err
 		}
-		y, res.LowerBound, prev = out.Labeling, out.LowerBound, out
+		y, res.LowerBound, prev = d.original(out.Labeling), out.LowerBound, out
+		relaxed = out
 	}
 	if err := m.CheckLabeling(y); err != nil {
 		return nil, fmt.Errorf("persistency: test labeling: %w", err)
 	}
 	res.Test, res.Energy = append([]int(nil), y...), m.Energy(y)
-	d, err := newDomains(m, opt.Domains, y, opt.Candidates)
-	if err != nil {
+	if err := d.setTest(y, opt.Candidates); err != nil {
 		return nil, err
 	}
 	if math.IsInf(res.Energy, 1) {
 		// Nothing maps to an infeasible labeling: keep every alive label.
 		for v := range d.fixed {
-			copy(d.fixed[v], d.alive[v])
+			for c := range d.fixed[v] {
+				d.fixed[v][c] = true
+			}
 		}
-		return finish(m, res, d, nil), nil
+		return finish(res, d, nil), nil
 	}
 	tol := tolerance(res.Energy)
 	rounds := opt.RoundIterations
@@ -400,17 +507,31 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: bound})
 		}
 	}
-	for round := 1; ; round++ {
+	for round, restart := 1, 1; ; round, restart = round+1, restart+1 {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		res.Rounds = round
-		closeForbidden(m, d, y) // again each round: fixing labels changes p
+		// A search that drags on may have a poor test labeling: once, the
+		// relaxation's labeling is improved where its duals point (guess), and
+		// the search starts again with the better one.
+		if relaxed != nil && restart > restartRounds {
+			if better := guess(m, d, relaxed, y, opt.Candidates); better != nil {
+				y, restart = better, 1
+				res.Test, res.Energy = append([]int(nil), y...), m.Energy(y)
+				if err := d.setTest(y, opt.Candidates); err != nil {
+					return nil, err
+				}
+				tol, lastBound, nearest = tolerance(res.Energy), math.Inf(-1), 0
+			}
+			relaxed = nil
+		}
+		closeForbidden(m, d) // again each round: fixing labels changes p
 		movable := countMovable(d)
 		if movable == 0 {
-			return finish(m, res, d, nil), nil
+			return finish(res, d, nil), nil
 		}
-		g, err := buildVerification(m, d, y)
+		g, err := build(m, d, true)
 		if err != nil {
 			return nil, err
 		}
@@ -421,10 +542,10 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			// solve already proved y optimal for the relaxation, its dual proves
 			// the first map without another solve.
 			if round == 1 && prev.LowerBound >= res.Energy-hopeless(res.Energy) {
-				if cert, err := prev.Certify(y); err == nil {
+				if cert, err := prev.Certify(d.y); err == nil {
 					if v, err := cert.Check(g); err == nil && v.Bound >= -tol {
 						report(round, movable, v.Bound)
-						return finish(m, res, d, cert), nil
+						return finish(res, d, cert), nil
 					}
 				}
 			}
@@ -438,7 +559,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		// The solver's bound is an estimate (TRW-S sums in float32); a certificate
 		// costs about an iteration, so it is only made when it may succeed.
 		if bound >= -hopeless(res.Energy) {
-			cert, err := out.Certify(y)
+			cert, err := out.Certify(d.y)
 			if err != nil {
 				return nil, err
 			}
@@ -448,7 +569,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			}
 			if bound = v.Bound; bound >= -tol {
 				report(round, movable, bound)
-				return finish(m, res, d, cert), nil
+				return finish(res, d, cert), nil
 			}
 		}
 		report(round, movable, bound)
@@ -510,17 +631,12 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest
 		v, l int
 	}
 	var near []candidate
-	for v := range d.alive {
+	for v := range d.labels {
 		if !d.hasMovable(v) {
 			continue
 		}
-		buf = mg.Marginal(v, slices.Grow(buf[:0], len(d.alive[v])))
-		lo := math.Inf(1)
-		for l, x := range buf {
-			if d.alive[v][l] {
-				lo = math.Min(lo, x)
-			}
-		}
+		buf = mg.Marginal(v, slices.Grow(buf[:0], len(d.labels[v])))
+		lo := slices.Min(buf)
 		scale := math.Max(1, math.Abs(lo))
 		for l, x := range buf {
 			gap := (x - lo) / scale
@@ -542,9 +658,9 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest
 
 func countMovable(d *domains) int {
 	c := 0
-	for v := range d.alive {
-		for l := range d.alive[v] {
-			if d.movable(v, l) {
+	for _, fx := range d.fixed {
+		for _, f := range fx {
+			if !f {
 				c++
 			}
 		}
@@ -553,16 +669,15 @@ func countMovable(d *domains) int {
 }
 
 // finish fills res from the final domains: the immovable labels stay alive.
-func finish(m *model.Model, res *Elimination, d *domains, cert *Certificate) *Elimination {
-	n := m.NumVars()
+func finish(res *Elimination, d *domains, cert *Certificate) *Elimination {
+	n := len(d.labels)
 	res.Alive, res.Persistent = make([][]int, n), make([]int, n)
 	res.Eliminated = 0
-	for v := range n {
-		for l, a := range d.alive[v] {
-			switch {
-			case a && d.fixed[v][l]:
+	for v, ls := range d.labels {
+		for c, l := range ls {
+			if d.fixed[v][c] {
 				res.Alive[v] = append(res.Alive[v], l)
-			case a:
+			} else {
 				res.Eliminated++
 			}
 		}
@@ -577,27 +692,28 @@ func finish(m *model.Model, res *Elimination, d *domains, cert *Certificate) *El
 	return res
 }
 
-// restrict is m with every label outside domains (nil: none) forbidden, the model
-// whose relaxation gives the test labeling.
-func restrict(m *model.Model, domains [][]int) (*model.Model, error) {
-	if domains == nil {
-		return m, nil
-	}
-	return m.Restrict(domains)
-}
-
-// VerifyElimination re-checks e from the model alone: it rebuilds the verification
-// problem of e.Test with e.Alive immovable among e.Prior, checks the certificate on
-// it (bound ≥ −tolerance), and that e.Persistent and the counts follow from e.Alive.
-// e.Prior's own proof is not checked here.
+// VerifyElimination re-checks e from the model alone: for every stage in order it
+// rebuilds the verification problem of the stage's test labeling with its alive
+// labels immovable among the labels the previous stage left (e.Prior for the
+// first), and checks the stage's certificate on it (bound ≥ −tolerance); then that
+// e.Persistent and the counts follow from e.Alive. e.Prior's own proof is not
+// checked here.
 func VerifyElimination(m *model.Model, e *Elimination) (CheckResult, error) {
 	n := m.NumVars()
 	if err := checkEliminationShape(e, n); err != nil {
 		return CheckResult{}, fmt.Errorf("persistency: elimination of a model of %d variables: %w", n, err)
 	}
-	g, err := BuildVerification(m, e.Test, e.Alive, e.Prior)
-	if err != nil {
-		return CheckResult{}, err
+	prior := e.Prior
+	var last CheckResult
+	for i, st := range append(slices.Clip(e.Earlier), Stage{Test: e.Test, Alive: e.Alive, Certificate: e.Certificate}) {
+		v, err := verifyStage(m, st, prior)
+		if err != nil {
+			if len(e.Earlier) > 0 {
+				err = fmt.Errorf("stage %d of %d: %w", i+1, len(e.Earlier)+1, err)
+			}
+			return v, err
+		}
+		prior, last = st.Alive, v
 	}
 	eliminated := 0
 	for v := range n {
@@ -610,24 +726,66 @@ func VerifyElimination(m *model.Model, e *Elimination) (CheckResult, error) {
 	if eliminated != e.Eliminated {
 		return CheckResult{}, fmt.Errorf("persistency: %d labels eliminated, the result says %d", eliminated, e.Eliminated)
 	}
-	if eliminated == 0 {
+	return last, nil
+}
+
+// verifyStage checks one stage of an elimination from the domains prior.
+func verifyStage(m *model.Model, st Stage, prior [][]int) (CheckResult, error) {
+	g, y, err := BuildVerification(m, st.Test, st.Alive, prior)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	eliminated := false
+	for v, ls := range st.Alive {
+		eliminated = eliminated || (prior == nil && len(ls) < m.NumLabels(v)) || (prior != nil && len(ls) < len(prior[v]))
+	}
+	if !eliminated {
 		return CheckResult{Certified: true}, nil
 	}
-	if e.Certificate == nil {
+	if st.Certificate == nil {
 		return CheckResult{}, errors.New("persistency: labels eliminated without a certificate")
 	}
-	if !slices.Equal(e.Certificate.Labeling, e.Test) {
+	if !slices.Equal(st.Certificate.Labeling, y) {
 		return CheckResult{}, errors.New("persistency: the certificate is for another test labeling")
 	}
-	v, err := e.Certificate.Check(g)
+	v, err := st.Certificate.Check(g)
 	if err != nil {
 		return v, err
 	}
-	energy := m.Energy(e.Test)
+	energy := m.Energy(st.Test)
 	// v.Energy, g(y), is 0 up to the rounding of the builder's normal forms.
 	v.Certified = !math.IsInf(energy, 1) && v.Bound >= -tolerance(energy)
 	if !v.Certified {
 		return v, fmt.Errorf("persistency: the verification problem's bound %v is below −%v: the elimination is not proven", v.Bound, tolerance(energy))
 	}
 	return v, nil
+}
+
+// Image is what e leaves of the labels cur of variable v (ascending) when e's
+// maps are applied to them in order: each stage keeps its immovable labels and
+// sends every other label to its test label. Windows merge by it.
+func (e *Elimination) Image(v int, cur []int) []int {
+	for _, st := range e.Earlier {
+		cur = image(cur, st.Alive[v], st.Test[v])
+	}
+	return image(cur, e.Alive[v], e.Test[v])
+}
+
+// image is the labels cur after one map: its immovable labels fixed stay, every
+// other label goes to the test label y.
+func image(cur, fixed []int, y int) []int {
+	var out []int
+	moved := false
+	for _, l := range cur {
+		if _, ok := slices.BinarySearch(fixed, l); ok {
+			out = append(out, l)
+		} else {
+			moved = true
+		}
+	}
+	if moved && !slices.Contains(out, y) {
+		out = append(out, y)
+		slices.Sort(out)
+	}
+	return out
 }

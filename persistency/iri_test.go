@@ -58,7 +58,7 @@ func checkElimination(m *model.Model, e *persistency.Elimination, minE float64) 
 }
 
 // eliminationCounts tally how much a solver eliminated over many models.
-type eliminationCounts struct{ runs, none, some, persistent, labels, eliminated int }
+type eliminationCounts struct{ runs, none, some, chained, persistent, labels, eliminated int }
 
 func (c *eliminationCounts) add(m *model.Model, e *persistency.Elimination) {
 	c.runs++
@@ -75,11 +75,14 @@ func (c *eliminationCounts) add(m *model.Model, e *persistency.Elimination) {
 		}
 	}
 	c.eliminated += e.Eliminated
+	if len(e.Earlier) > 0 {
+		c.chained++
+	}
 }
 
 func (c eliminationCounts) String() string {
-	return fmt.Sprintf("%d runs: %d eliminated nothing, %d something; %d persistent variables, %d of %d labels eliminated",
-		c.runs, c.none, c.some, c.persistent, c.eliminated, c.labels)
+	return fmt.Sprintf("%d runs: %d eliminated nothing, %d something, %d in more than one stage; %d persistent variables, %d of %d labels eliminated",
+		c.runs, c.none, c.some, c.chained, c.persistent, c.eliminated, c.labels)
 }
 
 // TestIRIEliminationIsSound runs the IRI search (Eliminate) on the random small
@@ -163,6 +166,9 @@ func TestIRIEliminationIsSound(t *testing.T) {
 		if c.some < c.runs/4 {
 			t.Errorf("%s eliminated labels on only %d of %d models: the test checks too little", key, c.some, c.runs)
 		}
+		if key != "Exhaustive" && c.chained == 0 {
+			t.Errorf("%s: no elimination ran a second stage: the chains go unchecked", key)
+		}
 	}
 	t.Logf("%d models", models)
 }
@@ -234,6 +240,79 @@ func TestComparisonTheorem_IRIContainsAlgorithm1(t *testing.T) {
 		t.Logf("%s: IRI ⊇ Algorithm 1 on %d of %d models; persistent variables: Algorithm 1 %d, IRI %d", fam.name, contained, runs, alg1, iri)
 		if contained < runs*9/10 || iri < alg1 {
 			t.Errorf("%s: IRI contains Algorithm 1's result on only %d of %d models (%d against %d persistent)", fam.name, contained, runs, iri, alg1)
+		}
+	}
+}
+
+type chained struct {
+	m *model.Model
+	e *persistency.Elimination
+}
+
+// chainedElimination is an elimination in two stages, the first eliminating
+// labels: on a frustrated grid, the relaxation's labeling is improved on what the
+// first stage left, and the second stage runs with the better one.
+func chainedElimination(t testing.TB) chained {
+	t.Helper()
+	for seed := uint64(1); seed < 500; seed++ {
+		m := random.FrustratedGrid(random.New(seed), 4, 4)
+		e, err := persistency.Eliminate(testCtx, m, persistency.EliminateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Earlier) > 0 && e.Earlier[0].Certificate != nil {
+			return chained{m, e}
+		}
+	}
+	t.Fatal("no frustrated grid eliminates labels in two stages")
+	return chained{}
+}
+
+// TestEliminationStagesAreEachProven: an elimination in stages is the composition
+// of improving maps, each proven on the domains the previous one left. Verify
+// accepts the chain and refuses it when a stage is dropped, its domains edited,
+// its certificate removed or its test labeling replaced; the test labeling of the later stage is better, and
+// the optimum survives (enumeration).
+func TestEliminationStagesAreEachProven(t *testing.T) {
+	c := chainedElimination(t)
+	_, minE := minEnergy(t, c.m)
+	if msg := checkElimination(c.m, c.e, minE); msg != "" {
+		t.Fatal(msg)
+	}
+	first := c.e.Earlier[0]
+	if !(c.m.Energy(c.e.Test) < c.m.Energy(first.Test)) {
+		t.Errorf("the second stage's test labeling (E %v) is not better than the first's (E %v)", c.m.Energy(c.e.Test), c.m.Energy(first.Test))
+	}
+	edits := map[string]func(e *persistency.Elimination){
+		"first stage dropped": func(e *persistency.Elimination) { e.Earlier = nil },
+		"first certificate removed": func(e *persistency.Elimination) {
+			e.Earlier = []persistency.Stage{{Test: first.Test, Alive: first.Alive}}
+		},
+		"first test labeling replaced": func(e *persistency.Elimination) {
+			e.Earlier = []persistency.Stage{{Test: e.Test, Alive: first.Alive, Certificate: first.Certificate}}
+		},
+		"first stage claims more": func(e *persistency.Elimination) {
+			alive := slices.Clone(first.Alive)
+			for v, ls := range alive {
+				if len(ls) > 1 && !slices.Contains(c.e.Alive[v], ls[0]) {
+					continue
+				}
+				if len(ls) > 1 {
+					alive[v] = ls[1:]
+					if !slices.Contains(alive[v], first.Test[v]) {
+						alive[v] = ls[:len(ls)-1]
+					}
+					break
+				}
+			}
+			e.Earlier = []persistency.Stage{{Test: first.Test, Alive: alive, Certificate: first.Certificate}}
+		},
+	}
+	for name, edit := range edits {
+		e := *c.e
+		edit(&e)
+		if _, err := persistency.VerifyElimination(c.m, &e); err == nil {
+			t.Errorf("%s: VerifyElimination accepted it", name)
 		}
 	}
 }

@@ -35,7 +35,15 @@ package persistency
 //	           uvarint M, then M float64 Dual.Messages
 //	 kind 3:   ints  Factor.Labeling; uvarint M, then M float64 Factor.Messages
 //
-// and must end there. Set is not stored: ReadResult derives it from Persistent.
+// Version 2 adds, after the certificate, a byte 0 (no label elimination) or 1 and
+// the elimination: ints Test; n int lists Alive; varint Eliminated, Rounds,
+// SolverIterations; float64 Energy, LowerBound, Seconds, SolverSeconds; its
+// certificate as above. Version 3 (written now) builds verification problems over
+// the alive labels only, so version 2's elimination certificates are refused; it
+// appends uvarint S, then S earlier stages, each ints Test, n int lists Alive and
+// a certificate.
+//
+// The body must end there. Set is not stored: ReadResult derives it from Persistent.
 // gzip pays for itself: labels and persistent flags are small repetitive integers, and
 // normalised messages repeat a few values on regular models (Potts, truncated): the
 // result of testdata/denoise32.uai.gz takes 53 KB instead of 156 KB.
@@ -55,13 +63,16 @@ import (
 
 const (
 	resultMagic = "partopt persistency result\n"
-	// resultVersion is written; version 1 (no elimination section) is still read.
-	resultVersion = 2
+	// resultVersion is written; versions 1 (no elimination section) and 2 without
+	// an elimination are still read.
+	resultVersion = 3
 
 	// Counts in a result file: variables and edges are int32 in the model; messages
 	// are at most Σ_e (K₁+K₂), which fits comfortably in 2^48.
 	maxFileVars     = math.MaxInt32
 	maxFileMessages = min(1<<48, math.MaxInt)
+	// maxFileStages bounds an elimination's earlier stages (Eliminate runs a few).
+	maxFileStages = 64
 	// readChunk is the largest number of elements allocated ahead of the data.
 	readChunk = 1 << 16
 )
@@ -111,6 +122,14 @@ func WriteResult(w io.Writer, r *Result) error {
 			e.float(f)
 		}
 		e.certificate(el.Certificate)
+		e.uvarint(uint64(len(el.Earlier)))
+		for _, st := range el.Earlier {
+			e.ints(st.Test)
+			for _, ls := range st.Alive {
+				e.ints(ls)
+			}
+			e.certificate(st.Certificate)
+		}
 	}
 	if err := e.w.Flush(); err != nil {
 		return err
@@ -169,12 +188,10 @@ func checkEliminationShape(el *Elimination, n int) error {
 	if err := checkLabels(el.Test); err != nil {
 		return fmt.Errorf("test labeling: %w", err)
 	}
+	if err := checkAscending(el.Alive); err != nil {
+		return err
+	}
 	for v, ls := range el.Alive {
-		for i, l := range ls {
-			if l < 0 || l >= math.MaxInt32 || (i > 0 && l <= ls[i-1]) {
-				return fmt.Errorf("variable %d: alive labels %v not ascending labels", v, ls)
-			}
-		}
 		want := -1
 		if len(ls) == 1 {
 			want = ls[0]
@@ -183,10 +200,44 @@ func checkEliminationShape(el *Elimination, n int) error {
 			return fmt.Errorf("variable %d: persistent label %d with %d labels alive", v, el.Persistent[v], len(ls))
 		}
 	}
+	if len(el.Earlier) > maxFileStages {
+		return fmt.Errorf("%d earlier stages, at most %d", len(el.Earlier), maxFileStages)
+	}
+	for i, st := range el.Earlier {
+		if err := checkStageShape(st, n); err != nil {
+			return fmt.Errorf("stage %d: %w", i+1, err)
+		}
+	}
 	if el.Eliminated < 0 || el.Rounds < 0 || el.SolverIterations < 0 || el.Eliminated > math.MaxInt32 || el.Rounds > math.MaxInt32 || el.SolverIterations > math.MaxInt32 {
 		return fmt.Errorf("counts %d, %d, %d out of range", el.Eliminated, el.Rounds, el.SolverIterations)
 	}
 	return checkCertificateShape(el.Certificate, n)
+}
+
+// checkStageShape checks an earlier stage of an elimination of n variables.
+func checkStageShape(st Stage, n int) error {
+	if len(st.Test) != n || len(st.Alive) != n {
+		return fmt.Errorf("%d test labels and %d domains for %d variables", len(st.Test), len(st.Alive), n)
+	}
+	if err := checkLabels(st.Test); err != nil {
+		return fmt.Errorf("test labeling: %w", err)
+	}
+	if err := checkAscending(st.Alive); err != nil {
+		return err
+	}
+	return checkCertificateShape(st.Certificate, n)
+}
+
+// checkAscending checks that every list of alive labels is ascending labels.
+func checkAscending(alive [][]int) error {
+	for v, ls := range alive {
+		for i, l := range ls {
+			if l < 0 || l >= math.MaxInt32 || (i > 0 && l <= ls[i-1]) {
+				return fmt.Errorf("variable %d: alive labels %v not ascending labels", v, ls)
+			}
+		}
+	}
+	return nil
 }
 
 // checkCertificateShape checks a certificate (nil: none) of set variables.
@@ -518,6 +569,8 @@ func (d *resultDecoder) result() (*Result, error) {
 	if d.version >= 2 {
 		switch flag := d.byte(); {
 		case d.err != nil:
+		case flag == 1 && d.version == 2:
+			d.fail(badFile("version 2 label elimination (its certificate is of an older verification problem): solve again"))
 		case flag == 1:
 			res.Elimination = d.elimination(len(res.Persistent))
 		case flag != 0:
@@ -553,6 +606,18 @@ func (d *resultDecoder) elimination(n int) *Elimination {
 		*f = d.float()
 	}
 	el.Certificate = d.certificate()
+	stages := d.count(maxFileStages, "earlier stages")
+	for range stages {
+		if d.err != nil {
+			break
+		}
+		st := Stage{Test: d.intsIn(0, math.MaxInt32, "stage test labeling")}
+		for v := 0; v < n && d.err == nil; v++ {
+			st.Alive = append(st.Alive, d.intsIn(0, math.MaxInt32, "stage alive labels"))
+		}
+		st.Certificate = d.certificate()
+		el.Earlier = append(el.Earlier, st)
+	}
 	return el
 }
 

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,6 +100,11 @@ func resultFileFixtures(t testing.TB) map[string]struct {
 			t.Fatal("no model where Algorithm 1 proves part and elimination more")
 		}
 	}
+	stages := chainedElimination(t)
+	out["elimination in stages"] = struct {
+		m   *model.Model
+		res *persistency.Result
+	}{stages.m, &persistency.Result{Persistent: slices.Repeat([]int{-1}, stages.m.NumVars()), Elimination: stages.e}}
 	withElimination("elimination after pbp", "partial", false)
 	withElimination("elimination alone", "dual invariant", true)
 	withElimination("elimination of any order", "srmp", true)
@@ -204,10 +210,15 @@ func TestResultFileDamageIsAnErrorNotAPanic(t *testing.T) {
 }
 
 func TestResultFileRejectsOtherFiles(t *testing.T) {
-	good := encodeResultFile(t, resultFileFixtures(t)["exhaustive"].res)
+	fixtures := resultFileFixtures(t)
+	good := encodeResultFile(t, fixtures["exhaustive"].res)
 	header := len("partopt persistency result\n")
 	version := bytes.Clone(good)
 	version[header+1] = 9
+	// Version 2's eliminations were proven on verification problems over every
+	// label; their certificates mean nothing to version 3's.
+	older := encodeResultFile(t, fixtures["elimination alone"].res)
+	older[header+1] = 2
 	cases := []struct {
 		name string
 		data []byte
@@ -217,6 +228,7 @@ func TestResultFileRejectsOtherFiles(t *testing.T) {
 		{"text", []byte("MPE\n3 0 1 2\n"), "not a result file"},
 		{"gob", []byte("\x0d\xff\x81\x03\x01\x01\x06Result\x01\xff\x82\x00"), "not a result file"},
 		{"version", version, "version 9"},
+		{"version 2 elimination", older, "version 2 label elimination"},
 		{"header only", good[:header+2], "truncated"},
 		{"not gzip", append(bytes.Clone(good[:header+2]), "hello, world"...), "damaged"},
 		{"two members", append(bytes.Clone(good), good[header+2:]...), "data after"},
