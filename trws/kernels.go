@@ -69,8 +69,12 @@ func pottsMessage(h, out []float32, w float32) float32 {
 }
 
 // truncLinearMessage: θ = w·min(|x−y|, T), by the two-pass L1 distance transform over
-// max(len(h), len(out)) positions, then truncation. buf needs that many entries.
-func truncLinearMessage(h, out []float32, w, T float32, buf []float32) float32 {
+// max(len(h), len(out)) positions, then truncation; hmin = min h. buf needs that many
+// entries. Square terms with T ≤ 3 (stereo's usual truncation) take truncLinearNear.
+func truncLinearMessage(h, out []float32, hmin, w, T float32, buf []float32) float32 {
+	if len(h) == len(out) && T <= 3 {
+		return truncLinearNear(h, out, hmin, w, T)
+	}
 	r := max(len(h), len(out))
 	f := buf[:r]
 	copy(f, h)
@@ -87,7 +91,7 @@ func truncLinearMessage(h, out []float32, w, T float32, buf []float32) float32 {
 			f[y] = v
 		}
 	}
-	top := minOf(h) + w*T
+	top := hmin + w*T
 	for y := range out {
 		v := f[y]
 		if v > top {
@@ -96,6 +100,62 @@ func truncLinearMessage(h, out []float32, w, T float32, buf []float32) float32 {
 		out[y] = v
 	}
 	return normalize(out)
+}
+
+// truncLinearNear is truncLinearMessage on a square term with T ≤ 3: only labels
+// less than T apart cost less than the truncation, so out(y) = min(h(x) + w·|x−y|
+// over |x−y| < T, hmin + w·T) — at most two neighbours on each side, and no chain
+// of dependent minima as in the distance transform.
+func truncLinearNear(h, out []float32, hmin, w, T float32) float32 {
+	k := len(h)
+	out = out[:k]
+	top := hmin + w*T
+	lo := float32(inf32)
+	switch {
+	case T <= 1:
+		for y, v := range h {
+			v = min(v, top)
+			out[y] = v
+			lo = min(lo, v)
+		}
+	case T <= 2 && k >= 2:
+		lo = min(h[0], top, h[1]+w)
+		out[0] = lo
+		for y := 1; y < k-1; y++ {
+			v := min(h[y], top, min(h[y-1], h[y+1])+w)
+			out[y] = v
+			lo = min(lo, v)
+		}
+		v := min(h[k-1], top, h[k-2]+w)
+		out[k-1] = v
+		lo = min(lo, v)
+	case T <= 2:
+		lo = min(h[0], top)
+		out[0] = lo
+	default:
+		w2 := 2 * w
+		for y := range k {
+			v := min(h[y], top)
+			if y > 0 {
+				v = min(v, h[y-1]+w)
+			}
+			if y > 1 {
+				v = min(v, h[y-2]+w2)
+			}
+			if y+1 < k {
+				v = min(v, h[y+1]+w)
+			}
+			if y+2 < k {
+				v = min(v, h[y+2]+w2)
+			}
+			out[y] = v
+			lo = min(lo, v)
+		}
+	}
+	for y := range out {
+		out[y] -= lo
+	}
+	return lo
 }
 
 // truncQuadMessage: θ = w·min((x−y)², T), by the lower envelope of parabolas

@@ -20,6 +20,9 @@ func TestKernelsEqualTheGeneralTableKernel(t *testing.T) {
 		}
 		w := float32(rng.Float64() * 3)
 		T := float32(0.5 + rng.Float64()*20)
+		if trial%2 == 0 { // stereo's truncations: T ≤ 3, integral or not
+			T = []float32{0.5, 1, 1.5, 2, 2.5, 3}[rng.IntN(6)]
+		}
 		kind := []model.Kind{model.Potts, model.TruncatedLinear, model.TruncatedQuadratic}[trial%3]
 		fn := model.Function{Kind: kind, Shape: []int{ks, kd}, W: float64(w), T: float64(T)}
 		h := make([]float32, ks)
@@ -43,7 +46,7 @@ func TestKernelsEqualTheGeneralTableKernel(t *testing.T) {
 		case model.Potts:
 			gotC = pottsMessage(h, got, w)
 		case model.TruncatedLinear:
-			gotC = truncLinearMessage(h, got, w, T, make([]float32, max(ks, kd)))
+			gotC = truncLinearMessage(h, got, minOf(h), w, T, make([]float32, max(ks, kd)))
 		default:
 			gotC = truncQuadMessage(h, got, w, T, make([]int32, ks+1), make([]float64, ks+2))
 		}

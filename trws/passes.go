@@ -88,7 +88,7 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 		}
 		return pottsMessage(h, out, s.w[e])
 	case kindTruncLinear:
-		return truncLinearMessage(h, out, s.w[e], s.t[e], s.scratch[3*s.mk:])
+		return truncLinearMessage(h, out, hmin, s.w[e], s.t[e], s.scratch[3*s.mk:])
 	case kindTruncQuad:
 		return truncQuadMessage(h, out, s.w[e], s.t[e], s.envV, s.envZ)
 	}

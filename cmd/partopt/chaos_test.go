@@ -232,6 +232,9 @@ func TestChaosKillsCostTimeNotResults(t *testing.T) {
 	c.wait("calm")
 	calm := time.Since(calmStart)
 	calmOut := c.fetch("calm")
+	// Kills paced by the job's own speed, so that all of them land before it
+	// ends on a fast machine too.
+	killEvery = min(killEvery, max(100*time.Millisecond, calm/time.Duration(2*(workerKills+leaderKills)+2)))
 
 	submitted := c.submit("chaos")
 	rng := rand.New(rand.NewPCG(1, 2))
