@@ -144,7 +144,6 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	return res, nil
 }
 
-
 // eliminateWindow runs the elimination of one window of the restricted model:
 // its undecided nodes, their outside neighbours and every factor touching the
 // nodes, with the map moving labels of the nodes only.
