@@ -29,4 +29,15 @@
 // and Verify rebuilds Ê_{A*,x*} from the model to check it again. With forbidden
 // states (+Inf), a boundary potential that would encourage leaving y without bound
 // (−Inf) drops the nodes concerned before any solve.
+//
+// # Label elimination
+//
+// Eliminate is the follow-up method, iterative relaxed inference (Shekhovtsov,
+// Swoboda, Savchynskyy, TPAMI 2018): it finds labels that a map to a test labeling
+// proves unnecessary, certified by the dual of a verification problem; a variable
+// left with one label is persistent.
+//
+//	el, err := persistency.Eliminate(ctx, m, persistency.EliminateOptions{})
+//	el.Alive[v]                                // labels some optimal labeling may take
+//	_, err = persistency.VerifyElimination(m, el) // every stage's certificate re-checked
 package persistency
