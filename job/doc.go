@@ -10,7 +10,7 @@
 // Typical use:
 //
 //	res, err := job.Run(ctx, job.Spec{Model: "model.uai", Output: "out"}, job.Options{})
-//	// out/labels.sol, out/persistent.evid, out/certificate.gob, out/report.json
+//	// out/labels.sol, out/persistent.evid, out/certificate.gob, out/domains.txt, out/report.json
 //	fmt.Println(res.Summary)
 //	v, err := job.Verify("model.uai", "out", false, nil)
 //

@@ -8,8 +8,9 @@ import (
 	"github.com/partopt/partopt/job"
 )
 
-// Prove the persistent labels of the bundled 32×32 denoising model whole, then
-// re-check the proof from the model and the outputs alone.
+// Prove the persistent labels of the bundled 32×32 denoising model whole (the
+// default method, pbp+iri: Algorithm 1, then label elimination on what it leaves),
+// then re-check the proof from the model and the outputs alone.
 func Example() {
 	dir, err := os.MkdirTemp("", "partopt-example-")
 	if err != nil {
@@ -21,14 +22,14 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	rep := res.Report.(*job.PBPReport)
-	fmt.Println(rep.PersistentVariables, "of", rep.FreeVariables, "variables persistent")
+	rep := res.Report.(*job.IRIReport)
+	fmt.Println(rep.PersistentVariables, "of", rep.FreeVariables, "variables persistent,", rep.EliminatedLabels, "labels eliminated")
 	v, err := job.Verify(model, dir, false, nil)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("verified", v.Persistent)
 	// Output:
-	// 1024 of 1024 variables persistent
+	// 1024 of 1024 variables persistent, 3072 labels eliminated
 	// verified 1024
 }

@@ -130,6 +130,12 @@ func TestWireRoundTrip(t *testing.T) {
 	if w, err = job.Wire(s); err != nil || w.Halo != 0 || job.FromWire(w, network, "out").Halo != job.NoHalo {
 		t.Errorf("no halo: wire %d, %v", w.Halo, err)
 	}
+	// What a cluster cannot run is refused, not run as something else.
+	for _, bad := range []job.Spec{{Model: network}, {Model: network, Window: 3, Method: job.IRI}} {
+		if _, err := job.Wire(bad); err == nil || !strings.Contains(err.Error(), "by windows only") {
+			t.Errorf("%+v: wire error %v", bad, err)
+		}
+	}
 }
 
 // TestRunRefusesBadSpecs: bad specs are errors before anything is read or
@@ -195,7 +201,8 @@ func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
 		want []string
 	}{
 		{job.Spec{Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
-		{job.Spec{}, []string{job.CertificateFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
+		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
+		{job.Spec{}, []string{job.CertificateFile, job.DomainsFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
 		{job.Spec{Method: job.SRMP}, []string{job.LabelsFile, job.ReportFile}},
 	} {
 		c.spec.Model, c.spec.Output = denoise, dir
@@ -282,7 +289,7 @@ func TestConditionIsLoadProblem(t *testing.T) {
 func TestLabelEliminationOutputsVerify(t *testing.T) {
 	for _, model := range []string{network, "../testdata/pedigree1.uai", "../testdata/dense40.uai"} {
 		pbpDir := t.TempDir()
-		pbp, err := job.Run(context.Background(), job.Spec{Model: model, Output: pbpDir}, job.Options{})
+		pbp, err := job.Run(context.Background(), job.Spec{Model: model, Method: job.PBP, Output: pbpDir}, job.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,7 @@ const (
 
 // Spec is one job: what to solve, how, and where the outputs go. Its zero
 // values are the defaults, so Spec{Model: m, Output: dir} proves the persistent
-// labels of m whole (or by windows for a .grid file).
+// labels of m whole by pbp+iri (or by windows and pbp for a .grid file).
 type Spec struct {
 	// Model is the model file (any format model/modelfile reads); MODEL.evid
 	// beside it is applied unless NoEvidence.
@@ -80,12 +80,17 @@ type Spec struct {
 	Output string
 }
 
-// method is s.Method with its default.
+// method is s.Method with its default: the strongest, pbp+iri, for a model
+// solved whole; pbp for windows (--window, .grid files), which label elimination
+// does not run out of core or over a cluster yet.
 func (s Spec) method() Method {
-	if s.Method == "" {
+	switch {
+	case s.Method != "":
+		return s.Method
+	case s.Window > 0 || IsGridFile(s.Model):
 		return PBP
 	}
-	return s.Method
+	return PBPIRI
 }
 
 // Windowed says whether the job is solved by windows.
@@ -222,6 +227,9 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 // evidence. The model is referred to by its absolute path; a fresh id is drawn.
 func Wire(s Spec) (protocol.JobSpec, error) {
 	s = s.withDefaults()
+	if s.Method != PBP || !s.Windowed() {
+		return protocol.JobSpec{}, fmt.Errorf("a cluster runs method pbp by windows only, not %s with window %d", s.Method, s.Window)
+	}
 	if IsGridFile(s.Model) {
 		h, err := gridHeader(s.Model)
 		if err != nil {

@@ -11,6 +11,7 @@ const (
 	labelTilesFile      = job.LabelTilesFile
 	persistentTilesFile = job.PersistentTilesFile
 	persistencyPNG      = job.PersistencyPNG
+	domainsFile         = job.DomainsFile
 )
 
 type (

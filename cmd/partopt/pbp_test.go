@@ -67,7 +67,7 @@ func (o pbpOutputs) persistent() int {
 func solvePBP(t *testing.T, modelPath string, args ...string) pbpOutputs {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out", "nested") // -o need not exist
-	code, stdout, stderr := partopt(append(append([]string{"solve", "-o", dir}, args...), modelPath)...)
+	code, stdout, stderr := partopt(append(append([]string{"solve", "-o", dir, "--method", "pbp"}, args...), modelPath)...)
 	if code != 0 {
 		t.Fatalf("solve %v %s: exit %d: %s", args, modelPath, code, stderr)
 	}

@@ -81,7 +81,7 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	def := trws.Options{GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	fl := cmd.Flags()
 	if method {
-		fl.StringVar(&f.method, "method", string(job.PBP), "solver: "+methodList())
+		fl.StringVar(&f.method, "method", "", "solver: "+methodList()+" (default: pbp+iri for a model solved whole, pbp by windows)")
 		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	} else {
 		fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels")
@@ -110,9 +110,9 @@ func methodList() string {
 
 func (f solveFlags) validate() error {
 	switch {
-	case !slices.Contains(job.Methods, job.Method(f.method)):
+	case f.method != "" && !slices.Contains(job.Methods, job.Method(f.method)):
 		return fmt.Errorf("unknown --method %q (available: %s)", f.method, methodList())
-	case f.method != string(job.PBP) && f.method != string(job.PBPIRI) && f.boundary != persistency.Invariant.String():
+	case f.method != "" && f.method != string(job.PBP) && f.method != string(job.PBPIRI) && f.boundary != persistency.Invariant.String():
 		return fmt.Errorf("--boundary %s: only --method pbp has boundary potentials (and pbp+iri)", f.boundary)
 	case f.output == "":
 		return errors.New("--output: empty directory name")
@@ -126,7 +126,7 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--check-every %d: want at least 1", f.checkEvery)
 	case f.window < 0:
 		return fmt.Errorf("--window %d: want at least 1 (or 0 for the whole model)", f.window)
-	case f.window > 0 && f.method != string(job.PBP) && f.method != string(job.IRI):
+	case f.window > 0 && f.method != "" && f.method != string(job.PBP) && f.method != string(job.IRI):
 		return fmt.Errorf("--window: only --method pbp and iri solve by windows")
 	case f.halo < 0:
 		return fmt.Errorf("--halo %d: want at least 0", f.halo)

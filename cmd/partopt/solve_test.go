@@ -397,9 +397,10 @@ func TestStatusLineThrottlesAndClears(t *testing.T) {
 	}
 }
 
-// TestSolveFlagDefaults: the defaults are part of the CLI contract.
+// TestSolveFlagDefaults: the defaults are part of the CLI contract (no --method:
+// the library's, pbp+iri for a model solved whole and pbp by windows).
 func TestSolveFlagDefaults(t *testing.T) {
-	want := map[string]string{"method": "pbp", "boundary": "invariant", "max-iterations": "0", "gap-tolerance": "1e-09",
+	want := map[string]string{"method": "", "boundary": "invariant", "max-iterations": "0", "gap-tolerance": "1e-09",
 		"stall-iterations": "100", "check-every": "5", "no-evid": "false", "output": ""}
 	fl := newSolveCmd().Flags()
 	for name, def := range want {
@@ -413,8 +414,9 @@ func TestSolveFlagDefaults(t *testing.T) {
 }
 
 // TestReadmeExampleSolves runs the README's first command on its bundled model with
-// the default method, pbp: the relaxation is tight there, so every variable is proven
-// persistent, the labeling is optimal, and verify accepts the proof.
+// the default method, pbp+iri: the relaxation is tight there, so every variable is
+// proven persistent (every other label eliminated), the labeling is optimal, and
+// verify accepts the proof.
 func TestReadmeExampleSolves(t *testing.T) {
 	out := t.TempDir()
 	model := filepath.Join(fixtures, "denoise32.uai.gz")
@@ -422,10 +424,10 @@ func TestReadmeExampleSolves(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.HasPrefix(stdout, "persistent 1 variables 1024/1024 iterations ") || strings.Count(stdout, "\n") != 1 {
-		t.Errorf("summary %q, want \"persistent 1 variables 1024/1024 iterations …\"", stdout)
+	if !strings.HasPrefix(stdout, "persistent 1 variables 1024/1024 eliminated 3072/3072 labels (1) ") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("summary %q, want \"persistent 1 variables 1024/1024 eliminated 3072/3072 labels (1) …\"", stdout)
 	}
-	for _, f := range []string{"labels.sol", "persistent.evid", "certificate.gob", "report.json"} {
+	for _, f := range []string{"labels.sol", "persistent.evid", "certificate.gob", "domains.txt", "report.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}

@@ -290,11 +290,13 @@ func TestSolveLeavesNoStaleOutputs(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{nil, []string{certificateFile, labelsFile, persistentFile, reportFile}},
+		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
+		{nil, []string{certificateFile, domainsFile, labelsFile, persistentFile, reportFile}},
 		{[]string{"--window", "8"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 		{[]string{"--method", "trws"}, []string{labelsFile, reportFile}},
 		{[]string{"--window", "8"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
-		{nil, []string{certificateFile, labelsFile, persistentFile, reportFile}},
+		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
+		{nil, []string{certificateFile, domainsFile, labelsFile, persistentFile, reportFile}},
 	} {
 		if code, _, stderr := partopt(append([]string{"solve", "-o", dir, up}, c.args...)...); code != 0 {
 			t.Fatal(stderr)
