@@ -77,7 +77,11 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 			return nil, r.proofFailed(ctx, err)
 		}
 	}
-	eopt := persistency.EliminateOptions{Solver: persistency.Auto{Options: topt}, Domains: res.Domains(p.Solved)}
+	eo := topt
+	if s.Solver.MaxIterations == 0 {
+		eo.MaxIterations = 0 // the elimination's own caps (persistency.Eliminate)
+	}
+	eopt := persistency.EliminateOptions{Solver: persistency.Auto{Options: eo}, Domains: res.Domains(p.Solved)}
 	if r.opt.Progress != nil {
 		eopt.Progress = func(q persistency.EliminateProgress) {
 			progress.Pruning, progress.Eliminate = nil, &q

@@ -115,6 +115,10 @@ const EliminationTolerance = trws.GapTolerance
 // tolerance is the bound an elimination certificate must reach for energy e.
 func tolerance(e float64) float64 { return EliminationTolerance * math.Max(1, math.Abs(e)) }
 
+// firstIterations caps the TRW-S iterations of the relaxed solve that starts a
+// search, unless the solver sets its own cap (see firstCapped).
+const firstIterations = 500
+
 // restartRounds is the rounds after which a search from the relaxation's labeling
 // tries a better one (Eliminate's guess).
 const restartRounds = 20
@@ -375,6 +379,9 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 // verification problem g_F(x) = f_F(x) − f_F(p(x)), +Inf where f_F(x) is +Inf.
 func compactTable(m *model.Model, f int, d *domains, size int, verification bool) ([]float64, error) {
 	vars, fn := m.FactorVars(f), m.FactorFunction(f)
+	if len(vars) == 2 {
+		return pairTable(fn, d, int(vars[0]), int(vars[1]), verification, f)
+	}
 	t := make([]float64, 0, size)
 	var bad error
 	forEachAlive(d, vars, func(_, x, px []int) {
@@ -390,6 +397,29 @@ func compactTable(m *model.Model, f int, d *domains, size int, verification bool
 		t = append(t, e-w)
 	})
 	return t, bad
+}
+
+// pairTable is compactTable of a pairwise factor f on (u, v), the rounds' bulk,
+// without the general enumeration.
+func pairTable(fn *model.Function, d *domains, u, v int, verification bool, f int) ([]float64, error) {
+	lu, lv := d.labels[u], d.labels[v]
+	t := make([]float64, 0, len(lu)*len(lv))
+	for a, i := range lu {
+		pi := lu[d.image(u, a)]
+		for b, j := range lv {
+			e := fn.Pairwise(i, j)
+			if !verification || math.IsInf(e, 1) {
+				t = append(t, e)
+				continue
+			}
+			w := fn.Pairwise(pi, lv[d.image(v, b)])
+			if math.IsInf(w, 1) {
+				return nil, fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
+			}
+			t = append(t, e-w)
+		}
+	}
+	return t, nil
 }
 
 // marginals are the solvers whose reparametrised unaries a search reads.
@@ -456,7 +486,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		return nil, err
 	}
 	res := &Elimination{Prior: opt.Domains, LowerBound: math.Inf(-1)}
-	timed := &timedSolver{r: solver, iterations: &res.SolverIterations}
+	timed := &timedSolver{r: firstCapped(solver, firstIterations), iterations: &res.SolverIterations}
 	solve := func(p *model.Model, from *Warm) (*Outcome, error) { return timed.solve(ctx, p, from) }
 	defer func() { res.Seconds, res.SolverSeconds = time.Since(start).Seconds(), timed.elapsed.Seconds() }()
 

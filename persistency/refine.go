@@ -26,7 +26,7 @@ const (
 	// refineWork bounds the work of one refine call's searches over all
 	// components, in table lookups; a search that runs out keeps the best
 	// labeling found.
-	refineWork = 1 << 26
+	refineWork = 1 << 24
 )
 
 // refine returns y improved on the components of the undecided variables (more

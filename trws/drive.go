@@ -88,7 +88,7 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 		}
 		res.Agreeing, res.Agreement = 0, false
 	}
-	if !res.Agreement && res.Stop != StopCanceled && gapWithin(res.Energy, res.LowerBound, 1e-6) {
+	if !res.Agreement && !opt.NoCertify && res.Stop != StopCanceled && gapWithin(res.Energy, res.LowerBound, 1e-6) {
 		// The gap closed without node-wise agreement (ties, or a stop before agreement
 		// formed): if a certificate proves the best labeling optimal, it becomes every
 		// variable's consistency label. An LP-optimal integral labeling is what the

@@ -27,6 +27,9 @@ type Options struct {
 	CheckEvery int
 	// Progress, if set, is called after every check.
 	Progress func(Progress)
+	// NoCertify skips the certificate of the best labeling when the gap closes
+	// without agreement (a float64 pass): for callers that certify themselves.
+	NoCertify bool
 }
 
 // DefaultOptions: 1500 iterations (the paper's cap), gap 1e-9 relative, stall after
