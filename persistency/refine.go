@@ -19,8 +19,10 @@ import (
 // optimal over the alive labels — hence globally, since they contain an optimum.
 
 const (
-	// refineEntries bounds the tables variable elimination builds.
+	// refineEntries bounds each table variable elimination builds, refineTotal
+	// all of them in one component (8 bytes an entry).
 	refineEntries = 1 << 20
+	refineTotal   = 1 << 23
 	// refineVars bounds the variables of a component searched.
 	refineVars = 512
 	// refineWork bounds the work of one refine call's searches over all
@@ -76,12 +78,12 @@ func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entri
 	return x
 }
 
-// guess improves the relaxed solve's labeling y before a search when the
-// relaxation left a gap: the labels nearest each variable's minimum of the
-// reparametrised unary — where the optimum most likely lies, unproven — are
-// searched by refine, with n/4, then n/2, then n such labels beyond y's, as long
-// as the guess keeps improving; nil when it does not improve. Only y's quality
-// is at stake: the search proves whatever y it is given.
+// guess improves the labeling y of the relaxed solve out: the labels nearest
+// each variable's minimum of out's reparametrised unary — where the optimum most
+// likely lies, unproven — are searched by refine, with n/4, then n/2, then n such
+// labels beyond y's, as long as the guess keeps improving; nil when it does not
+// improve. Only y's quality is at stake: the search proves whatever y it is
+// given.
 func guess(m *model.Model, d *domains, out *Outcome, y []int, candidates []bool) []int {
 	mg, ok := out.state.(marginals)
 	if !ok {
@@ -116,8 +118,9 @@ func guess(m *model.Model, d *domains, out *Outcome, y []int, candidates []bool)
 		for _, c := range all[:min(extra, len(all))] {
 			alive[c.v] = append(alive[c.v], d.labels[c.v][c.c])
 		}
-		for _, ls := range alive {
+		for v, ls := range alive {
 			slices.Sort(ls)
+			alive[v] = slices.Compact(ls) // y may have moved onto a near label
 		}
 		x := refine(m, alive, y, candidates)
 		if x == nil {
@@ -202,8 +205,8 @@ func newTable(alive [][]int, vars []int) *vtable {
 
 // minimize minimises the factors touching a component (the variables comp, with
 // the alive labels alive[v]; every other variable at x), eliminating variables
-// while their tables stay within entries, with a search of at most
-// budget table lookups. It returns the best labeling found by position (at least
+// while their tables stay within entries, then searching, with at most budget
+// table lookups in all. It returns the best labeling found by position (at least
 // as good as x's) and the lookups used.
 func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int, entries, budget int) ([]int, int) {
 	dom := make([][]int, len(comp)) // by position
@@ -249,6 +252,10 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 	}
 	var buckets []bucket
 	gone := make([]bool, len(comp))
+	total, work := 0, 0
+	for _, t := range tabs {
+		total += len(t.t)
+	}
 	for {
 		best, bestSize, bestScope := -1, 0, []int(nil)
 		for p := range comp {
@@ -265,16 +272,24 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 				best, bestSize, bestScope = p, s, scope
 			}
 		}
-		if best < 0 || bestSize > entries {
-			break
-		}
-		gone[best] = true
 		var in, out []*vtable
 		for _, t := range tabs {
 			if slices.Contains(t.vars, best) {
 				in = append(in, t)
 			} else {
 				out = append(out, t)
+			}
+		}
+		if best < 0 || bestSize > entries || total+bestSize > refineTotal || work+bestSize*len(in) > budget {
+			break
+		}
+		total, work = total+bestSize, work+bestSize*len(in)
+		gone[best] = true
+		at := make([][]int, len(in)) // each table's variables as indices into bestScope
+		for k, t := range in {
+			at[k] = make([]int, len(t.vars))
+			for j, p := range t.vars {
+				at[k][j], _ = slices.BinarySearch(bestScope, p)
 			}
 		}
 		i := slices.Index(bestScope, best)
@@ -287,7 +302,7 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 			lo := math.Inf(1)
 			for l := range dom[best] {
 				full[i] = l
-				lo = math.Min(lo, sumAt(in, bestScope, full))
+				lo = math.Min(lo, sumAt(in, at, full))
 			}
 			nt.t = append(nt.t, lo)
 		})
@@ -306,26 +321,25 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 			core = append(core, p)
 		}
 	}
-	work := 0
 	if len(core) > 0 {
 		bb := newSearch(tabs, dom, core, label)
-		work = bb.run(budget)
+		work += bb.run(budget - work)
 		for _, p := range core {
 			label[p] = bb.bestA[p]
 		}
 	}
 	// Back-substitution, last eliminated first: each bucket's other variables
 	// are set by then.
-	all := make([]int, len(comp))
-	for p := range all {
-		all[p] = p
-	}
 	for i := len(buckets) - 1; i >= 0; i-- {
 		b := buckets[i]
+		at := make([][]int, len(b.tabs)) // positions index label directly
+		for k, t := range b.tabs {
+			at[k] = t.vars
+		}
 		bestL, lo := 0, math.Inf(1)
 		for l := range dom[b.v] {
 			label[b.v] = l
-			if s := sumAt(b.tabs, all, label); s < lo {
+			if s := sumAt(b.tabs, at, label); s < lo {
 				bestL, lo = l, s
 			}
 		}
@@ -424,15 +438,14 @@ func (s *bnb) dfs(depth int) {
 	}
 }
 
-// sumAt is the sum of tabs at the assignment a of the variables scope (ascending
-// positions; a holds indices into their alive labels), which covers every table.
-func sumAt(tabs []*vtable, scope, a []int) float64 {
+// sumAt is the sum of tabs at the assignment a (indices into alive labels), where
+// at[k][j] is the index in a of table k's variable j.
+func sumAt(tabs []*vtable, at [][]int, a []int) float64 {
 	s := 0.0
-	for _, t := range tabs {
+	for k, t := range tabs {
 		i := 0
-		for k, p := range t.vars {
-			j, _ := slices.BinarySearch(scope, p)
-			i = i*t.dims[k] + a[j]
+		for j, q := range at[k] {
+			i = i*t.dims[j] + a[q]
 		}
 		s += t.t[i]
 	}
