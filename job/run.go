@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"time"
 
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/trws"
@@ -86,6 +88,12 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.Method == "" && r.spec.Method == PBPIRI {
+		if n := tableEntries(p.Solved); n > maxDefaultEliminationEntries {
+			r.note(fmt.Sprintf("label elimination would build verification tables of %d entries (more than %d): proving by pbp alone (--method pbp+iri runs both anyway)", n, maxDefaultEliminationEntries))
+			r.spec.Method = PBP
+		}
+	}
 	switch r.spec.Method {
 	case PBP:
 		return r.solvePBP(ctx, p)
@@ -93,6 +101,26 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 		return r.solveIRI(ctx, p)
 	}
 	return r.solveLP(ctx, p)
+}
+
+// maxDefaultEliminationEntries bounds the verification problems of the default
+// method: label elimination builds explicit tables (8 bytes an entry, and a
+// float32 copy in the solver) even where the model's terms are Potts or
+// truncated, so a model past this bound gets pbp alone unless asked for more.
+var maxDefaultEliminationEntries int64 = 1 << 27 // a variable for the tests
+
+// tableEntries is Σ over m's factors of the product of their label counts: the
+// size of an explicit copy of every table.
+func tableEntries(m *model.Model) int64 {
+	var n int64
+	for f := range m.NumFactors() {
+		size := int64(1)
+		for _, v := range m.FactorVars(f) {
+			size *= int64(m.NumLabels(int(v)))
+		}
+		n += size
+	}
+	return n
 }
 
 // runner is one run of a job.
