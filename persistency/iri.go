@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/partopt/partopt/model"
@@ -325,7 +324,8 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 		}
 	}
 	args := make([]int, 0, 8)
-	shared := map[string]int{} // zero tables per shape; m's functions kept whole
+	zeros := map[string]int{} // one zero table per shape
+	kept := map[int]int{}     // m's functions on factors whose labels are all alive
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
 		args = args[:0]
@@ -337,42 +337,43 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 			size *= labels[v]
 			whole = whole && labels[v] == m.NumLabels(int(v))
 		}
-		var key string
+		var id int
+		var err error
 		switch {
 		case verification && !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }):
 			// p is the identity on the factor: g ≡ 0. Every factor is kept, so that
 			// the rounds' problems share one graph (warm starts).
-			key = fmt.Sprint("zero", shape)
+			id, err = addOnce(b, zeros, fmt.Sprint(shape), func() model.Function {
+				return model.Function{Kind: model.Explicit, Shape: shape, Table: make([]float64, size)}
+			})
 		case !verification && whole:
-			key = fmt.Sprint("func", m.FactorFunc(f))
+			id, err = addOnce(b, kept, m.FactorFunc(f), func() model.Function { return *m.FactorFunction(f) })
+		default:
+			var t []float64
+			if t, err = compactTable(m, f, d, size, verification); err == nil {
+				id, err = b.AddFunction(model.Function{Kind: model.Explicit, Shape: shape, Table: t})
+			}
 		}
-		id, ok := shared[key]
-		if !ok || key == "" {
-			var fn model.Function
-			var err error
-			switch {
-			case strings.HasPrefix(key, "zero"):
-				fn = model.Function{Kind: model.Explicit, Shape: shape, Table: make([]float64, size)}
-			case key != "":
-				fn = *m.FactorFunction(f)
-			default:
-				fn = model.Function{Kind: model.Explicit, Shape: shape}
-				if fn.Table, err = compactTable(m, f, d, size, verification); err != nil {
-					return nil, err
-				}
-			}
-			if id, err = b.AddFunction(fn); err != nil {
-				return nil, err
-			}
-			if key != "" {
-				shared[key] = id
-			}
+		if err != nil {
+			return nil, err
 		}
 		if err := b.AddFactor(id, args...); err != nil {
 			return nil, err
 		}
 	}
 	return b.Build()
+}
+
+// addOnce adds the function fn makes under key, or returns the id it got before.
+func addOnce[K comparable](b *model.Builder, ids map[K]int, key K, fn func() model.Function) (int, error) {
+	if id, ok := ids[key]; ok {
+		return id, nil
+	}
+	id, err := b.AddFunction(fn())
+	if err == nil {
+		ids[key] = id
+	}
+	return id, err
 }
 
 // compactTable is factor f's table over the alive labels: f_F(x), or for the
@@ -403,6 +404,10 @@ func compactTable(m *model.Model, f int, d *domains, size int, verification bool
 // without the general enumeration.
 func pairTable(fn *model.Function, d *domains, u, v int, verification bool, f int) ([]float64, error) {
 	lu, lv := d.labels[u], d.labels[v]
+	pv := make([]int, len(lv)) // p's image of v's labels
+	for b := range lv {
+		pv[b] = lv[d.image(v, b)]
+	}
 	t := make([]float64, 0, len(lu)*len(lv))
 	for a, i := range lu {
 		pi := lu[d.image(u, a)]
@@ -412,7 +417,7 @@ func pairTable(fn *model.Function, d *domains, u, v int, verification bool, f in
 				t = append(t, e)
 				continue
 			}
-			w := fn.Pairwise(pi, lv[d.image(v, b)])
+			w := fn.Pairwise(pi, pv[b])
 			if math.IsInf(w, 1) {
 				return nil, fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
 			}

@@ -322,7 +322,7 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		}
 	}
 	if len(core) > 0 {
-		bb := newSearch(tabs, dom, core, label)
+		bb := newBnb(tabs, dom, core, label)
 		work += bb.run(budget - work)
 		for _, p := range core {
 			label[p] = bb.bestA[p]
@@ -369,7 +369,7 @@ type bnb struct {
 	limit int
 }
 
-func newSearch(tabs []*vtable, dom [][]int, core []int, start []int) *bnb {
+func newBnb(tabs []*vtable, dom [][]int, core []int, start []int) *bnb {
 	s := &bnb{tabs: tabs, dom: dom, core: core, a: slices.Clone(start)}
 	for _, t := range tabs {
 		levels := make([][]float64, len(t.vars)+1)
