@@ -15,6 +15,15 @@ package persistency
 // labels its relaxed solution uses (the locally minimal labels of the dual, and an
 // integral violator's labels), then solve again. Each round shrinks the movable
 // sets, so the search ends; the last round's dual is the certificate.
+//
+// What makes the rounds cheap (the reference's speed-ups, in our form):
+//   - single-node pruning (prune.go) before every round marks, without a solver,
+//     the labels that violate with immovable labels all around;
+//   - a round's solver stops at its first check (5 iterations) whose labeling is a
+//     violator; settle then moves the violator's variables onto immovable labels
+//     where that does not raise g, so only the labels it still needs are marked;
+//   - a round rewrites, in the last round's TRW-S solver, only the factors around
+//     the variables whose immovable sets changed (rewrite.go), messages kept.
 
 import (
 	"cmp"
@@ -49,7 +58,8 @@ type EliminateOptions struct {
 	Test []int
 	// RoundIterations caps the solver's iterations per round (default 50): a
 	// round's problem differs little from the previous one, whose messages it
-	// starts from, and labels are fixed as soon as the dual points at them.
+	// starts from, and labels are fixed as soon as the dual points at them; a
+	// round ends earlier at its first check that finds a violator.
 	RoundIterations int
 	// MaxStages bounds the stages of the search (default 4; 1: one test labeling).
 	// After a stage, the test labeling is improved on what it left undecided;
@@ -535,8 +545,10 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 	if rounds == 0 {
 		rounds = 50
 	}
-	timed.r = capped(solver, rounds)
+	roundSolver := capped(solver, rounds)
 	lastBound, nearest := math.Inf(-1), 0
+	prune := newPruner(m, d)
+	tables := newRewriter(m, d)
 	report := func(round, movable int, bound float64) {
 		if opt.Progress != nil {
 			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: bound})
@@ -558,20 +570,33 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 					return nil, err
 				}
 				tol, lastBound, nearest = tolerance(res.Energy), math.Inf(-1), 0
+				tables.invalidate()
 			}
 			relaxed = nil
 		}
-		closeForbidden(m, d) // again each round: fixing labels changes p
+		// Again each round, until neither marks: fixing labels changes p.
+		for closeForbidden(m, d); prune.run(tol) > 0; closeForbidden(m, d) {
+		}
 		movable := countMovable(d)
 		if movable == 0 {
 			return finish(res, d, nil), nil
 		}
-		g, err := build(m, d, true)
-		if err != nil {
-			return nil, err
-		}
+		timed.r = targeted(roundSolver, -tol)
+		// g is built when a round needs it as a model: a round on the solver of
+		// the last one rewrites in it only the factors whose map changed.
+		var g *model.Model
 		var from *Warm
-		if prev != nil {
+		if rewritten, err := tables.rewrite(prev, timed.r); err != nil {
+			return nil, err
+		} else if rewritten {
+			from = &Warm{Prev: prev, InPlace: true}
+		} else {
+			if g, err = build(m, d, true); err != nil {
+				return nil, err
+			}
+			tables.built(d)
+		}
+		if prev != nil && from == nil {
 			from = &Warm{Prev: prev}
 			// In the first round g is f shifted by constants: when the relaxed
 			// solve already proved y optimal for the relaxation, its dual proves
@@ -591,9 +616,15 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		}
 		prev = out
 		bound := out.LowerBound
+
 		// The solver's bound is an estimate (TRW-S sums in float32); a certificate
 		// costs about an iteration, so it is only made when it may succeed.
 		if bound >= -hopeless(res.Energy) {
+			if g == nil {
+				if g, err = build(m, d, true); err != nil {
+					return nil, err
+				}
+			}
 			cert, err := out.Certify(d.y)
 			if err != nil {
 				return nil, err
@@ -612,7 +643,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		// good as it gets: the next round fixes the movable labels nearest to
 		// their variable's minimum — 1, then twice as many each stuck round — so
 		// that the search always ends, in few rounds.
-		fixed := fixViolators(g, d, out, tol, nearest)
+		fixed := fixViolators(m, d, out, tol, nearest)
 		switch {
 		case fixed > 0 && nearest == 0, bound > lastBound+math.Max(tol, 1e-3*math.Abs(lastBound)):
 			nearest = 0
@@ -631,7 +662,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 // nearest to their variable's minimum, so that a search whose dual no longer
 // improves still advances. A solver without such a dual (Exhaustive) is exact:
 // its labeling is then a violator, or its consistency labels are used.
-func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest int) int {
+func fixViolators(m *model.Model, d *domains, out *Outcome, tol float64, nearest int) int {
 	fixed := 0
 	fix := func(v, l int) {
 		if d.movable(v, l) {
@@ -639,9 +670,14 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest
 			fixed++
 		}
 	}
-	if x := out.Labeling; x != nil && g.Energy(x) < -tol {
+	if x := out.Labeling; x != nil && out.Energy < -tol {
+		x = slices.Clone(x)
+		settle(m, d, x)
 		for v, l := range x {
 			fix(v, l)
+		}
+		if fixed > 0 {
+			return fixed
 		}
 	}
 	mg, ok := out.state.(marginals)
@@ -689,6 +725,47 @@ func fixViolators(g *model.Model, d *domains, out *Outcome, tol float64, nearest
 		}
 	}
 	return fixed
+}
+
+// settle moves each variable of the violator x (positions) whose label is movable
+// to the immovable label that lowers g most, while one does not raise it: x stays
+// a violator and keeps fewer movable labels, so the round marks only labels some
+// violator needs. A few sweeps; each move lowers g(x).
+func settle(m *model.Model, d *domains, x []int) {
+	var lab, img []int
+	local := func(v int) float64 {
+		e := 0.0
+		for _, f := range m.VarFactors(v) {
+			lab, img = lab[:0], img[:0]
+			for _, u := range m.FactorVars(int(f)) {
+				lab = append(lab, d.labels[u][x[u]])
+				img = append(img, d.labels[u][d.image(int(u), x[u])])
+			}
+			fn := m.FactorFunction(int(f))
+			e = addGain(e, fn.Value(lab), fn.Value(img))
+		}
+		return e
+	}
+	for sweep, moved := 0, true; moved && sweep < 8; sweep++ {
+		moved = false
+		for v, c := range x {
+			if !d.movable(v, c) {
+				continue
+			}
+			best, bestE := c, local(v)
+			for l, imm := range d.fixed[v] {
+				if !imm {
+					continue
+				}
+				x[v] = l
+				if e := local(v); e <= bestE {
+					best, bestE = l, e
+				}
+			}
+			x[v] = best
+			moved = moved || best != c
+		}
+	}
 }
 
 func countMovable(d *domains) int {

@@ -33,6 +33,7 @@ type Solver struct {
 	w, t       []float32 // Potts / truncated parameters
 	tab        []int32   // kindTable: offset of the table (row = tail label) in tables
 	fn         []*model.Function
+	own        []bool  // SetTable wrote the edge's table slot for it alone (nil: none)
 	swap       []bool  // the model factor lists (head, tail)
 	mhead      []int32 // offset in msg of the message into the head
 	mtail      []int32 // and into the tail

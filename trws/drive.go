@@ -66,6 +66,8 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 		switch {
 		case last:
 			res.Stop = StopIterations
+		case opt.HasTarget && res.Energy < opt.Target:
+			res.Stop = StopTarget
 		case opt.GapTolerance <= 0:
 			continue
 		case res.Agreeing == n:

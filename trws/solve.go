@@ -27,6 +27,10 @@ type Options struct {
 	CheckEvery int
 	// Progress, if set, is called after every check.
 	Progress func(Progress)
+	// HasTarget stops as soon as a check finds a labeling of energy < Target
+	// (label elimination: a violator of a verification problem ends its round).
+	HasTarget bool
+	Target    float64
 	// NoCertify skips the certificate of the best labeling when the gap closes
 	// without agreement (a float64 pass): for callers that certify themselves.
 	NoCertify bool
@@ -60,10 +64,11 @@ const (
 	StopAgreement              // every variable consistent
 	StopStall                  // neither bound nor agreement improved for StallIterations
 	StopCanceled               // the context ended
+	StopTarget                 // a labeling below Options.Target
 )
 
 func (s Stop) String() string {
-	return [...]string{"iterations", "gap", "agreement", "stall", "canceled"}[s]
+	return [...]string{"iterations", "gap", "agreement", "stall", "canceled", "target"}[s]
 }
 
 // Result is the outcome of Solve.

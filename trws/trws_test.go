@@ -601,3 +601,158 @@ func TestRestrictToIsolatedNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestSetTableSolvesTheNewProblem: a solver built on one model whose tables and
+// unaries are all replaced (SetTable, SetUnary), messages kept, is a solver of the
+// new model: the same energies, a bound never above the new optimum, a certificate
+// that the new model checks, and an optimal labeling whenever every variable
+// agrees. Edges that shared one function are rewritten independently.
+func TestSetTableSolvesTheNewProblem(t *testing.T) {
+	for seed := uint64(0); seed < 150; seed++ {
+		rng := random.New(1300 + seed)
+		n := 4 + rng.IntN(4)
+		edges := randomEdges(rng, n, 0.6)
+		if seed%3 == 0 {
+			edges = randomTree(rng, n, false)
+		}
+		old := mixedPairwise(rng, n, 3, edges, false)
+		s, err := trws.New(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Solve(context.Background(), trws.Options{MaxIterations: 3}); err != nil {
+			t.Fatal(err)
+		}
+		// The new model: old's factors in order, fresh explicit tables.
+		b := model.NewBuilder(intLabels(old))
+		if err := b.AddConstant(old.Offset()); err != nil { // SetTable keeps the offset
+			t.Fatal(err)
+		}
+		edge := 0
+		for f := 0; f < old.NumFactors(); f++ {
+			vars := old.FactorVars(f)
+			size := 1
+			args := make([]int, len(vars))
+			for p, v := range vars {
+				size *= old.NumLabels(int(v))
+				args[p] = int(v)
+			}
+			tab := make([]float64, size)
+			for i := range tab {
+				tab[i] = rng.NormFloat64()
+				if seed%2 == 0 && i > 0 && rng.IntN(7) == 0 {
+					tab[i] = math.Inf(1)
+				}
+			}
+			shape := make([]int, len(args))
+			for p, v := range args {
+				shape[p] = old.NumLabels(v)
+			}
+			id, err := b.AddFunction(model.Function{Kind: model.Explicit, Shape: shape, Table: tab})
+			if err == nil {
+				err = b.AddFactor(id, args...) // every factor kept, in order (AddTable drops constants)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(vars) == 2 {
+				if err := s.SetTable(edge, tab); err != nil {
+					t.Fatal(err)
+				}
+				edge++
+			}
+		}
+		m, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := range n {
+			u := make([]float64, m.NumLabels(v))
+			for _, f := range m.VarFactors(v) {
+				if len(m.FactorVars(int(f))) == 1 {
+					for l, x := range m.FactorFunction(int(f)).Table {
+						u[l] += x
+					}
+				}
+			}
+			if err := s.SetUnary(v, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]int, n)
+		for range 20 {
+			for v := range x {
+				x[v] = rng.IntN(m.NumLabels(v))
+			}
+			if a, b := got.Energy(x), m.Energy(x); a != b && !within(a, b, 1e-12) {
+				t.Fatalf("seed %d: energy %v after SetTable, %v on the new model", seed, a, b)
+			}
+		}
+		r, err := s.Solve(context.Background(), trws.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := optimum(t, m)
+		v, err := s.Certificate(r.Labeling).Check(m)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if v.Bound > opt+1e-9*math.Max(1, math.Abs(opt)) || r.LowerBound > opt+1e-4*math.Max(1, math.Abs(opt)) {
+			t.Fatalf("seed %d: bound %v (solver %v) above the new optimum %v", seed, v.Bound, r.LowerBound, opt)
+		}
+		if r.Agreement && !within(m.Energy(r.Consistent), opt, 1e-6) {
+			t.Fatalf("seed %d: agreement on energy %v, optimum %v", seed, m.Energy(r.Consistent), opt)
+		}
+	}
+}
+
+func TestSetTableRejectsBadTables(t *testing.T) {
+	m := mixedPairwise(random.New(3), 5, 3, randomTree(random.New(3), 5, true), false)
+	s, err := trws.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"edge out of range": func() error { return s.SetTable(s.NumEdges(), nil) },
+		"wrong size":        func() error { return s.SetTable(0, []float64{1}) },
+		"NaN": func() error {
+			vs := m.FactorVars(firstPair(m))
+			t := make([]float64, m.NumLabels(int(vs[0]))*m.NumLabels(int(vs[1])))
+			t[0] = math.NaN()
+			return s.SetTable(0, t)
+		},
+	} {
+		if err := call(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func firstPair(m *model.Model) int {
+	for f := 0; f < m.NumFactors(); f++ {
+		if len(m.FactorVars(f)) == 2 {
+			return f
+		}
+	}
+	return -1
+}
+
+// TestTargetStopsAtTheFirstCheckBelowIt: with a target, a solve ends at the first
+// check whose labeling is below it (label elimination's rounds end at their first
+// violator), and a target nothing reaches changes nothing.
+func TestTargetStopsAtTheFirstCheckBelowIt(t *testing.T) {
+	m := mixedPairwise(random.New(21), 8, 3, randomEdges(random.New(21), 8, 0.5), false)
+	opt := trws.Options{MaxIterations: 50, GapTolerance: 0, CheckEvery: 5, HasTarget: true, Target: math.Inf(1)}
+	_, r := solve(t, m, opt)
+	if r.Stop != trws.StopTarget || r.Iterations != 5 || !(r.Energy < opt.Target) {
+		t.Fatalf("target +Inf: stop %v after %d iterations, energy %v", r.Stop, r.Iterations, r.Energy)
+	}
+	opt.Target = math.Inf(-1)
+	if _, r = solve(t, m, opt); r.Stop != trws.StopIterations || r.Iterations != 50 {
+		t.Fatalf("target −Inf: stop %v after %d iterations", r.Stop, r.Iterations)
+	}
+}

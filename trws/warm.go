@@ -89,6 +89,7 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 		loc[v] = int32(i)
 	}
 	r := &Solver{n: len(keep), big: s.big, tables: s.tables, vars: make([]int, len(keep))}
+	s.own = nil // the tables are shared now: the next SetTable of either copies
 	r.labels = make([]int32, len(keep))
 	r.uoff = make([]int32, len(keep)+1)
 	for i, v := range keep {
@@ -113,6 +114,61 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 		copy(r.msg[r.mtail[i]:r.mtail[i]+r.labels[r.tail[i]]], s.msg[s.mtail[e]:])
 	}
 	return r, nil
+}
+
+// SetTable replaces the table of edge e — the e-th factor of order 2 of the model the
+// solver was built from, in factor order — by t (row-major in the factor's argument
+// order, +Inf allowed, no NaN or −Inf), keeping the messages: the next Solve starts
+// from them. Label elimination rewrites the few factors whose map changed between
+// rounds this way instead of building a new solver.
+func (s *Solver) SetTable(e int, t []float64) error {
+	if e < 0 || e >= len(s.tail) {
+		return fmt.Errorf("trws: SetTable: edge %d out of range [0,%d)", e, len(s.tail))
+	}
+	first, second := s.labels[s.tail[e]], s.labels[s.head[e]]
+	if s.swap[e] {
+		first, second = second, first
+	}
+	if len(t) != int(first*second) {
+		return fmt.Errorf("trws: SetTable: %d values for a %d×%d edge", len(t), first, second)
+	}
+	for _, v := range t {
+		if err := model.CheckValue(v); err != nil {
+			return fmt.Errorf("trws: SetTable: edge %d: %w", e, err)
+		}
+		if !math.IsInf(v, 1) && math.Abs(v) >= float64(s.big)/4 {
+			return fmt.Errorf("trws: SetTable: edge %d: %v is beyond the solver's penalty for +Inf (%v)", e, v, s.big)
+		}
+	}
+	fn := &model.Function{Kind: model.Explicit, Shape: []int{int(first), int(second)}, Table: slices.Clone(t)}
+	if s.own == nil {
+		// The first rewrite since New or Restrict: the table array may be shared
+		// with a Restrict-ed solver, so new slots go to a private copy.
+		s.own, s.tables = make([]bool, len(s.tail)), slices.Clip(s.tables)
+	}
+	if !s.own[e] {
+		// A fresh slot: the old one may be shared with edges of the same function.
+		s.tab[e] = int32(len(s.tables))
+		s.tables = append(s.tables, make([]float32, len(t))...)
+		s.own[e] = true
+	}
+	kt, kh := int(s.labels[s.tail[e]]), int(s.labels[s.head[e]])
+	dst := s.tables[s.tab[e] : int(s.tab[e])+kt*kh]
+	for a := 0; a < kt; a++ {
+		for b := 0; b < kh; b++ {
+			v := fn.Table[a*kh+b]
+			if s.swap[e] {
+				v = fn.Table[b*kt+a]
+			}
+			if math.IsInf(v, 1) {
+				dst[a*kh+b] = s.big
+			} else {
+				dst[a*kh+b] = float32(v)
+			}
+		}
+	}
+	s.fn[e], s.kind[e], s.allPotts = fn, kindTable, false
+	return nil
 }
 
 // Model returns the solver's current problem as a model: the pairwise factors in edge

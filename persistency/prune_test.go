@@ -1,0 +1,181 @@
+package persistency
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
+	"github.com/partopt/partopt/trws"
+)
+
+// randomImmovable gives d the test labeling y (random, feasible when one is found
+// quickly) and a random immovable set around it.
+func randomImmovable(rng *rand.Rand, m *model.Model, d *domains) {
+	y := random.Labeling(rng, m)
+	for range 50 {
+		if !math.IsInf(m.Energy(y), 1) {
+			break
+		}
+		y = random.Labeling(rng, m)
+	}
+	if err := d.setTest(y, nil); err != nil {
+		panic(err)
+	}
+	for v := range d.fixed {
+		for c := range d.fixed[v] {
+			if rng.IntN(4) == 0 {
+				d.fixed[v][c] = true
+			}
+		}
+	}
+}
+
+// singleNodeViolation is the minimum of g(x) = E(x) − E(p(x)) over the labelings
+// that take position c at v and an immovable label everywhere else, p moving c, by
+// enumeration.
+func singleNodeViolation(m *model.Model, d *domains, v, c int) float64 {
+	n := m.NumVars()
+	choices := make([][]int, n)
+	for u := range n {
+		for b, imm := range d.fixed[u] {
+			if (u == v && b == c) || (u != v && imm) {
+				choices[u] = append(choices[u], b)
+			}
+		}
+	}
+	best := math.Inf(1)
+	x, lab, img := make([]int, n), make([]int, n), make([]int, n)
+	var rec func(u int)
+	rec = func(u int) {
+		if u == n {
+			for w := range n {
+				lab[w], img[w] = d.labels[w][x[w]], d.labels[w][x[w]]
+			}
+			img[v] = d.labels[v][d.y[v]] // c moved (it may be marked by now)
+			best = math.Min(best, addGain(0, m.Energy(lab), m.Energy(img)))
+			return
+		}
+		for _, b := range choices[u] {
+			x[u] = b
+			rec(u + 1)
+		}
+	}
+	rec(0)
+	return best
+}
+
+// TestSingleNodePruningMarksExactlyTheSingleNodeViolators: on random models
+// (dense pairwise with forbidden states, Potts grids, higher order), with random
+// test labelings and immovable sets, the pruning marks a label only when a
+// labeling taking it, immovable labels elsewhere, has g < −tol — a violator no
+// certificate passes, so marking it loses nothing — and, on variables without
+// higher-order factors, leaves no such label movable.
+func TestSingleNodePruningMarksExactlyTheSingleNodeViolators(t *testing.T) {
+	marked := 0
+	for seed := range uint64(300) {
+		rng := random.New(7000 + seed)
+		var m *model.Model
+		switch seed % 3 {
+		case 0:
+			m = random.DensePairwise(rng, 2+rng.IntN(5), 4, 0.3+0.7*rng.Float64())
+		case 1:
+			m = random.PottsGrid(rng, 2, 2+rng.IntN(2), 3)
+		default:
+			m = random.HigherOrder(rng, 2+rng.IntN(4), 3, 3, 2+rng.IntN(6))
+		}
+		d, err := newDomains(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		randomImmovable(rng, m, d)
+		before := make([][]bool, len(d.fixed))
+		for v := range d.fixed {
+			before[v] = append([]bool(nil), d.fixed[v]...)
+		}
+		const tol = 1e-9
+		newPruner(m, d).run(tol)
+		for v := range d.fixed {
+			higher := false
+			for _, f := range m.VarFactors(v) {
+				higher = higher || len(m.FactorVars(int(f))) > 2
+			}
+			for c := range d.fixed[v] {
+				if before[v][c] {
+					continue
+				}
+				g := singleNodeViolation(m, d, v, c)
+				switch {
+				case d.fixed[v][c] && !(g < -tol):
+					t.Fatalf("seed %d: variable %d position %d marked, but its single-node minimum of g is %v", seed, v, c, g)
+				case d.fixed[v][c]:
+					marked++
+				case !higher && g < -tol:
+					t.Fatalf("seed %d: variable %d position %d left movable with a single-node violator (g = %v)", seed, v, c, g)
+				}
+			}
+		}
+	}
+	if marked < 50 {
+		t.Fatalf("only %d labels marked over all models: the test exercises nothing", marked)
+	}
+}
+
+// TestRewrittenSolverHoldsTheVerificationProblem: after labels become immovable,
+// the factors the rewriter writes into the last round's TRW-S solver make it the
+// verification problem build makes anew — the same energy on every labeling tried.
+func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := random.New(7500 + seed)
+		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
+		if seed%2 == 1 {
+			m = random.PottsGrid(rng, 3, 2, 3)
+		}
+		d, err := newDomains(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		randomImmovable(rng, m, d)
+		if math.IsInf(m.Energy(d.original(d.y)), 1) {
+			continue
+		}
+		closeForbidden(m, d)
+		g, err := build(m, d, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := trws.New(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rw := newRewriter(m, d)
+		rw.built(d)
+		for v := range d.fixed {
+			for c := range d.fixed[v] {
+				if rng.IntN(3) == 0 {
+					d.fixed[v][c] = true
+				}
+			}
+		}
+		closeForbidden(m, d)
+		ok, err := rw.rewrite(&Outcome{state: s}, TRWS{})
+		if err != nil || !ok {
+			t.Fatalf("seed %d: rewrite %v %v", seed, ok, err)
+		}
+		got, err := s.Model()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := build(m, d, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 30 {
+			x := random.Labeling(rng, want)
+			if a, b := got.Energy(x), want.Energy(x); a != b && math.Abs(a-b) > 1e-9*math.Max(1, math.Abs(b)) {
+				t.Fatalf("seed %d: rewritten solver's energy %v, verification problem's %v at %v", seed, a, b, x)
+			}
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package persistency
+
+import (
+	"slices"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/trws"
+)
+
+// rewriter keeps a search's verification problem in its TRW-S solver between
+// rounds (IRI's incremental rebuild): a round changes the map only at the variables
+// that gained immovable labels, so only the factors around them get new tables,
+// written into the last round's solver, whose messages stay. A round after a new
+// test labeling, or on a solver that is not TRW-S, builds g anew.
+type rewriter struct {
+	m     *model.Model
+	d     *domains
+	seen  [][]bool // d.fixed when the solver's tables were made; nil: none
+	edge  []int    // factor → its edge in the solver (pairwise factors, in order)
+	stamp []int    // factor → the last rewrite that wrote it
+	pass  int
+	unary []float64
+}
+
+func newRewriter(m *model.Model, d *domains) *rewriter {
+	r := &rewriter{m: m, d: d, edge: make([]int, m.NumFactors()), stamp: make([]int, m.NumFactors())}
+	e := 0
+	for f := range r.edge {
+		r.edge[f] = -1
+		if len(m.FactorVars(f)) == 2 {
+			r.edge[f], e = e, e+1
+		}
+	}
+	return r
+}
+
+// built records that the next solver is made from g built on d as it is now.
+func (r *rewriter) built(d *domains) {
+	if r.seen == nil {
+		r.seen = make([][]bool, len(d.fixed))
+	}
+	for v, fx := range d.fixed {
+		r.seen[v] = append(r.seen[v][:0], fx...)
+	}
+}
+
+// invalidate forgets the solver's tables (a new test labeling changes every factor).
+func (r *rewriter) invalidate() { r.seen = nil }
+
+// rewrite writes the changed factors of the verification problem into prev's
+// solver and reports whether it did: false when the round must build g (no
+// solver of the last round, not TRW-S, or a table the solver cannot hold).
+func (r *rewriter) rewrite(prev *Outcome, solver Relaxation) (bool, error) {
+	if r.seen == nil || prev == nil || !inPlace(solver, prev) {
+		return false, nil
+	}
+	s := prev.state.(*trws.Solver)
+	r.pass++
+	var dirty []int
+	for v, fx := range r.d.fixed {
+		if !slices.Equal(fx, r.seen[v]) {
+			dirty = append(dirty, v)
+		}
+	}
+	for _, v := range dirty {
+		for _, f := range r.m.VarFactors(v) {
+			if r.stamp[f] == r.pass {
+				continue
+			}
+			r.stamp[f] = r.pass
+			if e := r.edge[f]; e >= 0 {
+				vars := r.m.FactorVars(int(f))
+				u, w := int(vars[0]), int(vars[1])
+				var t []float64
+				if r.d.hasMovable(u) || r.d.hasMovable(w) {
+					var err error
+					if t, err = pairTable(r.m.FactorFunction(int(f)), r.d, u, w, true, int(f)); err != nil {
+						return false, err
+					}
+				} else {
+					t = make([]float64, len(r.d.labels[u])*len(r.d.labels[w])) // identity: g ≡ 0, as build
+				}
+				if s.SetTable(e, t) != nil {
+					r.seen = nil // beyond the solver's penalty: build anew
+					return false, nil
+				}
+			}
+		}
+		// v's unary term: the sum of its unary factors' g.
+		r.unary = append(r.unary[:0], make([]float64, len(r.d.labels[v]))...)
+		for _, f := range r.m.VarFactors(v) {
+			if r.edge[f] >= 0 || !r.d.hasMovable(v) { // identity: g ≡ 0, as build
+				continue
+			}
+			t, err := compactTable(r.m, int(f), r.d, len(r.unary), true)
+			if err != nil {
+				return false, err
+			}
+			for c, x := range t {
+				r.unary[c] += x
+			}
+		}
+		if err := s.SetUnary(v, r.unary); err != nil {
+			return false, err
+		}
+	}
+	r.built(r.d)
+	return true, nil
+}
