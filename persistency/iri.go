@@ -616,7 +616,6 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		}
 		prev = out
 		bound := out.LowerBound
-
 		// The solver's bound is an estimate (TRW-S sums in float32); a certificate
 		// costs about an iteration, so it is only made when it may succeed.
 		if bound >= -hopeless(res.Energy) {
@@ -656,9 +655,9 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 
 // fixViolators makes immovable the movable labels that the relaxed solution of the
 // verification problem g uses, and returns how many: those of its labeling when it
-// is a violator (g < 0), and every movable label within trws.ConsistencyTolerance
-// (relative) of its variable's minimum of the reparametrised unary (the dual's
-// locally minimal labels). When none is, it fixes the nearest movable labels
+// is a violator (g < 0; settled first), otherwise every movable label within
+// trws.ConsistencyTolerance (relative) of its variable's minimum of the
+// reparametrised unary (the dual's locally minimal labels). When none is, it fixes the nearest movable labels
 // nearest to their variable's minimum, so that a search whose dual no longer
 // improves still advances. A solver without such a dual (Exhaustive) is exact:
 // its labeling is then a violator, or its consistency labels are used.
