@@ -29,19 +29,33 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	m, n := p.Solved, p.Solved.NumVars()
+	// A round that eliminates nothing raises the level: windows (and halos) twice
+	// the side on rasters, four times the size on graphs, until one holds the model.
 	window := s.Window
 	plan, halo := "regions", s.halo(DefaultRegionHalo)
-	planOf := func(round int) partition.Plan {
-		return partition.RegionPlan(m, window, halo, partition.RegionShift(round, window))
+	planOf := func(round, level int) partition.Plan {
+		size := window << (2 * level)
+		return partition.RegionPlan(m, size, halo<<level, partition.RegionShift(round, size))
+	}
+	maxLevel := 0
+	for window<<(2*maxLevel) < n {
+		maxLevel++
 	}
 	w, h, raster := rasterDims(m)
 	if raster && p.Evidence == nil {
 		plan, halo = "raster", s.halo(DefaultRasterHalo)
-		planOf = func(round int) partition.Plan {
-			return partition.GridPlan(w, h, window, halo, round*window/2)
+		planOf = func(round, level int) partition.Plan {
+			size, shift := window<<level, round*(window<<level)/2
+			if size >= max(w, h) {
+				shift = 0 // one window holds the raster
+			}
+			return partition.GridPlan(w, h, size, halo<<level, shift)
+		}
+		for maxLevel = 0; window<<maxLevel < max(w, h); {
+			maxLevel++
 		}
 	}
-	opt := partition.EliminateOptions{Plan: planOf, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
+	opt := partition.EliminateOptions{Plan: planOf, MaxLevel: maxLevel, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
 	opt.Progress = windowsProgress(r.windowProgress(int64(n)))
 	start := time.Now()
 	res, err := partition.Eliminate(ctx, m, opt)
@@ -67,7 +81,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	frac := fraction(int64(eliminated), int64(labels))
 	rep := &WindowsReport{
 		Method: string(IRI), Model: p.Path, Plan: plan, Window: window, Halo: halo,
-		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds, Windows: res.Windows, WindowsSolved: solved,
+		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds, Level: res.Level, Windows: res.Windows, WindowsSolved: solved,
 		MaxWindowVariables: maxVars, SolverIterations: iterations,
 		Variables: int64(p.Model.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
 		PersistentFraction: score, Fraction: fraction(k, int64(n)),

@@ -46,7 +46,11 @@ const (
 	DefaultRasterHalo   = 32  // pixels
 	DefaultRegionHalo   = 2   // graph steps
 	DefaultRounds       = 3
-	DefaultPNGSide      = 2048
+	// DefaultEliminationRounds is the rounds of windowed label elimination: its
+	// rounds stop by themselves once windows as large as the model (see
+	// partition.EliminateOptions.Plan's levels) eliminate nothing more.
+	DefaultEliminationRounds = 12
+	DefaultPNGSide           = 2048
 	// UAIOutputLimit is the most variables for which a windowed raster run also
 	// writes labels.sol and persistent.evid (text files of ~2–10 bytes per variable).
 	UAIOutputLimit = 1 << 22
@@ -73,7 +77,7 @@ type Spec struct {
 	// Halo extends the windows: pixels of a raster, graph steps otherwise; 0
 	// is the layout's default (DefaultRasterHalo, DefaultRegionHalo), NoHalo none.
 	Halo    int
-	Rounds  int // at most this many rounds of windows; 0: DefaultRounds
+	Rounds  int // at most this many rounds of windows; 0: DefaultRounds (DefaultEliminationRounds for IRI)
 	Workers int // windows solved at once in this process; 0: 1
 	PNGMax  int // largest side of persistency.png; 0: DefaultPNGSide
 	// Output is the output directory, created if missing.
@@ -155,6 +159,9 @@ func (s Spec) withDefaults() Spec {
 	}
 	if s.Rounds == 0 {
 		s.Rounds = DefaultRounds
+		if s.Method == IRI {
+			s.Rounds = DefaultEliminationRounds
+		}
 	}
 	s.Workers = max(s.Workers, 1)
 	if s.PNGMax == 0 {

@@ -28,6 +28,7 @@ type WindowsReport struct {
 	Workers             int     `json:"workers"`
 	MaxRounds           int     `json:"max_rounds"`
 	Rounds              int     `json:"rounds"`
+	Level               int     `json:"level,omitempty"` // label elimination: windows of the last round were Window·2^Level (see partition.EliminateOptions)
 	Windows             int     `json:"windows"`
 	WindowsSolved       int     `json:"windows_solved"`
 	MaxWindowVariables  int     `json:"max_window_variables,omitempty"`

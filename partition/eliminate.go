@@ -21,15 +21,23 @@ import (
 
 // EliminateOptions configure Eliminate.
 type EliminateOptions struct {
-	// Plan returns the plan of a round (0, 1, …) over the model's variables;
-	// variables left with one label are left out of the windows.
-	Plan func(round int) Plan
+	// Plan returns the plan of a round (0, 1, …) at a level (0, 1, …, MaxLevel)
+	// over the model's variables; variables left with one label are left out of
+	// the windows. The level is how many earlier rounds eliminated nothing: a
+	// caller gives larger windows at a higher level, so that what small windows
+	// cannot decide — regions whose proof needs more than a window, eroded from
+	// the window's free outside — gets windows that hold it, over the few
+	// variables still undecided.
+	Plan func(round, level int) Plan
+	// MaxLevel is the highest level (default 0): a round at MaxLevel that
+	// eliminates nothing ends the rounds.
+	MaxLevel int
 	// Solver solves the windows' verification problems (default persistency.Auto).
 	Solver persistency.Relaxation
 	// Workers is the number of windows solved at once (default 1).
 	Workers int
-	// MaxRounds bounds the rounds (default 1); rounds also stop when one
-	// eliminates nothing.
+	// MaxRounds bounds the rounds (default 1); rounds also stop when one at
+	// MaxLevel eliminates nothing, or when no variable is left undecided.
 	MaxRounds int
 	// Progress, if set, is called after every window (serially); Persistent
 	// counts the variables left with one label so far.
@@ -47,6 +55,7 @@ type Elimination struct {
 	Labeling []int
 	Rounds   int
 	Windows  int
+	Level    int // the level of the last round (see EliminateOptions.Plan)
 	// Proofs holds every window's elimination, in order (round, plan order), with
 	// the variables it was solved over and the domains before its round;
 	// CheckElimination re-verifies them.
@@ -80,6 +89,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		}
 		return c
 	}
+	level := 0
 	for round := range max(opt.MaxRounds, 1) {
 		prior := make([][]int, n)
 		for v, ls := range res.Alive {
@@ -89,7 +99,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		if err != nil {
 			return nil, err
 		}
-		plan := opt.Plan(round)
+		plan := opt.Plan(round, level)
 		proofs := make([]EliminationProof, len(plan.Windows))
 		errs := make([]error, len(plan.Windows))
 		finished, persistent := 0, done()
@@ -127,9 +137,15 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			}
 			res.Proofs = append(res.Proofs, pr)
 		}
-		res.Rounds, res.Windows = round+1, res.Windows+len(plan.Windows)
-		if eliminated == 0 {
+		res.Rounds, res.Windows, res.Level = round+1, res.Windows+len(plan.Windows), level
+		if done() == n {
 			break
+		}
+		if eliminated == 0 {
+			if level == opt.MaxLevel {
+				break
+			}
+			level++
 		}
 	}
 	for v, ls := range res.Alive {

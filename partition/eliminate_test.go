@@ -9,6 +9,7 @@ import (
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/oracle"
 	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
 )
 
 // TestWindowedEliminationKeepsTheOptimum: label elimination by windows — grid
@@ -22,7 +23,7 @@ func TestWindowedEliminationKeepsTheOptimum(t *testing.T) {
 	for seed := uint64(0); seed < 160; seed++ {
 		rng := random.New(seed)
 		var m *model.Model
-		var plan func(round int) partition.Plan
+		var plan func(round, level int) partition.Plan
 		core, halo := 1+int(seed%3), int(seed%2)
 		switch seed % 4 {
 		case 0:
@@ -33,15 +34,17 @@ func TestWindowedEliminationKeepsTheOptimum(t *testing.T) {
 			m = random.HigherOrder(rng, 8+rng.IntN(5), 3, 4, 10+rng.IntN(8))
 		}
 		if seed%4 < 2 {
-			plan = func(round int) partition.Plan { return partition.GridPlan(4, 3, core, halo, round) }
+			plan = func(round, level int) partition.Plan { return partition.GridPlan(4, 3, core<<level, halo, round) }
 		} else {
-			plan = func(round int) partition.Plan { return partition.RegionPlan(m, core+1, halo, round*(core+1)/2) }
+			plan = func(round, level int) partition.Plan {
+				return partition.RegionPlan(m, (core+1)<<level, halo, round*(core+1)/2)
+			}
 		}
 		_, opt, err := oracle.BruteForce(m, 1<<22)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := partition.Eliminate(context.Background(), m, partition.EliminateOptions{Plan: plan, Workers: 1 + int(seed%3), MaxRounds: 3})
+		res, err := partition.Eliminate(context.Background(), m, partition.EliminateOptions{Plan: plan, Workers: 1 + int(seed%3), MaxRounds: 4, MaxLevel: int(seed % 3)})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -70,5 +73,52 @@ func TestWindowedEliminationKeepsTheOptimum(t *testing.T) {
 	t.Logf("%d of %d labels eliminated", eliminated, labels)
 	if eliminated < labels/10 || eliminated == labels {
 		t.Errorf("%d of %d labels eliminated: the test checks too little", eliminated, labels)
+	}
+}
+
+// TestStalledRoundsGrowTheWindows: a round that eliminates nothing raises the level
+// the plan is asked for, never beyond MaxLevel, and only then; windows grown to
+// the whole grid then decide what windows of one pixel could not — on Potts grids,
+// whose relaxation is tight at these sizes, as much as one window over the model.
+func TestStalledRoundsGrowTheWindows(t *testing.T) {
+	grew := 0
+	for seed := uint64(0); seed < 40; seed++ {
+		m := random.PottsGrid(random.New(300+seed), 4, 4, 3)
+		var levels []int
+		plan := func(round, level int) partition.Plan {
+			levels = append(levels, level)
+			if level == 2 {
+				return partition.GridPlan(4, 4, 4, 0, 0) // one window: the grid
+			}
+			return partition.GridPlan(4, 4, 1<<level, 0, round)
+		}
+		res, err := partition.Eliminate(context.Background(), m, partition.EliminateOptions{Plan: plan, MaxRounds: 12, MaxLevel: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := partition.CheckElimination(m, res); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for i := 1; i < len(levels); i++ {
+			if d := levels[i] - levels[i-1]; d < 0 || d > 1 || levels[i] > 2 {
+				t.Fatalf("seed %d: levels %v", seed, levels)
+			}
+		}
+		if res.Level != levels[len(levels)-1] {
+			t.Fatalf("seed %d: result level %d, last plan's %d", seed, res.Level, levels[len(levels)-1])
+		}
+		if res.Level > 0 {
+			grew++
+		}
+		whole, err := persistency.Eliminate(context.Background(), m, persistency.EliminateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := persistency.Count(res.Persistent), persistency.Count(whole.Persistent); res.Level == 2 && got < want {
+			t.Errorf("seed %d: windows grown to the grid prove %d persistent, the whole model %d", seed, got, want)
+		}
+	}
+	if grew == 0 {
+		t.Fatal("no run raised the level: the test exercises nothing")
 	}
 }

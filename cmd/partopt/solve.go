@@ -95,7 +95,7 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
 	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
 	fl.IntVar(&f.halo, "halo", job.DefaultRasterHalo, "window halo: pixels for raster grids, graph steps otherwise (there 2 unless given)")
-	fl.IntVar(&f.rounds, "rounds", job.DefaultRounds, "at most this many rounds of windows (each on what is left, with shifted windows)")
+	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("at most this many rounds of windows (each on what is left, with shifted windows); 0: %d, or %d for --method iri", job.DefaultRounds, job.DefaultEliminationRounds))
 	fl.IntVar(&f.pngMax, "png-max", job.DefaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
 	cmd.MarkFlagRequired("output")
 }
@@ -132,8 +132,8 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--halo %d: want at least 0", f.halo)
 	case f.workers < 1:
 		return fmt.Errorf("--workers %d: want at least 1", f.workers)
-	case f.rounds < 1:
-		return fmt.Errorf("--rounds %d: want at least 1", f.rounds)
+	case f.rounds < 0:
+		return fmt.Errorf("--rounds %d: want at least 1 (or 0 for the method's default)", f.rounds)
 	case f.pngMax < 1:
 		return fmt.Errorf("--png-max %d: want at least 1", f.pngMax)
 	}

@@ -251,7 +251,7 @@ func TestSolveWindowsBadInputAndInterrupt(t *testing.T) {
 		t.Errorf("corrupt tile: exit %d, %q", code, stderr)
 	}
 	for _, args := range [][]string{
-		{"--window", "-1"}, {"--window", "8", "--method", "trws"}, {"--workers", "0"}, {"--rounds", "0"}, {"--halo", "-1"},
+		{"--window", "-1"}, {"--window", "8", "--method", "trws"}, {"--workers", "0"}, {"--rounds", "-1"}, {"--halo", "-1"},
 	} {
 		if code, _, stderr := partopt(append([]string{"solve", "-o", t.TempDir(), up}, args...)...); code != exitBadInput || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, stderr)
