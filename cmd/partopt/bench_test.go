@@ -52,21 +52,74 @@ func BenchmarkLabelElimination(b *testing.B) {
 					Eliminated float64 `json:"eliminated_label_fraction"`
 				}
 				for range b.N {
-					out := filepath.Join(b.TempDir(), "out")
-					if code, _, stderr := partopt("solve", model, "-o", out, "--method", method); code != 0 {
-						b.Fatal(stderr)
-					}
-					data, err := os.ReadFile(filepath.Join(out, reportFile))
-					if err == nil {
-						err = json.Unmarshal(data, &rep)
-					}
-					if err != nil {
-						b.Fatal(err)
-					}
+					solveReport(b, &rep, model, "--method", method)
 				}
 				b.ReportMetric(float64(rep.Persistent), "persistent")
 				b.ReportMetric(rep.Eliminated, "eliminated")
 			})
 		}
+	}
+}
+
+// BenchmarkWindowedLabelElimination: "partopt solve MODEL -o DIR --method iri
+// --window N --halo H" with default rounds, against --method pbp by the same
+// windows and iri on the whole model, on tsukuba (`gen stereo`, 16 disparities) and
+// a colour segmentation of fruits.jpg (`gen seg`, 8 labels). Reported: persistent
+// variables, the eliminated label fraction and pixels per second; the target (IRI
+// issue): windowed iri within 1 point of whole-model iri and faster per pixel than
+// windowed pbp. Results in docs/BENCHMARKS.md ("By windows").
+func BenchmarkWindowedLabelElimination(b *testing.B) {
+	images := filepath.Join("..", "..", "..", "shared", "images")
+	dir := b.TempDir()
+	models := map[string][]string{
+		"tsukuba": {"stereo", filepath.Join(images, "middlebury-tsukuba", "tsukuba1.bmp"), filepath.Join(images, "middlebury-tsukuba", "tsukuba2.bmp"), "--disparities", "16"},
+		"fruits":  {"seg", filepath.Join(images, "opencv-doc-debian", "fruits.jpg"), "--labels", "8"},
+	}
+	for _, name := range []string{"tsukuba", "fruits"} {
+		model := filepath.Join(dir, name+".uai")
+		args := append([]string{"gen"}, models[name]...)
+		if code, _, stderr := partopt(append(args, "-o", model)...); code != 0 {
+			b.Skipf("no %s model: %s", name, stderr)
+		}
+		for _, run := range []struct{ name, method, window, halo string }{
+			{"iri/64+8", "iri", "64", "8"}, {"iri/128+16", "iri", "128", "16"}, {"iri/whole", "iri", "0", "0"},
+			{"pbp/128+16", "pbp", "128", "16"},
+		} {
+			b.Run(name+"/"+run.name, func(b *testing.B) {
+				var rep struct {
+					Variables  int      `json:"variables"`
+					Persistent int      `json:"persistent_variables"`
+					Eliminated *float64 `json:"eliminated_label_fraction"`
+				}
+				args := []string{"--method", run.method}
+				if run.window != "0" {
+					args = append(args, "--window", run.window, "--halo", run.halo, "--workers", "2")
+				}
+				for range b.N {
+					solveReport(b, &rep, model, args...)
+				}
+				b.ReportMetric(float64(rep.Persistent), "persistent")
+				if rep.Eliminated != nil {
+					b.ReportMetric(*rep.Eliminated, "eliminated")
+				}
+				b.ReportMetric(float64(rep.Variables*b.N)/b.Elapsed().Seconds(), "pixels/s")
+			})
+		}
+	}
+}
+
+// solveReport runs "partopt solve model -o DIR flags…" into a fresh DIR and decodes
+// its report.json into rep.
+func solveReport(b *testing.B, rep any, model string, flags ...string) {
+	out := filepath.Join(b.TempDir(), "out")
+	if code, _, stderr := partopt(append([]string{"solve", model, "-o", out}, flags...)...); code != 0 {
+		b.Fatal(stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(out, reportFile))
+	if err == nil {
+		err = json.Unmarshal(data, rep)
+	}
+	if err != nil {
+		b.Fatal(err)
 	}
 }
