@@ -523,6 +523,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		}
 		y, res.LowerBound, prev = d.original(out.Labeling), out.LowerBound, out
 		relaxed = out
+		icm(m, d, y, opt.Candidates)
 	}
 	if err := m.CheckLabeling(y); err != nil {
 		return nil, fmt.Errorf("persistency: test labeling: %w", err)
@@ -763,6 +764,38 @@ func settle(m *model.Model, d *domains, x []int) {
 			}
 			x[v] = best
 			moved = moved || best != c
+		}
+	}
+}
+
+// icm lowers E(y) by moving one candidate variable at a time to its best alive
+// label given the others, until no move helps (at most 20 sweeps): the relaxation's
+// rounded labeling is often not locally optimal, and every label that beats y_v
+// with y around is a violator the search would have to make immovable.
+func icm(m *model.Model, d *domains, y []int, candidates []bool) {
+	local := func(v int) float64 {
+		e := 0.0
+		for _, f := range m.VarFactors(v) {
+			e += m.FactorValue(int(f), y)
+		}
+		return e
+	}
+	for sweep, moved := 0, true; moved && sweep < 20; sweep++ {
+		moved = false
+		for v, ls := range d.labels {
+			if candidates != nil && !candidates[v] {
+				continue
+			}
+			cur := y[v]
+			best, bestE := cur, local(v)
+			for _, l := range ls {
+				y[v] = l
+				if e := local(v); e < bestE && (math.IsInf(bestE, 1) || e < bestE-1e-12*math.Max(1, math.Abs(bestE))) {
+					best, bestE = l, e
+				}
+			}
+			y[v] = best
+			moved = moved || best != cur
 		}
 	}
 }

@@ -179,3 +179,43 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestICMEndsLocallyOptimal: icm never raises the energy, keeps every label alive
+// and non-candidates where they were, and ends where no single candidate move
+// lowers the energy.
+func TestICMEndsLocallyOptimal(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := random.New(7700 + seed)
+		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
+		d, err := newDomains(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cand := make([]bool, m.NumVars())
+		for v := range cand {
+			cand[v] = rng.IntN(4) > 0
+		}
+		y := random.Labeling(rng, m)
+		before, e0 := append([]int(nil), y...), m.Energy(y)
+		icm(m, d, y, cand)
+		e := m.Energy(y)
+		if e > e0 {
+			t.Fatalf("seed %d: energy %v → %v", seed, e0, e)
+		}
+		for v := range y {
+			if !cand[v] && y[v] != before[v] {
+				t.Fatalf("seed %d: non-candidate %d moved", seed, v)
+			}
+			if !cand[v] || math.IsInf(e, 1) {
+				continue
+			}
+			for l := range m.NumLabels(v) {
+				x := append([]int(nil), y...)
+				x[v] = l
+				if ex := m.Energy(x); ex < e-1e-9*math.Max(1, math.Abs(e)) {
+					t.Fatalf("seed %d: moving %d to %d lowers %v to %v", seed, v, l, e, ex)
+				}
+			}
+		}
+	}
+}
