@@ -191,14 +191,27 @@ func TestSnapshotRestoresTheTable(t *testing.T) {
 	tr.dirs[late] = t.TempDir()
 	for i := range 1500 { // beyond the snapshot threshold of 1024 entries
 		job := fmt.Sprintf("j%d", i%50)
-		var err error
-		if i < 50 {
-			err = tr.nodes[l].Submit(spec(job))
-		} else {
-			err = tr.nodes[l].Update(replica.Update{Job: job, Phase: replica.PhaseRunning, Err: fmt.Sprint(i)})
-		}
-		if err != nil {
-			t.Fatal(err)
+		// On a loaded machine the two live replicas may swap leadership mid-run
+		// (a missed heartbeat): the write goes again to the new leader. A write
+		// whose leadership was lost may have committed, hence ErrExists is fine
+		// on a retried Submit (updates are idempotent).
+		for attempt := 0; ; attempt++ {
+			var err error
+			if i < 50 {
+				err = tr.nodes[l].Submit(spec(job))
+				if attempt > 0 && errors.Is(err, replica.ErrExists) {
+					err = nil
+				}
+			} else {
+				err = tr.nodes[l].Update(replica.Update{Job: job, Phase: replica.PhaseRunning, Err: fmt.Sprint(i)})
+			}
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, replica.ErrNotLeader) || attempt == 20 {
+				t.Fatal(err)
+			}
+			l = tr.leader()
 		}
 	}
 	waitSnapshot(t, tr.dirs[l]) // the leader compacts its log
