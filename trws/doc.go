@@ -72,6 +72,9 @@
 // A Solver keeps its messages between calls to Solve. AddUnary changes unary terms
 // (boundary potentials) and Restrict returns a solver on a node subset that keeps the
 // messages of the surviving edges, so each pruning iteration of the persistency method
-// starts from the previous solution. Any messages define a valid reparametrisation,
-// so warm starts never affect soundness, only speed.
+// starts from the previous solution; SetTable replaces an edge's table (label
+// elimination rewrites the factors whose map changed between its rounds), and
+// Options.HasTarget ends a solve at its first labeling below a target energy. Any
+// messages define a valid reparametrisation, so warm starts never affect soundness,
+// only speed.
 package trws
