@@ -37,10 +37,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		size := window << (2 * level)
 		return partition.RegionPlan(m, size, halo<<level, partition.RegionShift(round, size))
 	}
-	maxLevel := 0
-	for window<<(2*maxLevel) < n {
-		maxLevel++
-	}
+	maxLevel := levelHolding(window, n, 2)
 	w, h, raster := rasterDims(m)
 	if raster && p.Evidence == nil {
 		plan, halo = "raster", s.halo(DefaultRasterHalo)
@@ -51,9 +48,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 			}
 			return partition.GridPlan(w, h, size, halo<<level, shift)
 		}
-		for maxLevel = 0; window<<maxLevel < max(w, h); {
-			maxLevel++
-		}
+		maxLevel = levelHolding(window, max(w, h), 1)
 	}
 	opt := partition.EliminateOptions{Plan: planOf, MaxLevel: maxLevel, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
 	opt.Progress = windowsProgress(r.windowProgress(int64(n)))
@@ -103,4 +98,14 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",
 		score, k, n, eliminated, labels, frac, res.Windows, res.Rounds, seconds)}, nil
+}
+
+// levelHolding is the first level at which a window grown by 2^step a level from
+// window reaches extent: where one window holds the model.
+func levelHolding(window, extent, step int) int {
+	level := 0
+	for window<<(step*level) < extent {
+		level++
+	}
+	return level
 }

@@ -61,7 +61,7 @@ type EliminateOptions struct {
 	// starts from, and labels are fixed as soon as the dual points at them; a
 	// round ends earlier at its first check that finds a violator.
 	RoundIterations int
-	// MaxStages bounds the stages of the search (default 4; 1: one test labeling).
+	// MaxStages bounds the stages of the search (default 10; 1: one test labeling).
 	// After a stage, the test labeling is improved on what it left undecided;
 	// when it gets better, another stage runs with it on the labels still alive.
 	MaxStages int
@@ -658,9 +658,9 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 // verification problem g uses, and returns how many: those of its labeling when it
 // is a violator (g < 0; settled first), otherwise every movable label within
 // trws.ConsistencyTolerance (relative) of its variable's minimum of the
-// reparametrised unary (the dual's locally minimal labels). When none is, it fixes the nearest movable labels
-// nearest to their variable's minimum, so that a search whose dual no longer
-// improves still advances. A solver without such a dual (Exhaustive) is exact:
+// reparametrised unary (the dual's locally minimal labels). When none is, it fixes
+// the nearest movable labels nearest to their variable's minimum, so that a search
+// whose dual no longer improves still advances. A solver without such a dual (Exhaustive) is exact:
 // its labeling is then a violator, or its consistency labels are used.
 func fixViolators(m *model.Model, d *domains, out *Outcome, tol float64, nearest int) int {
 	fixed := 0

@@ -86,10 +86,11 @@ func (r *rewriter) rewrite(prev *Outcome, solver Relaxation) (bool, error) {
 				}
 			}
 		}
-		// v's unary term: the sum of its unary factors' g.
+		// v's unary term: the sum of its unary factors' g (0 where p is the
+		// identity, as build).
 		r.unary = append(r.unary[:0], make([]float64, len(r.d.labels[v]))...)
 		for _, f := range r.m.VarFactors(v) {
-			if r.edge[f] >= 0 || !r.d.hasMovable(v) { // identity: g ≡ 0, as build
+			if r.edge[f] >= 0 || !r.d.hasMovable(v) {
 				continue
 			}
 			t, err := compactTable(r.m, int(f), r.d, len(r.unary), true)

@@ -119,7 +119,8 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 // SetTable replaces the table of edge e — the e-th factor of order 2 of the model the
 // solver was built from, in factor order — by t (row-major in the factor's argument
 // order, +Inf allowed, no NaN or −Inf), keeping the messages: the next Solve starts
-// from them. Label elimination rewrites the few factors whose map changed between
+// from them. The solver keeps t for exact energies: the caller must not change it
+// afterwards. Label elimination rewrites the few factors whose map changed between
 // rounds this way instead of building a new solver.
 func (s *Solver) SetTable(e int, t []float64) error {
 	if e < 0 || e >= len(s.tail) {
@@ -140,7 +141,7 @@ func (s *Solver) SetTable(e int, t []float64) error {
 			return fmt.Errorf("trws: SetTable: edge %d: %v is beyond the solver's penalty for +Inf (%v)", e, v, s.big)
 		}
 	}
-	fn := &model.Function{Kind: model.Explicit, Shape: []int{int(first), int(second)}, Table: slices.Clone(t)}
+	fn := &model.Function{Kind: model.Explicit, Shape: []int{int(first), int(second)}, Table: t}
 	if s.own == nil {
 		// The first rewrite since New or Restrict: the table array may be shared
 		// with a Restrict-ed solver, so new slots go to a private copy.
