@@ -7,7 +7,7 @@ import (
 )
 
 // TestDefaultFallsBackToPBPOnHugeTables: without a method, a model solved whole
-// gets pbp+iri, unless label elimination's explicit tables would pass the bound;
+// gets pbp+iri, unless label elimination's verification problem would pass the bound;
 // then pbp alone, with a note that says why (an explicit --method pbp+iri is
 // obeyed whatever the size).
 func TestDefaultFallsBackToPBPOnHugeTables(t *testing.T) {
@@ -16,9 +16,9 @@ func TestDefaultFallsBackToPBPOnHugeTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := tableEntries(p.Solved)
-	if want := int64(32*32*4 + (2*32*31)*16); entries != want {
-		t.Fatalf("table entries %d, want %d (unaries and pairwise tables of a 32×32 grid, 4 labels)", entries, want)
+	entries := verificationEntries(p.Solved)
+	if want := int64(32*32*4 + (2*32*31)*8); entries != want {
+		t.Fatalf("verification entries %d, want %d (unaries, and the label maps of both ends of every Potts edge, of a 32×32 grid, 4 labels)", entries, want)
 	}
 	run := func(m Method) (any, []string) {
 		var notes []string

@@ -267,6 +267,7 @@ func hashFunction(f *Function) uint64 {
 	} else {
 		mix(math.Float64bits(f.W))
 		mix(math.Float64bits(f.T))
+		mix(uint64(f.Base))
 	}
 	return h
 }
@@ -279,6 +280,9 @@ func equalFunctions(a, b *Function) bool {
 		if a.Shape[i] != b.Shape[i] {
 			return false
 		}
+	}
+	if a.Kind == Difference {
+		return a.W == b.W && a.T == b.T && a.Base == b.Base && a.Args == b.Args
 	}
 	if a.Kind != Explicit {
 		return a.W == b.W && a.T == b.T

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Kind says how a Function computes its values.
@@ -18,9 +19,15 @@ const (
 	TruncatedLinear
 	// TruncatedQuadratic is W·min((a−b)², T) on two arguments.
 	TruncatedQuadratic
+	// Difference is base(L₁(a), L₂(b)) − base(P₁(a), P₂(b)) on two arguments, where
+	// base is the parametric kind Base with W and T, and Args[i] maps argument i's
+	// labels to labels L (Labels) and images P (Images): the verification term of
+	// label elimination, f(x) − f(p(x)) over the alive labels, held without a table.
+	// Solvers send its messages by distance transforms of the base kind.
+	Difference
 )
 
-var kindNames = [...]string{"explicit", "potts", "truncated-linear", "truncated-quadratic"}
+var kindNames = [...]string{"explicit", "potts", "truncated-linear", "truncated-quadratic", "difference"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -42,7 +49,19 @@ type Function struct {
 	Shape []int
 	Table []float64
 	W, T  float64
+	// Base and Args: Difference only (Args are shared, never modified).
+	Base Kind
+	Args [2]*LabelMap
 }
+
+// LabelMap maps the labels of one argument of a Difference function: label a stands
+// for Labels[a] and is sent to Images[a] (labels of the base kind, ≥ 0).
+type LabelMap struct {
+	Labels, Images []int
+}
+
+// MaxMappedLabel bounds the labels of a LabelMap: solvers size buffers by them.
+const MaxMappedLabel = 1 << 20
 
 // Order is the number of arguments.
 func (f *Function) Order() int { return len(f.Shape) }
@@ -59,7 +78,7 @@ func (f *Function) Size() int {
 // Value returns θ(x) for the argument labels x (len(x) == Order()).
 func (f *Function) Value(x []int) float64 {
 	switch f.Kind {
-	case Potts, TruncatedLinear, TruncatedQuadratic:
+	case Potts, TruncatedLinear, TruncatedQuadratic, Difference:
 		return f.Pairwise(x[0], x[1])
 	}
 	i := 0
@@ -72,22 +91,51 @@ func (f *Function) Value(x []int) float64 {
 // Pairwise returns θ(a, b) of an order-2 function of any kind.
 func (f *Function) Pairwise(a, b int) float64 {
 	switch f.Kind {
+	case Potts, TruncatedLinear, TruncatedQuadratic:
+		return parametric(f.Kind, f.W, f.T, a, b)
+	case Difference:
+		x, y := f.Args[0], f.Args[1]
+		return parametric(f.Base, f.W, f.T, x.Labels[a], y.Labels[b]) - parametric(f.Base, f.W, f.T, x.Images[a], y.Images[b])
+	}
+	return f.Table[a*f.Shape[1]+b]
+}
+
+// parametric is the value of a parametric pairwise kind.
+func parametric(k Kind, w, t float64, a, b int) float64 {
+	switch k {
 	case Potts:
 		if a == b {
 			return 0
 		}
-		return f.W
+		return w
 	case TruncatedLinear:
 		d := a - b
 		if d < 0 {
 			d = -d
 		}
-		return f.W * math.Min(float64(d), f.T)
-	case TruncatedQuadratic:
-		d := float64(a - b)
-		return f.W * math.Min(d*d, f.T)
+		return w * math.Min(float64(d), t)
 	}
-	return f.Table[a*f.Shape[1]+b]
+	d := float64(a - b)
+	return w * math.Min(d*d, t)
+}
+
+// Range is the largest |θ| a parametric or Difference function takes (its values
+// lie in [0, Range] for a parametric kind and in [−Range, Range] for Difference).
+func (f *Function) Range() float64 {
+	k, d := f.Kind, float64(max(f.Shape[0], f.Shape[1])-1)
+	if k == Difference {
+		k, d = f.Base, 0
+		for _, a := range f.Args {
+			d = max(d, float64(slices.Max(a.Labels)), float64(slices.Max(a.Images)))
+		}
+	}
+	switch k {
+	case Potts:
+		return f.W
+	case TruncatedQuadratic:
+		d *= d
+	}
+	return f.W * math.Min(d, f.T)
 }
 
 // tableSize returns the product of shape, or an error when an entry is < 1 or the
@@ -117,6 +165,10 @@ func CheckValue(v float64) error {
 	return nil
 }
 
+// Validate checks a function on its own, as a Builder does (solvers that take
+// functions outside a model use it).
+func (f *Function) Validate() error { return f.validate() }
+
 // validate checks a function on its own (not against the variables it is applied to).
 // Parametric functions store no table, so only explicit ones are held to MaxTableSize.
 func (f *Function) validate() error {
@@ -139,18 +191,42 @@ func (f *Function) validate() error {
 				return fmt.Errorf("table entry %d: %w", i, err)
 			}
 		}
-	case Potts, TruncatedLinear, TruncatedQuadratic:
+	case Potts, TruncatedLinear, TruncatedQuadratic, Difference:
 		if len(f.Shape) != 2 {
 			return fmt.Errorf("%v function has order %d, want 2", f.Kind, len(f.Shape))
+		}
+		k := f.Kind
+		if k == Difference {
+			if k = f.Base; k != Potts && k != TruncatedLinear && k != TruncatedQuadratic {
+				return fmt.Errorf("difference of base kind %v, want a parametric pairwise kind", f.Base)
+			}
+			if err := f.validateArgs(); err != nil {
+				return err
+			}
 		}
 		if math.IsNaN(f.W) || math.IsInf(f.W, 0) || f.W < 0 {
 			return fmt.Errorf("%v weight %v: want finite and ≥ 0", f.Kind, f.W)
 		}
-		if f.Kind != Potts && (math.IsNaN(f.T) || f.T <= 0) {
+		if k != Potts && (math.IsNaN(f.T) || f.T <= 0) {
 			return fmt.Errorf("%v truncation %v: want > 0", f.Kind, f.T)
 		}
 	default:
 		return fmt.Errorf("unknown function kind %d", f.Kind)
+	}
+	return nil
+}
+
+// validateArgs checks a Difference function's label maps against its shape.
+func (f *Function) validateArgs() error {
+	for i, a := range f.Args {
+		if a == nil || len(a.Labels) != f.Shape[i] || len(a.Images) != f.Shape[i] {
+			return fmt.Errorf("difference argument %d: want %d labels and images", i, f.Shape[i])
+		}
+		for j := range a.Labels {
+			if l, p := a.Labels[j], a.Images[j]; l < 0 || p < 0 || l > MaxMappedLabel || p > MaxMappedLabel {
+				return fmt.Errorf("difference argument %d: label %d maps %d to %d, want both in [0,%d]", i, j, l, p, MaxMappedLabel)
+			}
+		}
 	}
 	return nil
 }

@@ -416,6 +416,9 @@ var soundnessFamilies = []family{
 		n := 4 + rng.IntN(4)
 		return random.HigherOrder(rng, n, 3, 3+rng.IntN(2), n+rng.IntN(n+1))
 	}},
+	{"ParametricGrid", true, func(rng *rand.Rand) *model.Model {
+		return random.ParametricGrid(rng, 3, 2, 5)
+	}},
 }
 
 // mustOK panics on err: the generators only build valid models.

@@ -211,6 +211,39 @@ func (d *domains) setTest(y []int, candidates []bool) error {
 	return nil
 }
 
+// labelMap is v's alive labels and p's images of them (the model's labels), the
+// argument map of v's verification terms. maps caches them by variable (nil: none
+// cached); a variable's entry is dropped when its immovable labels change.
+func (d *domains) labelMap(maps []*model.LabelMap, v int) *model.LabelMap {
+	if maps != nil && maps[v] != nil {
+		return maps[v]
+	}
+	ls := d.labels[v]
+	mp := &model.LabelMap{Labels: ls, Images: make([]int, len(ls))}
+	for c := range ls {
+		mp.Images[c] = ls[d.image(v, c)]
+	}
+	if maps != nil {
+		maps[v] = mp
+	}
+	return mp
+}
+
+// parametric says whether fn is a parametric pairwise kind, whose verification terms
+// are model.Difference functions.
+func parametric(fn *model.Function) bool {
+	return fn.Kind == model.Potts || fn.Kind == model.TruncatedLinear || fn.Kind == model.TruncatedQuadratic
+}
+
+// differenceTerm is g of the pairwise factor with the parametric function fn on
+// (u, v) as a model.Difference term: solvers send its messages by distance
+// transforms instead of a table, and it takes no memory per label pair.
+func differenceTerm(fn *model.Function, d *domains, maps []*model.LabelMap, u, v int) *model.Function {
+	x, y := d.labelMap(maps, u), d.labelMap(maps, v)
+	return &model.Function{Kind: model.Difference, Base: fn.Kind, W: fn.W, T: fn.T,
+		Shape: []int{len(x.Labels), len(y.Labels)}, Args: [2]*model.LabelMap{x, y}}
+}
+
 // original maps x (positions) to the model's labels.
 func (d *domains) original(x []int) []int {
 	out := make([]int, len(x))
@@ -336,6 +369,7 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 	args := make([]int, 0, 8)
 	zeros := map[string]int{} // one zero table per shape
 	kept := map[int]int{}     // m's functions on factors whose labels are all alive
+	maps := make([]*model.LabelMap, m.NumVars())
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
 		args = args[:0]
@@ -358,6 +392,8 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 			})
 		case !verification && whole:
 			id, err = addOnce(b, kept, m.FactorFunc(f), func() model.Function { return *m.FactorFunction(f) })
+		case verification && parametric(m.FactorFunction(f)):
+			id, err = b.AddFunction(*differenceTerm(m.FactorFunction(f), d, maps, int(vars[0]), int(vars[1])))
 		default:
 			var t []float64
 			if t, err = compactTable(m, f, d, size, verification); err == nil {

@@ -98,7 +98,7 @@ func TestIRIEliminationIsSound(t *testing.T) {
 	scale := soundnessScale(t)
 	perFamily := map[string]int{
 		"IsingSpinGlassGrid": 120, "FrustratedRandomGraph": 120, "CoreAndPeriphery": 200,
-		"DensePairwise": 160, "PottsGrid": 80, "Forest": 80, "HigherOrder": 200,
+		"DensePairwise": 160, "PottsGrid": 80, "Forest": 80, "HigherOrder": 200, "ParametricGrid": 160,
 	}
 	solvers := []solverCase{
 		{"TRWS", func(uint64) persistency.Relaxation { return persistency.TRWS{} }, true},

@@ -129,8 +129,11 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := random.New(7500 + seed)
 		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
-		if seed%2 == 1 {
+		switch seed % 3 {
+		case 1:
 			m = random.PottsGrid(rng, 3, 2, 3)
+		case 2:
+			m = random.ParametricGrid(rng, 3, 2, 5) // Difference terms rewritten by SetFunction
 		}
 		d, err := newDomains(m, nil)
 		if err != nil {

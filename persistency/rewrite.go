@@ -20,10 +20,12 @@ type rewriter struct {
 	stamp []int    // factor → the last rewrite that wrote it
 	pass  int
 	unary []float64
+	maps  []*model.LabelMap // the variables' label maps in the solver's Difference terms
 }
 
 func newRewriter(m *model.Model, d *domains) *rewriter {
-	r := &rewriter{m: m, d: d, edge: make([]int, m.NumFactors()), stamp: make([]int, m.NumFactors())}
+	r := &rewriter{m: m, d: d, edge: make([]int, m.NumFactors()), stamp: make([]int, m.NumFactors()),
+		maps: make([]*model.LabelMap, m.NumVars())}
 	e := 0
 	for f := range r.edge {
 		r.edge[f] = -1
@@ -42,6 +44,7 @@ func (r *rewriter) built(d *domains) {
 	for v, fx := range d.fixed {
 		r.seen[v] = append(r.seen[v][:0], fx...)
 	}
+	clear(r.maps)
 }
 
 // invalidate forgets the solver's tables (a new test labeling changes every factor).
@@ -63,18 +66,28 @@ func (r *rewriter) rewrite(prev *Outcome, solver Relaxation) (bool, error) {
 		}
 	}
 	for _, v := range dirty {
+		r.maps[v] = nil
+	}
+	for _, v := range dirty {
 		for _, f := range r.m.VarFactors(v) {
 			if r.stamp[f] == r.pass {
 				continue
 			}
 			r.stamp[f] = r.pass
 			if e := r.edge[f]; e >= 0 {
-				vars := r.m.FactorVars(int(f))
+				vars, fn := r.m.FactorVars(int(f)), r.m.FactorFunction(int(f))
 				u, w := int(vars[0]), int(vars[1])
+				if (r.d.hasMovable(u) || r.d.hasMovable(w)) && parametric(fn) {
+					if s.SetFunction(e, differenceTerm(fn, r.d, r.maps, u, w)) != nil {
+						r.seen = nil // beyond the solver's penalty: build anew
+						return false, nil
+					}
+					continue
+				}
 				var t []float64
 				if r.d.hasMovable(u) || r.d.hasMovable(w) {
 					var err error
-					if t, err = pairTable(r.m.FactorFunction(int(f)), r.d, u, w, true, int(f)); err != nil {
+					if t, err = pairTable(fn, r.d, u, w, true, int(f)); err != nil {
 						return false, err
 					}
 				} else {

@@ -13,7 +13,8 @@ const (
 	kindPotts uint8 = iota
 	kindTruncLinear
 	kindTruncQuad
-	kindTable // explicit table, row = tail label
+	kindTable      // explicit table, row = tail label
+	kindDifference // model.Difference (difference.go)
 )
 
 // Solver holds a pairwise model in the solver's layout and the TRW-S state (messages),
@@ -32,6 +33,11 @@ type Solver struct {
 	kind       []uint8
 	w, t       []float32 // Potts / truncated parameters
 	tab        []int32   // kindTable: offset of the table (row = tail label) in tables
+	dif        []int32   // kindDifference: the edge's entry in difs (nil: no such edge)
+	difs       []difference
+	dbuf       []float32 // the Difference kernels' distance transforms
+	dlab       []int32   // and their labels and values, movable then immovable
+	dval       []float32
 	fn         []*model.Function
 	own        []bool  // SetTable wrote the edge's table slot for it alone (nil: none)
 	swap       []bool  // the model factor lists (head, tail)
@@ -120,12 +126,21 @@ func New(m *model.Model) (*Solver, error) {
 			k = kindTruncQuad
 		default:
 			k = kindTable
-			tab = s.table(fn, swap, tableOf)
 		}
 		s.kind = append(s.kind, k)
 		s.w = append(s.w, float32(fn.W))
 		s.t = append(s.t, float32(math.Min(fn.T, math.MaxFloat32)))
 		s.tab = append(s.tab, tab)
+		e := len(s.kind) - 1
+		if fn.Kind == model.Difference && s.setDifference(e, fn, swap) == nil {
+			continue
+		}
+		if k == kindTable {
+			s.kind[e], s.tab[e] = kindTable, s.table(fn, swap, tableOf) // a difference of other maps too
+		}
+	}
+	for s.dif != nil && len(s.dif) < len(s.kind) {
+		s.dif = append(s.dif, -1)
 	}
 	s.big = float32(math.Min(Penalty(m), 1e30))
 	for i, v := range s.tables {
@@ -154,13 +169,15 @@ func (s *Solver) table(fn *model.Function, transposed bool, cache map[tableKey]i
 	off := int32(len(s.tables))
 	ka, kb := fn.Shape[0], fn.Shape[1]
 	if !transposed {
-		for _, v := range fn.Table {
-			s.tables = append(s.tables, float32(v))
+		for a := 0; a < ka; a++ {
+			for b := 0; b < kb; b++ {
+				s.tables = append(s.tables, float32(fn.Pairwise(a, b)))
+			}
 		}
 	} else {
 		for b := 0; b < kb; b++ {
 			for a := 0; a < ka; a++ {
-				s.tables = append(s.tables, float32(fn.Table[a*kb+b]))
+				s.tables = append(s.tables, float32(fn.Pairwise(a, b)))
 			}
 		}
 	}
@@ -228,8 +245,11 @@ func (s *Solver) finishGraph() {
 	}
 	s.mk = int(maxK)
 	s.scratch = make([]float32, 4*maxK)
-	s.envV = make([]int32, maxK+1)
+	s.envV = make([]int32, maxK+2)
 	s.envZ = make([]float64, maxK+2)
+	for _, d := range s.difs {
+		s.sizeDifference(d.r)
+	}
 	s.setupPottsFast()
 	s.primal = make([]int32, n)
 	s.argmin = make([]int32, n)
@@ -264,6 +284,9 @@ func finiteExtent(fn *model.Function) (lo, hi float64) {
 	case model.TruncatedLinear, model.TruncatedQuadratic:
 		k := float64(max(fn.Shape[0], fn.Shape[1]))
 		return 0, fn.W * math.Min(fn.T, k*k)
+	case model.Difference:
+		r := fn.Range()
+		return -r, r
 	}
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, v := range fn.Table {

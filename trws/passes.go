@@ -91,6 +91,8 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 		return truncLinearMessage(h, out, hmin, s.w[e], s.t[e], s.scratch[3*s.mk:])
 	case kindTruncQuad:
 		return truncQuadMessage(h, out, s.w[e], s.t[e], s.envV, s.envZ)
+	case kindDifference:
+		return s.differenceMessage(e, h, out, fromTail)
 	}
 	tab := s.tables[s.tab[e] : s.tab[e]+int32(len(h)*len(out))]
 	if fromTail {

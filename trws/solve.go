@@ -138,22 +138,12 @@ func (s *Solver) msgInto(e int32, i int32) []float32 {
 // pairValue is θ_e(a, b) in float32 with a the tail's label and b the head's.
 func (s *Solver) pairValue(e int32, a, b int32) float32 {
 	switch s.kind[e] {
-	case kindPotts:
-		if a == b {
-			return 0
-		}
-		return s.w[e]
-	case kindTruncLinear:
-		d := a - b
-		if d < 0 {
-			d = -d
-		}
-		return s.w[e] * min(float32(d), s.t[e])
-	case kindTruncQuad:
-		d := float32(a - b)
-		return s.w[e] * min(d*d, s.t[e])
+	case kindTable:
+		return s.tables[s.tab[e]+a*s.labels[s.head[e]]+b]
+	case kindDifference:
+		return s.differenceValue(e, a, b)
 	}
-	return s.tables[s.tab[e]+a*s.labels[s.head[e]]+b]
+	return baseValue(s.kind[e], s.w[e], s.t[e], a, b)
 }
 
 // check recomputes every D_i from the messages (in increasing order), rounds the

@@ -106,6 +106,17 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 			r.tail, r.head = append(r.tail, t), append(r.head, h)
 			r.kind, r.w, r.t, r.tab = append(r.kind, s.kind[e]), append(r.w, s.w[e]), append(r.t, s.t[e]), append(r.tab, s.tab[e])
 			r.fn, r.swap = append(r.fn, s.fn[e]), append(r.swap, s.swap[e])
+			if s.kind[e] == kindDifference {
+				if r.dif == nil {
+					r.dif = make([]int32, len(kept)-1, len(s.tail))
+					for i := range r.dif {
+						r.dif[i] = -1
+					}
+				}
+				r.dif, r.difs = append(r.dif, int32(len(r.difs))), append(r.difs, s.difs[s.dif[e]])
+			} else if r.dif != nil {
+				r.dif = append(r.dif, -1)
+			}
 		}
 	}
 	r.finishGraph()
@@ -169,6 +180,9 @@ func (s *Solver) SetTable(e int, t []float64) error {
 		}
 	}
 	s.fn[e], s.kind[e], s.allPotts = fn, kindTable, false
+	if s.dif != nil {
+		s.dif[e] = -1
+	}
 	return nil
 }
 

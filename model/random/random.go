@@ -83,6 +83,46 @@ func PottsGrid(rng *rand.Rand, w, h, k int) *model.Model {
 	return build(b)
 }
 
+// ParametricGrid returns a w×h 4-connected grid (variable y·w+x) with label counts in
+// [1, k], unary tables with values in [0, 2) and a few forbidden labels (never label
+// 0), and on every edge a random Potts, truncated linear or truncated quadratic term
+// (truncations 1, 2, 2.5, 4 or none): the kinds of stereo and segmentation models.
+func ParametricGrid(rng *rand.Rand, w, h, k int) *model.Model {
+	if w < 0 || h < 0 || k < 1 {
+		panic(fmt.Sprintf("random: ParametricGrid(%d, %d, %d): want w, h ≥ 0 and k ≥ 1", w, h, k))
+	}
+	labels := randomLabels(rng, w*h, k)
+	b := model.NewBuilder(labels)
+	for v, kv := range labels {
+		t := make([]float64, kv)
+		for l := range t {
+			t[l] = 2 * rng.Float64()
+			if l > 0 && rng.IntN(12) == 0 {
+				t[l] = math.Inf(1)
+			}
+		}
+		must(b.AddTable([]int{v}, t))
+	}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			for _, u := range [][2]int{{x + 1, y}, {x, y + 1}} {
+				if u[0] >= w || u[1] >= h {
+					continue
+				}
+				a, c := y*w+x, u[1]*w+u[0]
+				f := parametric(rng, []int{labels[a], labels[c]})
+				if f.Kind != model.Potts {
+					f.T = []float64{1, 2, 2.5, 4, math.Inf(1)}[rng.IntN(5)]
+				}
+				fn, err := b.AddFunction(f)
+				must(err)
+				must(b.AddFactor(fn, a, c))
+			}
+		}
+	}
+	return build(b)
+}
+
 // DensePairwise returns n variables with label counts in [1, maxLabels] (about one in
 // eight has a single label), a unary table on every variable and a pairwise table on
 // each pair of variables with probability density. Values lie in [−1, 1); unary

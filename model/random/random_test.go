@@ -18,6 +18,7 @@ var generators = []struct {
 	{"DensePairwise", func(rng *rand.Rand) *model.Model { return random.DensePairwise(rng, 7, 4, 0.6) }},
 	{"HigherOrder", func(rng *rand.Rand) *model.Model { return random.HigherOrder(rng, 7, 3, 4, 20) }},
 	{"PottsDenoising", func(rng *rand.Rand) *model.Model { return random.PottsDenoising(rng, 5, 4, 4, 1.2, 4, 2) }},
+	{"ParametricGrid", func(rng *rand.Rand) *model.Model { return random.ParametricGrid(rng, 4, 3, 5) }},
 }
 
 func TestSameSeedSameModel(t *testing.T) {
@@ -156,9 +157,40 @@ func TestPottsGridStructure(t *testing.T) {
 	}
 }
 
+// TestParametricGridStructure: grid edges only, every kind of parametric term among
+// them, label counts within [1, k].
+func TestParametricGridStructure(t *testing.T) {
+	kinds := map[model.Kind]int{}
+	for seed := range uint64(20) {
+		m := random.ParametricGrid(random.New(seed), 4, 3, 5)
+		for v := range m.NumVars() {
+			if k := m.NumLabels(v); k < 1 || k > 5 {
+				t.Fatalf("variable %d has %d labels, want 1..5", v, k)
+			}
+		}
+		for f := range m.NumFactors() {
+			vars := m.FactorVars(f)
+			if len(vars) != 2 {
+				continue
+			}
+			u, v := int(vars[0]), int(vars[1])
+			if !(v == u+1 && u%4 != 3) && v != u+4 {
+				t.Errorf("factor %d on (%d,%d) is not a grid edge", f, u, v)
+			}
+			kinds[m.FactorFunction(f).Kind]++
+		}
+	}
+	for _, k := range []model.Kind{model.Potts, model.TruncatedLinear, model.TruncatedQuadratic} {
+		if kinds[k] == 0 {
+			t.Errorf("no %v edge in 20 grids: %v", k, kinds)
+		}
+	}
+}
+
 func TestGeneratorsRejectBadParameters(t *testing.T) {
 	for name, f := range map[string]func(){
 		"PottsGrid k=0":       func() { random.PottsGrid(random.New(1), 2, 2, 0) },
+		"ParametricGrid k=0":  func() { random.ParametricGrid(random.New(1), 2, 2, 0) },
 		"DensePairwise d=2":   func() { random.DensePairwise(random.New(1), 3, 2, 2) },
 		"DensePairwise NaN":   func() { random.DensePairwise(random.New(1), 3, 2, math.NaN()) },
 		"HigherOrder labels0": func() { random.HigherOrder(random.New(1), 3, 0, 2, 2) },
