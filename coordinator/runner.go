@@ -236,7 +236,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	}
 	defer adv.Unsubscribe()
 	status, err := nc.Subscribe(protocol.StatusSubject(r.spec.Job), func(m *nats.Msg) {
-		data, _ := json.Marshal(r.Summary())
+		data, _ := json.Marshal(r.shown())
 		m.Respond(data)
 	})
 	if err != nil {
@@ -754,15 +754,21 @@ func (r *Runner) snapshot() {
 	r.mu.Unlock()
 }
 
+// shown is the Summary that status readers get: a done job whose caller writes
+// the outputs after Run (RunOptions.Finish unset) is finishing until the caller
+// records its end with the outputs listed.
+func (r *Runner) shown() Summary {
+	s := r.Summary()
+	if s.Phase == Done.String() && r.opt.Finish == nil {
+		s.Phase = Finishing.String()
+	}
+	return s
+}
+
 // publishStatus sends the job's Progress and stores its status in the jobs
 // bucket, where `partopt status` finds it when no coordinator answers.
 func (r *Runner) publishStatus(ctx context.Context) {
-	s := r.Summary()
-	if s.Phase == Done.String() && r.opt.Finish == nil {
-		// The caller writes the outputs after Run: until it records the end,
-		// the job is finishing for whoever reads the status.
-		s.Phase = Finishing.String()
-	}
+	s := r.shown()
 	p := protocol.Progress{Job: r.spec.Job, Round: s.Round, Done: s.Merged, Total: s.Windows, InFlight: s.InFlight, Failed: s.Lost, Persistent: s.Proven}
 	if data, err := protocol.Marshal(p); err == nil {
 		r.res.Conn.Publish(protocol.ProgressSubject(r.spec.Job), data)
