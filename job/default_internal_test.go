@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/partopt/partopt/persistency"
 )
 
 // TestDefaultFallsBackToPBPOnHugeTables: without a method, a model solved whole
@@ -16,9 +18,9 @@ func TestDefaultFallsBackToPBPOnHugeTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries := verificationEntries(p.Solved)
-	if want := int64(32*32*4 + (2*32*31)*8); entries != want {
-		t.Fatalf("verification entries %d, want %d (unaries, and the label maps of both ends of every Potts edge, of a 32×32 grid, 4 labels)", entries, want)
+	entries := persistency.VerificationSize(p.Solved)
+	if want := int64(32*32*4 + (2*32*31)*16); entries != want {
+		t.Fatalf("verification entries %d, want %d (unaries and the 4×4 tables of the Potts edges of a 32×32 grid)", entries, want)
 	}
 	run := func(m Method) (any, []string) {
 		var notes []string

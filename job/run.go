@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/trws"
@@ -89,7 +88,7 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 		return nil, err
 	}
 	if s.Method == "" && r.spec.Method == PBPIRI {
-		if n := verificationEntries(p.Solved); n > maxDefaultEliminationEntries {
+		if n := persistency.VerificationSize(p.Solved); n > maxDefaultEliminationEntries {
 			r.note(fmt.Sprintf("label elimination would build verification tables of %d entries (more than %d): proving by pbp alone (--method pbp+iri runs both anyway)", n, maxDefaultEliminationEntries))
 			r.spec.Method = PBP
 		}
@@ -105,30 +104,9 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 
 // maxDefaultEliminationEntries bounds the verification problems of the default
 // method: label elimination builds explicit tables (8 bytes an entry, and a
-// float32 copy in the solver) where the model's terms are tables, so a model
-// past this bound gets pbp alone unless asked for more.
+// float32 copy in the solver; persistency.VerificationSize), so a model past
+// this bound gets pbp alone unless asked for more.
 var maxDefaultEliminationEntries int64 = 1 << 27 // a variable for the tests
-
-// verificationEntries is the size of label elimination's verification problem
-// on m: Σ over its factors of the product of their label counts, except for
-// Potts and truncated terms, whose verification terms are label maps
-// (model.Difference) of the sum.
-func verificationEntries(m *model.Model) int64 {
-	var n int64
-	for f := range m.NumFactors() {
-		size, sum := int64(1), int64(0)
-		for _, v := range m.FactorVars(f) {
-			size *= int64(m.NumLabels(int(v)))
-			sum += int64(m.NumLabels(int(v)))
-		}
-		switch m.FactorFunction(f).Kind {
-		case model.Potts, model.TruncatedLinear, model.TruncatedQuadratic:
-			size = sum
-		}
-		n += size
-	}
-	return n
-}
 
 // runner is one run of a job.
 type runner struct {

@@ -77,7 +77,7 @@ func (r *rewriter) rewrite(prev *Outcome, solver Relaxation) (bool, error) {
 			if e := r.edge[f]; e >= 0 {
 				vars, fn := r.m.FactorVars(int(f)), r.m.FactorFunction(int(f))
 				u, w := int(vars[0]), int(vars[1])
-				if (r.d.hasMovable(u) || r.d.hasMovable(w)) && parametric(fn) {
+				if (r.d.hasMovable(u) || r.d.hasMovable(w)) && differenceFactor(r.m, r.d, int(f)) {
 					if s.SetFunction(e, differenceTerm(fn, r.d, r.maps, u, w)) != nil {
 						r.seen = nil // beyond the solver's penalty: build anew
 						return false, nil
