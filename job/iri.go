@@ -127,10 +127,12 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
-	files := append([]output{{CertificateFile, func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
-		uaiOutputs(p.Extend(el.Test), evidenceOf(p.Proven(el.Persistent)))...)
-	files = append(files, output{DomainsFile, func(w io.Writer) error { return writeDomains(w, p.domains(el.Alive)) }})
-	if err := writeOutputs(s.Output, []string{CertificateFile, PersistentFile, LabelsFile, DomainsFile}, files, rep); err != nil {
+	x, domains := p.Extend(el.Test), p.domains(el.Alive)
+	files := append([]output{{name: CertificateFile, write: func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
+		uaiOutputs(x, evidenceOf(p.Proven(el.Persistent)))...)
+	files = append(files, output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, domains) }})
+	files = append(files, aliveRasterOutputs(p.Model, x, domains, s.PNGMax)...)
+	if err := writeOutputs(s.Output, names(files), files, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) rounds %d energy %s",

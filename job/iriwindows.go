@@ -83,7 +83,6 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		EliminatedLabels: &eliminated, EliminatedLabelFraction: &frac,
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
-		Outputs: []string{LabelsFile, PersistentFile, DomainsFile},
 	}
 	if raster && plan == "raster" {
 		rep.Width, rep.Height = w, h
@@ -91,8 +90,11 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
-	files := append(uaiOutputs(p.Extend(res.Labeling), evidenceOf(p.Proven(res.Persistent))),
-		output{DomainsFile, func(w io.Writer) error { return writeDomains(w, p.domains(res.Alive)) }})
+	x, domains := p.Extend(res.Labeling), p.domains(res.Alive)
+	files := append(uaiOutputs(x, evidenceOf(p.Proven(res.Persistent))),
+		output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, domains) }})
+	files = append(files, aliveRasterOutputs(p.Model, x, domains, s.PNGMax)...)
+	rep.Outputs = names(files)
 	if err := writeOutputs(s.Output, rep.Outputs, files, rep); err != nil {
 		return nil, Internal(err)
 	}

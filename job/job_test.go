@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,7 +15,10 @@ import (
 	"time"
 
 	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/model/grid"
+	"github.com/partopt/partopt/model/labelfile"
 	"github.com/partopt/partopt/model/modelfile"
+	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/oracle"
 	"github.com/partopt/partopt/partition"
@@ -202,7 +206,8 @@ func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
 	}{
 		{job.Spec{Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
 		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
-		{job.Spec{}, []string{job.CertificateFile, job.DomainsFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
+		{job.Spec{}, []string{job.AliveTilesFile, job.CertificateFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
+			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
 		{job.Spec{Method: job.SRMP}, []string{job.LabelsFile, job.ReportFile}},
 	} {
 		c.spec.Model, c.spec.Output = denoise, dir
@@ -336,6 +341,87 @@ func TestLabelEliminationOutputsVerify(t *testing.T) {
 				t.Errorf("%s %s: malformed domains: %v, want bad input", model, method, err)
 			}
 		}
+	}
+}
+
+// TestRasterEliminationWritesItsMaps: label elimination on a raster model, whole
+// and by windows, writes labels.plf equal to labels.sol, alive.plf whose masks are
+// the domains of domains.txt, persistent.plf marking the pixels with one label
+// left, and persistency.png of the raster's size.
+func TestRasterEliminationWritesItsMaps(t *testing.T) {
+	frustrated := filepath.Join(t.TempDir(), "potts.uai")
+	if err := uai.WriteFile(frustrated, random.PottsGrid(random.New(5), 12, 10, 4)); err != nil {
+		t.Fatal(err)
+	}
+	multi := false
+	for _, c := range []struct {
+		model string
+		spec  job.Spec
+	}{
+		{denoise, job.Spec{Method: job.IRI}}, {denoise, job.Spec{Method: job.IRI, Window: 16, Halo: 4}},
+		{frustrated, job.Spec{Method: job.IRI}}, {frustrated, job.Spec{Method: job.PBPIRI}}, {frustrated, job.Spec{Method: job.IRI, Window: 6, Halo: 2, Rounds: 1}},
+	} {
+		dir := t.TempDir()
+		c.spec.Model, c.spec.Output = c.model, dir
+		if _, err := job.Run(context.Background(), c.spec, job.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := modelfile.Read(c.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := m.NumVars()
+		x, err := uai.ReadSolutionFile(filepath.Join(dir, job.LabelsFile), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		domains, err := job.ReadDomains(filepath.Join(dir, job.DomainsFile), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func(name string) []int32 {
+			f, err := labelfile.Open(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			h := f.Header()
+			v := make([]int32, h.Width*h.Height)
+			if len(v) != n || h.Labels != m.NumLabels(0) {
+				t.Fatalf("%s: %d×%d of %d labels for %d variables of %d", name, h.Width, h.Height, h.Labels, n, m.NumLabels(0))
+			}
+			if err := f.ReadRect(0, 0, h.Width, h.Height, v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		lab, alive, pers := read(job.LabelTilesFile), read(job.AliveTilesFile), read(job.PersistentTilesFile)
+		for v := range n {
+			var mask uint32
+			for _, l := range domains[v] {
+				mask |= 1 << l
+			}
+			want := int32(0)
+			if len(domains[v]) == 1 {
+				want = int32(domains[v][0] + 1)
+			}
+			multi = multi || len(domains[v]) > 1
+			if int(lab[v]) != x[v] || uint32(alive[v]) != mask || pers[v] != want {
+				t.Fatalf("%+v: pixel %d: label %d (labels.sol %d), mask %#b (domains %v), persistent %d", c.spec, v, lab[v], x[v], alive[v], domains[v], pers[v])
+			}
+		}
+		f, err := os.Open(filepath.Join(dir, job.PersistencyPNG))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if w, h, _ := grid.Dims(m); err != nil || cfg.Width != w || cfg.Height != h {
+			t.Errorf("%+v: persistency.png %+v, %v; want %d×%d", c.spec, cfg, err, w, h)
+		}
+	}
+	if !multi {
+		t.Error("every pixel ended persistent: the masks of several labels went unchecked")
 	}
 }
 

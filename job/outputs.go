@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
 	"github.com/partopt/partopt/model/uai"
 )
@@ -20,8 +22,11 @@ import (
 // LabelsFile and ReportFile; a windowed run of a raster LabelTilesFile,
 // PersistentTilesFile, PersistencyPNG and ReportFile, plus LabelsFile and
 // PersistentFile up to UAIOutputLimit variables; a windowed run of regions
-// LabelsFile, PersistentFile and ReportFile. ReportFile is written last: when it
-// exists, the others are complete.
+// LabelsFile, PersistentFile and ReportFile. Label elimination (iri, pbp+iri) adds
+// DomainsFile, and on a raster model LabelTilesFile, PersistentTilesFile,
+// AliveTilesFile (up to labelfile.MaxAliveLabels labels) and PersistencyPNG, which
+// then shows how many labels each pixel has left. ReportFile is written last: when
+// it exists, the others are complete.
 const (
 	LabelsFile          = "labels.sol"
 	ReportFile          = "report.json"
@@ -30,10 +35,11 @@ const (
 	LabelTilesFile      = "labels.plf"
 	PersistentTilesFile = "persistent.plf"
 	PersistencyPNG      = "persistency.png"
+	AliveTilesFile      = "alive.plf"
 )
 
 // allOutputs are the files any job may write in its output directory.
-var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, DomainsFile, LabelTilesFile, PersistentTilesFile, PersistencyPNG}
+var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, DomainsFile, LabelTilesFile, PersistentTilesFile, AliveTilesFile, PersistencyPNG}
 
 // Float is a float64 that encodes ±Inf and NaN, which JSON numbers cannot hold, as
 // the strings "+Inf", "-Inf" and "NaN".
@@ -93,10 +99,12 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// output is one file to write.
+// output is one file to write: by write, or by file when the file is made at a
+// path (label files), both under a temporary name renamed into place.
 type output struct {
 	name  string
 	write func(io.Writer) error
+	file  func(path string) error
 }
 
 // writeOutputs deletes the outputs of an earlier job into dir that this one does
@@ -111,27 +119,115 @@ func writeOutputs(dir string, keep []string, files []output, report any) error {
 			return err
 		}
 	}
-	files = append(files, output{ReportFile, func(w io.Writer) error {
+	files = append(files, output{name: ReportFile, write: func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
 	}})
 	for _, o := range files {
-		if err := writeFileAtomic(filepath.Join(dir, o.name), o.write); err != nil {
+		path := filepath.Join(dir, o.name)
+		if o.file != nil {
+			if err := makeFileAtomic(path, o.file); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := writeFileAtomic(path, o.write); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// makeFileAtomic has create make the file at a temporary name beside path and
+// renames it into place.
+func makeFileAtomic(path string, create func(string) error) error {
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.tmp-%d", filepath.Base(path), os.Getpid()))
+	err := create(tmp)
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// aliveRasterOutputs are the raster outputs of a label elimination on m when it is
+// a W×H grid of K labels everywhere (none otherwise): LabelTilesFile (x),
+// PersistentTilesFile, AliveTilesFile of domains (K ≤ labelfile.MaxAliveLabels)
+// and PersistencyPNG (by labels left when the alive map is written).
+func aliveRasterOutputs(m *model.Model, x []int, domains [][]int, pngSide int) []output {
+	w, h, ok := grid.Dims(m)
+	if !ok || m.NumVars() == 0 {
+		return nil
+	}
+	k := m.NumLabels(0)
+	for v := range m.NumVars() {
+		if m.NumLabels(v) != k {
+			return nil
+		}
+	}
+	lab, per, alive := make([]int32, len(x)), make([]int32, len(x)), make([]int32, len(x))
+	for v, l := range x {
+		lab[v] = int32(l)
+		if len(domains[v]) == 1 {
+			per[v] = int32(domains[v][0] + 1)
+		}
+		var mask uint32
+		for _, l := range domains[v] {
+			mask |= 1 << l
+		}
+		alive[v] = int32(mask)
+	}
+	header := func(kind labelfile.Kind) labelfile.Header {
+		return labelfile.Header{Width: w, Height: h, Labels: k, Kind: kind}
+	}
+	tiles := func(name string, kind labelfile.Kind, values []int32) output {
+		return output{name: name, file: func(path string) error {
+			f, err := labelfile.Create(path, header(kind))
+			if err != nil {
+				return err
+			}
+			if err := f.WriteRect(0, 0, w, h, values); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}}
+	}
+	out := []output{tiles(LabelTilesFile, labelfile.Labeling, lab), tiles(PersistentTilesFile, labelfile.Persistent, per)}
+	if k > labelfile.MaxAliveLabels {
+		return append(out, output{name: PersistencyPNG, write: func(wr io.Writer) error {
+			return labelfile.RenderPNG(wr, labelfile.Slice(header(labelfile.Labeling), lab), labelfile.Slice(header(labelfile.Persistent), per), pngSide)
+		}})
+	}
+	return append(out, tiles(AliveTilesFile, labelfile.Alive, alive), output{name: PersistencyPNG, write: func(wr io.Writer) error {
+		return labelfile.RenderAlivePNG(wr, labelfile.Slice(header(labelfile.Labeling), lab), labelfile.Slice(header(labelfile.Alive), alive), pngSide)
+	}})
+}
+
+// names are the file names of outputs.
+func names(outputs []output) []string {
+	var out []string
+	for _, o := range outputs {
+		out = append(out, o.name)
+	}
+	return out
+}
+
 // labelsOutput is labels.sol: the labeling x.
 func labelsOutput(x []int) output {
-	return output{LabelsFile, func(w io.Writer) error { return uai.WriteSolution(w, x) }}
+	return output{name: LabelsFile, write: func(w io.Writer) error { return uai.WriteSolution(w, x) }}
 }
 
 // uaiOutputs are persistent.evid (ev) and labels.sol (x).
 func uaiOutputs(x []int, ev uai.Evidence) []output {
-	return []output{{PersistentFile, func(w io.Writer) error { return uai.WriteEvidence(w, ev) }}, labelsOutput(x)}
+	return []output{{name: PersistentFile, write: func(w io.Writer) error { return uai.WriteEvidence(w, ev) }}, labelsOutput(x)}
 }
 
 // rasterFiles are the label files of a windowed run: written under temporary names

@@ -203,7 +203,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
-	files := append([]output{{CertificateFile, func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
+	files := append([]output{{name: CertificateFile, write: func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
 		uaiOutputs(p.Extend(res.Labeling), evidenceOf(p.Proven(res.Persistent)))...)
 	if err := writeOutputs(s.Output, []string{CertificateFile, PersistentFile, LabelsFile}, files, rep); err != nil {
 		return nil, Internal(err)

@@ -219,7 +219,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 	}
 	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
 	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction
-	outputs := []output{{PersistencyPNG, func(w io.Writer) error { return files.png(w, s.PNGMax) }}}
+	outputs := []output{{name: PersistencyPNG, write: func(w io.Writer) error { return files.png(w, s.PNGMax) }}}
 	if n <= UAIOutputLimit {
 		x, proven, err := files.read()
 		if err != nil {

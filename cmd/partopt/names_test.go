@@ -12,6 +12,7 @@ const (
 	persistentTilesFile = job.PersistentTilesFile
 	persistencyPNG      = job.PersistencyPNG
 	domainsFile         = job.DomainsFile
+	aliveTilesFile      = job.AliveTilesFile
 )
 
 type (

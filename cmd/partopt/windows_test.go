@@ -291,12 +291,12 @@ func TestSolveLeavesNoStaleOutputs(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
-		{nil, []string{certificateFile, domainsFile, labelsFile, persistentFile, reportFile}},
+		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 		{[]string{"--window", "8"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 		{[]string{"--method", "trws"}, []string{labelsFile, reportFile}},
 		{[]string{"--window", "8"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
-		{nil, []string{certificateFile, domainsFile, labelsFile, persistentFile, reportFile}},
+		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 	} {
 		if code, _, stderr := partopt(append([]string{"solve", "-o", dir, up}, c.args...)...); code != 0 {
 			t.Fatal(stderr)

@@ -47,7 +47,15 @@ const (
 	// Persistent: label+1 for a proven (persistent) pixel, 0 for one not proven;
 	// values in [0, Labels].
 	Persistent
+	// Alive: the labels a pixel has left after label elimination, bit l set when
+	// label l is alive (one bit: persistent); values in [0, 2^Labels), Labels ≤
+	// MaxAliveLabels.
+	Alive
 )
+
+// MaxAliveLabels is the largest label count of an Alive raster: its values are
+// 32-bit masks.
+const MaxAliveLabels = 32
 
 func (k Kind) String() string {
 	switch k {
@@ -55,6 +63,8 @@ func (k Kind) String() string {
 		return "labeling"
 	case Persistent:
 		return "persistent"
+	case Alive:
+		return "alive"
 	}
 	return fmt.Sprintf("kind(%d)", k)
 }
@@ -69,16 +79,20 @@ type Header struct {
 	TileWidth, TileHeight int
 }
 
-// MaxValue is the largest valid value: K−1 for Labeling, K for Persistent.
+// MaxValue is the largest valid value: K−1 for Labeling, K for Persistent, 2^K − 1
+// for Alive.
 func (h Header) MaxValue() int {
-	if h.Kind == Persistent {
+	switch h.Kind {
+	case Persistent:
 		return h.Labels
+	case Alive:
+		return 1<<min(h.Labels, MaxAliveLabels) - 1
 	}
 	return h.Labels - 1
 }
 
 // BytesPerValue is the stored size of one value: 1 if MaxValue < 256, 2 if < 65536,
-// else 4.
+// else 4 (values are unsigned: an Alive mask of 32 labels may be negative as int32).
 func (h Header) BytesPerValue() int {
 	switch m := h.MaxValue(); {
 	case m < 1<<8:
@@ -123,8 +137,10 @@ func (h *Header) normalise() error {
 		return fmt.Errorf("size %d×%d out of range [1,%d]", h.Width, h.Height, MaxSide)
 	case h.Labels < 1 || h.Labels > MaxLabels:
 		return fmt.Errorf("%d labels out of range [1,%d]", h.Labels, MaxLabels)
-	case h.Kind != Labeling && h.Kind != Persistent:
+	case h.Kind != Labeling && h.Kind != Persistent && h.Kind != Alive:
 		return fmt.Errorf("unknown kind %d", h.Kind)
+	case h.Kind == Alive && h.Labels > MaxAliveLabels:
+		return fmt.Errorf("%v raster of %d labels, at most %d", h.Kind, h.Labels, MaxAliveLabels)
 	case h.TileWidth < 1 || h.TileWidth > MaxSide || h.TileHeight < 1 || h.TileHeight > MaxSide:
 		return fmt.Errorf("tile size %d×%d out of range [1,%d]", h.TileWidth, h.TileHeight, MaxSide)
 	}

@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"math/bits"
 )
 
 // Raster is a label raster read by rectangles. File implements it, and Slice returns
@@ -50,7 +51,7 @@ func (s *slice) ReadRect(x0, y0, w, h int, dst []int32) error {
 		d := dst[j*w : (j+1)*w]
 		copy(d, s.v[(y0+j)*s.h.Width+x0:])
 		for i, v := range d {
-			if v < 0 || int(v) > m {
+			if uint32(v) > uint32(m) { // negative values wrap above it
 				return fmt.Errorf("labelfile.Slice: pixel (%d,%d): value %d outside [0,%d] (%v with %d labels)", x0+i, y0+j, v, m, s.h.Kind, s.h.Labels)
 			}
 		}
@@ -79,20 +80,80 @@ const bandValues = 1 << 22
 // once) while a band holds at most 4 Mi values, and b = s when W·s alone is more.
 // Every value is checked against K.
 func RenderPNG(w io.Writer, labels, persistent Raster, maxSide int) error {
-	lh, ph := labels.Header(), persistent.Header()
+	K := labels.Header().Labels
+	var sum, red int
+	return render(w, labels, persistent, Persistent, maxSide, func(x, y int, l, p int32) error {
+		if uint32(l) >= uint32(K) || uint32(p) > uint32(K) { // negative values wrap above K
+			return fmt.Errorf("labelfile: RenderPNG: pixel (%d,%d): label %d, persistent %d, want [0,%d) and [0,%d]", x, y, l, p, K, K)
+		}
+		sum += int(l)
+		if p == 0 {
+			red++
+		}
+		return nil
+	}, func(n int) color.NRGBA {
+		grey := 128.0
+		if K > 1 {
+			grey = 255 * float64(sum) / (float64(K-1) * float64(n))
+		}
+		f := float64(red) / float64(n)
+		g := uint8(math.Round((1 - f) * grey))
+		sum, red = 0, 0
+		return color.NRGBA{R: uint8(math.Round((1-f)*grey + f*255)), G: g, B: g, A: 255}
+	})
+}
+
+// RenderAlivePNG writes the map of what label elimination left, from labels (Kind
+// Labeling) and alive (Kind Alive, the same size and K): a pixel with one alive
+// label (persistent) in grey as in RenderPNG, one with n ≥ 2 labels left from
+// yellow (255,255,0) for 2 to pure red (255,0,0) for all K, green 255·(K−n)/(K−2).
+// Downsampling and streaming are RenderPNG's; an output pixel is the mean colour of
+// its block. Every value is checked: a label below K, a mask with 1 to K bits.
+func RenderAlivePNG(w io.Writer, labels, alive Raster, maxSide int) error {
+	K := labels.Header().Labels
+	var r, g, b float64
+	return render(w, labels, alive, Alive, maxSide, func(x, y int, l, a int32) error {
+		n := bits.OnesCount32(uint32(a))
+		if uint32(l) >= uint32(K) || n == 0 || uint64(uint32(a)) >= 1<<K {
+			return fmt.Errorf("labelfile: RenderAlivePNG: pixel (%d,%d): label %d, alive mask %#x, want a label below %d and 1 to %d labels", x, y, l, uint32(a), K, K)
+		}
+		switch {
+		case n == 1 && K > 1:
+			v := 255 * float64(l) / float64(K-1)
+			r, g, b = r+v, g+v, b+v
+		case n == 1:
+			r, g, b = r+128, g+128, b+128
+		case K > 2:
+			r, g = r+255, g+255*float64(K-n)/float64(K-2)
+		default:
+			r += 255
+		}
+		return nil
+	}, func(n int) color.NRGBA {
+		c := color.NRGBA{R: uint8(math.Round(r / float64(n))), G: uint8(math.Round(g / float64(n))), B: uint8(math.Round(b / float64(n))), A: 255}
+		r, g, b = 0, 0, 0
+		return c
+	})
+}
+
+// render streams labels and the second raster other (of Kind kind) in bands (see
+// RenderPNG), calls pixel with every pixel's two values, block by block, and emit
+// after each block with its pixel count for the block's colour, then writes the PNG.
+func render(w io.Writer, labels, other Raster, kind Kind, maxSide int, pixel func(x, y int, l, v int32) error, emit func(n int) color.NRGBA) error {
+	lh, ph := labels.Header(), other.Header()
 	switch {
-	case lh.Kind != Labeling || ph.Kind != Persistent:
-		return fmt.Errorf("labelfile: RenderPNG: kinds %v and %v, want %v and %v", lh.Kind, ph.Kind, Labeling, Persistent)
+	case lh.Kind != Labeling || ph.Kind != kind:
+		return fmt.Errorf("labelfile: render: kinds %v and %v, want %v and %v", lh.Kind, ph.Kind, Labeling, kind)
 	case lh.Width != ph.Width || lh.Height != ph.Height || lh.Labels != ph.Labels:
-		return fmt.Errorf("labelfile: RenderPNG: labeling %d×%d with %d labels, persistency map %d×%d with %d labels",
-			lh.Width, lh.Height, lh.Labels, ph.Width, ph.Height, ph.Labels)
+		return fmt.Errorf("labelfile: render: labeling %d×%d with %d labels, %v map %d×%d with %d labels",
+			lh.Width, lh.Height, lh.Labels, kind, ph.Width, ph.Height, ph.Labels)
 	case maxSide < 1:
-		return fmt.Errorf("labelfile: RenderPNG: maximum side %d, want ≥ 1", maxSide)
+		return fmt.Errorf("labelfile: render: maximum side %d, want ≥ 1", maxSide)
 	}
 	if err := lh.normalise(); err != nil {
-		return fmt.Errorf("labelfile: RenderPNG: %w", err)
+		return fmt.Errorf("labelfile: render: %w", err)
 	}
-	W, H, K := lh.Width, lh.Height, lh.Labels
+	W, H := lh.Width, lh.Height
 	s := (max(W, H) + maxSide - 1) / maxSide
 	img := image.NewNRGBA(image.Rect(0, 0, (W+s-1)/s, (H+s-1)/s))
 	b := s * max(1, min((lh.TileHeight+s-1)/s, bandValues/(W*s)))
@@ -102,7 +163,7 @@ func RenderPNG(w io.Writer, labels, persistent Raster, maxSide int) error {
 		if err := labels.ReadRect(0, by, W, rows, lab[:W*rows]); err != nil {
 			return err
 		}
-		if err := persistent.ReadRect(0, by, W, rows, per[:W*rows]); err != nil {
+		if err := other.ReadRect(0, by, W, rows, per[:W*rows]); err != nil {
 			return err
 		}
 		for j := 0; j < rows; j += s { // blocks start at multiples of s: b is one
@@ -110,27 +171,14 @@ func RenderPNG(w io.Writer, labels, persistent Raster, maxSide int) error {
 			for ox := range img.Rect.Dx() {
 				x0 := ox * s
 				bw := min(s, W-x0)
-				var sum, red int
 				for y := j; y < j+bh; y++ {
 					for i := y*W + x0; i < y*W+x0+bw; i++ {
-						l, p := lab[i], per[i]
-						if uint32(l) >= uint32(K) || uint32(p) > uint32(K) { // negative values wrap above K
-							return fmt.Errorf("labelfile: RenderPNG: pixel (%d,%d): label %d, persistent %d, want [0,%d) and [0,%d]", i%W, by+y, l, p, K, K)
-						}
-						sum += int(l)
-						if p == 0 {
-							red++
+						if err := pixel(i%W, by+y, lab[i], per[i]); err != nil {
+							return err
 						}
 					}
 				}
-				n := bw * bh
-				grey := 128.0
-				if K > 1 {
-					grey = 255 * float64(sum) / (float64(K-1) * float64(n))
-				}
-				f := float64(red) / float64(n)
-				g := uint8(math.Round((1 - f) * grey))
-				img.SetNRGBA(ox, (by+j)/s, color.NRGBA{R: uint8(math.Round((1-f)*grey + f*255)), G: g, B: g, A: 255})
+				img.SetNRGBA(ox, (by+j)/s, emit(bw*bh))
 			}
 		}
 	}
