@@ -16,19 +16,7 @@ func BenchmarkDifferenceMessage(b *testing.B) {
 		rng := rand.New(rand.NewPCG(1, uint64(k)))
 		x, y := randomLabelMap(rng, k, k), randomLabelMap(rng, k, k)
 		fn := &model.Function{Kind: model.Difference, Base: model.TruncatedLinear, Shape: []int{k, k}, W: 1, T: 2, Args: [2]*model.LabelMap{x, y}}
-		mb := model.NewBuilder([]int{k, k})
-		id, _ := mb.AddFunction(*fn)
-		if err := mb.AddFactor(id, 0, 1); err != nil {
-			b.Fatal(err)
-		}
-		m, err := mb.Build()
-		if err != nil {
-			b.Fatal(err)
-		}
-		s, err := New(m)
-		if err != nil {
-			b.Fatal(err)
-		}
+		s := edgeSolver(b, fn, []int{k, k}, [2]int{0, 1}, nil)
 		tab := make([]float32, k*k)
 		for a := range k {
 			for c := range k {

@@ -33,6 +33,35 @@ func randomDifference(rng *rand.Rand, x, y *model.LabelMap) *model.Function {
 		W: rng.Float64() * 3, T: T, Args: [2]*model.LabelMap{x, y}}
 }
 
+// edgeSolver is a solver of the two-variable model with fn on (vars[0], vars[1])
+// (labels: the variables' label counts) and, when unary is set, that unary term on
+// variable 0.
+func edgeSolver(t testing.TB, fn *model.Function, labels []int, vars [2]int, unary []float64) *Solver {
+	t.Helper()
+	b := model.NewBuilder(labels)
+	id, err := b.AddFunction(*fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddFactor(id, vars[0], vars[1]); err != nil {
+		t.Fatal(err)
+	}
+	if unary != nil {
+		if err := b.AddTable([]int{0}, unary); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // TestDifferenceKernelEqualsTheTableKernel: the message of a verification term by
 // two distance transforms equals min_a h(a) + g(a, ·) over its expanded table, in
 // both directions, for every base kind, with movable labels on either side or none.
@@ -42,22 +71,8 @@ func TestDifferenceKernelEqualsTheTableKernel(t *testing.T) {
 		r := 1 + rng.IntN(12)
 		x, y := randomLabelMap(rng, 1+rng.IntN(r), r), randomLabelMap(rng, 1+rng.IntN(r), r)
 		fn := randomDifference(rng, x, y)
-		b := model.NewBuilder([]int{len(y.Labels), len(x.Labels)})
-		id, err := b.AddFunction(*fn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.AddFactor(id, 1, 0); err != nil { // listed head first: the swapped orientation
-			t.Fatal(err)
-		}
-		m, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		// Listed head first: the swapped orientation.
+		s := edgeSolver(t, fn, []int{len(y.Labels), len(x.Labels)}, [2]int{1, 0}, nil)
 		if s.kind[0] != kindDifference {
 			t.Fatalf("trial %d: edge of kind %d, want the Difference kernel", trial, s.kind[0])
 		}
@@ -224,22 +239,8 @@ func TestDifferenceEdgesSolveAsTheirTables(t *testing.T) {
 func TestSetFunctionSolvesTheNewProblem(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 13))
 	x, y := randomLabelMap(rng, 4, 6), randomLabelMap(rng, 3, 6)
-	b := model.NewBuilder([]int{4, 3})
-	id, _ := b.AddFunction(model.Function{Kind: model.Explicit, Shape: []int{4, 3}, Table: make([]float64, 12)})
-	if err := b.AddFactor(id, 0, 1); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.AddTable([]int{0}, []float64{0.5, -1, 2, 0}); err != nil {
-		t.Fatal(err)
-	}
-	m, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	zero := &model.Function{Kind: model.Explicit, Shape: []int{4, 3}, Table: make([]float64, 12)}
+	s := edgeSolver(t, zero, []int{4, 3}, [2]int{0, 1}, []float64{0.5, -1, 2, 0})
 	fn := randomDifference(rng, x, y)
 	if err := s.SetFunction(0, fn); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"image"
 	"image/color"
-	"image/png"
 	"math"
 	"strings"
 	"testing"
@@ -67,17 +66,7 @@ func renderAlive(t *testing.T, w, h, k int, labels, alive []int32, maxSide int) 
 	if err != nil {
 		return nil, err
 	}
-	img, err := png.Decode(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := image.NewNRGBA(img.Bounds())
-	for y := range img.Bounds().Dy() {
-		for x := range img.Bounds().Dx() {
-			out.Set(x, y, img.At(x, y))
-		}
-	}
-	return out, nil
+	return decodeNRGBA(t, &buf), nil
 }
 
 // TestRenderAlivePNGColoursByLabelsLeft: one label left is the labeling's grey, two

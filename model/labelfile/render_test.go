@@ -20,7 +20,13 @@ func render(t *testing.T, labels, persistent labelfile.Raster, maxSide int) *ima
 	if err := labelfile.RenderPNG(&buf, labels, persistent, maxSide); err != nil {
 		t.Fatal(err)
 	}
-	img, err := png.Decode(&buf)
+	return decodeNRGBA(t, &buf)
+}
+
+// decodeNRGBA decodes a PNG into NRGBA pixels.
+func decodeNRGBA(t *testing.T, buf *bytes.Buffer) *image.NRGBA {
+	t.Helper()
+	img, err := png.Decode(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
