@@ -652,6 +652,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 				}
 				tol, lastBound, nearest = tolerance(res.Energy), math.Inf(-1), 0
 				tables.invalidate()
+				prune.reset()
 			}
 			relaxed = nil
 		}

@@ -29,6 +29,7 @@ import (
 type pruner struct {
 	m       *model.Model
 	d       *domains
+	fixed   []int // immovable labels per variable after the last run (nil: none yet)
 	queued  []bool
 	queue   []int
 	delta   []float64
@@ -42,11 +43,22 @@ func newPruner(m *model.Model, d *domains) *pruner {
 	return &pruner{m: m, d: d, queued: make([]bool, m.NumVars())}
 }
 
-// run tests every variable, then the neighbours of every variable that gained an
-// immovable label, and returns the labels it marked.
+// run tests every variable the first time (and after reset), later only the
+// neighbours of the variables that gained immovable labels since (a label's test
+// reads nothing else that changes), then the neighbours of every variable it marks
+// at, and returns the labels it marked.
 func (p *pruner) run(tol float64) int {
-	for v := range p.queued {
-		p.push(v)
+	if p.fixed == nil {
+		p.fixed = make([]int, len(p.queued))
+		for v := range p.queued {
+			p.push(v)
+		}
+	} else {
+		for v, n := range p.fixed {
+			if immovable(p.d, v) != n {
+				p.pushNeighbours(v)
+			}
+		}
 	}
 	marked := 0
 	for len(p.queue) > 0 {
@@ -55,16 +67,37 @@ func (p *pruner) run(tol float64) int {
 		p.queued[s] = false
 		if n := p.test(s, tol); n > 0 {
 			marked += n
-			for _, f := range p.m.VarFactors(s) {
-				for _, t := range p.m.FactorVars(int(f)) {
-					if int(t) != s {
-						p.push(int(t))
-					}
-				}
+			p.pushNeighbours(s)
+		}
+	}
+	for v := range p.fixed {
+		p.fixed[v] = immovable(p.d, v)
+	}
+	return marked
+}
+
+// reset makes the next run test every variable (a new test labeling).
+func (p *pruner) reset() { p.fixed = nil }
+
+func (p *pruner) pushNeighbours(s int) {
+	for _, f := range p.m.VarFactors(s) {
+		for _, t := range p.m.FactorVars(int(f)) {
+			if int(t) != s {
+				p.push(int(t))
 			}
 		}
 	}
-	return marked
+}
+
+// immovable is the number of immovable labels of v.
+func immovable(d *domains, v int) int {
+	n := 0
+	for _, f := range d.fixed[v] {
+		if f {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *pruner) push(v int) {

@@ -122,6 +122,50 @@ func TestSingleNodePruningMarksExactlyTheSingleNodeViolators(t *testing.T) {
 	}
 }
 
+// TestIncrementalPruningMarksWhatAFullRunMarks: a pruner that runs again after
+// labels became immovable elsewhere (a round's marks) tests only the neighbours of
+// the changed variables, and marks exactly what a fresh pruner testing every
+// variable marks.
+func TestIncrementalPruningMarksWhatAFullRunMarks(t *testing.T) {
+	const tol = 1e-9
+	for seed := range uint64(300) {
+		rng := random.New(7300 + seed)
+		m := random.ParametricGrid(rng, 4, 3, 5)
+		if seed%2 == 1 {
+			m = random.DensePairwise(rng, 3+rng.IntN(5), 4, 0.3+0.7*rng.Float64())
+		}
+		d, err := newDomains(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		randomImmovable(rng, m, d)
+		p := newPruner(m, d)
+		for step := range 4 {
+			p.run(tol)
+			for v := range d.fixed { // a round marks a few labels
+				for c := range d.fixed[v] {
+					if rng.IntN(10) == 0 {
+						d.fixed[v][c] = true
+					}
+				}
+			}
+			full := &domains{labels: d.labels, y: d.y, fixed: make([][]bool, len(d.fixed))}
+			for v := range d.fixed {
+				full.fixed[v] = append([]bool(nil), d.fixed[v]...)
+			}
+			newPruner(m, full).run(tol)
+			p.run(tol)
+			for v := range d.fixed {
+				for c := range d.fixed[v] {
+					if d.fixed[v][c] != full.fixed[v][c] {
+						t.Fatalf("seed %d step %d: variable %d position %d immovable %v incrementally, %v by a full run", seed, step, v, c, d.fixed[v][c], full.fixed[v][c])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestRewrittenSolverHoldsTheVerificationProblem: after labels become immovable,
 // the factors the rewriter writes into the last round's TRW-S solver make it the
 // verification problem build makes anew — the same energy on every labeling tried.
