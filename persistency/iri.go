@@ -431,9 +431,7 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 		case verification && !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }):
 			// p is the identity on the factor: g ≡ 0. Every factor is kept, so that
 			// the rounds' problems share one graph (warm starts).
-			id, err = addOnce(b, zeros, fmt.Sprint(shape), func() model.Function {
-				return model.Function{Kind: model.Explicit, Shape: shape, Table: make([]float64, size)}
-			})
+			id, err = addOnce(b, zeros, fmt.Sprint(shape), func() model.Function { return zero(shape) })
 		case !verification && whole:
 			id, err = addOnce(b, kept, m.FactorFunc(f), func() model.Function { return *m.FactorFunction(f) })
 		case verification && differenceFactor(m, d, f):
@@ -452,6 +450,19 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 		}
 	}
 	return b.Build()
+}
+
+// zero is the function 0 of a shape: Potts of weight 0 on two arguments (O(K)
+// messages instead of a table's O(K²)), an explicit table otherwise.
+func zero(shape []int) model.Function {
+	if len(shape) == 2 {
+		return model.Function{Kind: model.Potts, Shape: shape}
+	}
+	size := 1
+	for _, k := range shape {
+		size *= k
+	}
+	return model.Function{Kind: model.Explicit, Shape: shape, Table: make([]float64, size)}
 }
 
 // addOnce adds the function fn makes under key, or returns the id it got before.

@@ -84,14 +84,16 @@ func (r *rewriter) rewrite(prev *Outcome, solver Relaxation) (bool, error) {
 					}
 					continue
 				}
-				var t []float64
-				if r.d.hasMovable(u) || r.d.hasMovable(w) {
-					var err error
-					if t, err = pairTable(fn, r.d, u, w, true, int(f)); err != nil {
+				if !r.d.hasMovable(u) && !r.d.hasMovable(w) { // identity: g ≡ 0, as build
+					z := zero([]int{len(r.d.labels[u]), len(r.d.labels[w])})
+					if err := s.SetFunction(e, &z); err != nil {
 						return false, err
 					}
-				} else {
-					t = make([]float64, len(r.d.labels[u])*len(r.d.labels[w])) // identity: g ≡ 0, as build
+					continue
+				}
+				t, err := pairTable(fn, r.d, u, w, true, int(f))
+				if err != nil {
+					return false, err
 				}
 				if s.SetTable(e, t) != nil {
 					r.seen = nil // beyond the solver's penalty: build anew

@@ -115,27 +115,16 @@ func New(m *model.Model) (*Solver, error) {
 			a, b = b, a
 		}
 		s.tail, s.head, s.swap, s.fn = append(s.tail, a), append(s.head, b), append(s.swap, swap), append(s.fn, fn)
-		var k uint8
-		var tab int32 = -1
-		switch fn.Kind {
-		case model.Potts:
-			k = kindPotts
-		case model.TruncatedLinear:
-			k = kindTruncLinear
-		case model.TruncatedQuadratic:
-			k = kindTruncQuad
-		default:
-			k = kindTable
-		}
+		k := kernelKind(fn.Kind)
 		s.kind = append(s.kind, k)
 		s.w = append(s.w, float32(fn.W))
 		s.t = append(s.t, float32(math.Min(fn.T, math.MaxFloat32)))
-		s.tab = append(s.tab, tab)
+		s.tab = append(s.tab, -1)
 		e := len(s.kind) - 1
 		if fn.Kind == model.Difference && s.setDifference(e, fn, swap) == nil {
 			continue
 		}
-		if k == kindTable {
+		if k == kindTable || k == kindDifference {
 			s.kind[e], s.tab[e] = kindTable, s.table(fn, swap, tableOf) // a difference of other maps too
 		}
 	}
@@ -151,6 +140,21 @@ func New(m *model.Model) (*Solver, error) {
 	s.u32 = toFloat32(s.u64, s.big)
 	s.finishGraph()
 	return s, nil
+}
+
+// kernelKind is the message kernel of a function kind.
+func kernelKind(k model.Kind) uint8 {
+	switch k {
+	case model.Potts:
+		return kindPotts
+	case model.TruncatedLinear:
+		return kindTruncLinear
+	case model.TruncatedQuadratic:
+		return kindTruncQuad
+	case model.Difference:
+		return kindDifference
+	}
+	return kindTable
 }
 
 type tableKey struct {

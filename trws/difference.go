@@ -34,14 +34,7 @@ func newDifference(fn *model.Function, swap bool) (difference, error) {
 	if swap {
 		d.side[0], d.side[1] = d.side[1], d.side[0]
 	}
-	switch fn.Base {
-	case model.Potts:
-		d.base = kindPotts
-	case model.TruncatedLinear:
-		d.base = kindTruncLinear
-	case model.TruncatedQuadratic:
-		d.base = kindTruncQuad
-	default:
+	if d.base = kernelKind(fn.Base); d.base == kindTable || d.base == kindDifference {
 		return d, fmt.Errorf("trws: a difference of base kind %v", fn.Base)
 	}
 	for s, mp := range d.side {
@@ -292,15 +285,13 @@ func (s *Solver) sizeDifference(r int32) {
 	}
 }
 
-// SetFunction replaces the term of edge e (as SetTable) by fn, of kind
-// model.Difference with the edge's shape in the factor's argument order; messages
-// are kept. The solver keeps fn: the caller must not change it.
+// SetFunction replaces the term of edge e (as SetTable) by fn, a parametric
+// pairwise kind (Potts, truncated linear or quadratic) or model.Difference, with
+// the edge's shape in the factor's argument order; messages are kept. The solver
+// keeps fn: the caller must not change it.
 func (s *Solver) SetFunction(e int, fn *model.Function) error {
 	if e < 0 || e >= len(s.tail) {
 		return fmt.Errorf("trws: SetFunction: edge %d out of range [0,%d)", e, len(s.tail))
-	}
-	if fn.Kind != model.Difference {
-		return fmt.Errorf("trws: SetFunction: a %v function, want %v", fn.Kind, model.Difference)
 	}
 	first, second := s.labels[s.tail[e]], s.labels[s.head[e]]
 	if s.swap[e] {
@@ -309,11 +300,22 @@ func (s *Solver) SetFunction(e int, fn *model.Function) error {
 	if err := fn.Validate(); err != nil {
 		return fmt.Errorf("trws: SetFunction: edge %d: %w", e, err)
 	}
-	if fn.Shape[0] != int(first) || fn.Shape[1] != int(second) {
+	if len(fn.Shape) != 2 || fn.Shape[0] != int(first) || fn.Shape[1] != int(second) {
 		return fmt.Errorf("trws: SetFunction: a %v function for a %d×%d edge", fn.Shape, first, second)
+	}
+	if fn.Kind == model.Explicit {
+		return fmt.Errorf("trws: SetFunction: an explicit table (SetTable takes those)")
 	}
 	if r := fn.Range(); r >= float64(s.big)/4 {
 		return fmt.Errorf("trws: SetFunction: edge %d: values up to %v are beyond the solver's penalty for +Inf (%v)", e, r, s.big)
 	}
-	return s.setDifference(e, fn, s.swap[e])
+	if fn.Kind == model.Difference {
+		return s.setDifference(e, fn, s.swap[e])
+	}
+	s.kind[e], s.w[e], s.t[e] = kernelKind(fn.Kind), float32(fn.W), float32(math.Min(fn.T, math.MaxFloat32))
+	s.fn[e], s.allPotts = fn, false
+	if s.dif != nil {
+		s.dif[e] = -1
+	}
+	return nil
 }

@@ -235,7 +235,8 @@ func TestDifferenceEdgesSolveAsTheirTables(t *testing.T) {
 }
 
 // TestSetFunctionSolvesTheNewProblem: an edge rewritten to a Difference term in
-// place solves as a solver built on the new model, and bad functions are refused.
+// place solves as a solver built on the new model, bad functions are refused, and
+// a parametric term replaces it again.
 func TestSetFunctionSolvesTheNewProblem(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 13))
 	x, y := randomLabelMap(rng, 4, 6), randomLabelMap(rng, 3, 6)
@@ -274,7 +275,15 @@ func TestSetFunctionSolvesTheNewProblem(t *testing.T) {
 	if s.SetFunction(0, &bad) == nil {
 		t.Fatal("a difference moving labels to two test labels was accepted")
 	}
-	if s.SetFunction(0, &model.Function{Kind: model.Potts, Shape: []int{4, 3}, W: 1}) == nil {
-		t.Fatal("SetFunction took a Potts function")
+	if s.SetFunction(0, &model.Function{Kind: model.Explicit, Shape: []int{4, 3}, Table: make([]float64, 12)}) == nil {
+		t.Fatal("SetFunction took an explicit table")
+	}
+	// Back to a parametric term: the solver solves it as one built on it.
+	potts := &model.Function{Kind: model.Potts, Shape: []int{4, 3}, W: 0.75}
+	if err := s.SetFunction(0, potts); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.pairValue(0, 1, 2), float32(0.75); got != want {
+		t.Fatalf("Potts edge after SetFunction: θ(1,2) = %v, want %v", got, want)
 	}
 }
