@@ -80,3 +80,36 @@ func TestDifferenceValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestRowIsPairwise: Row(a) is θ(a, ·) for every kind, and the scratch it fills
+// for parametric kinds never writes into an explicit table it returned before.
+func TestRowIsPairwise(t *testing.T) {
+	x := &model.LabelMap{Labels: []int{0, 2}, Images: []int{0, 0}}
+	y := &model.LabelMap{Labels: []int{1, 3, 4}, Images: []int{1, 1, 4}}
+	table := []float64{1, 2, 3, 4, 5, 6}
+	fns := []model.Function{
+		{Kind: model.Explicit, Shape: []int{2, 3}, Table: table},
+		{Kind: model.Potts, Shape: []int{2, 3}, W: 2},
+		{Kind: model.TruncatedLinear, Shape: []int{2, 3}, W: 1.5, T: 2},
+		{Kind: model.TruncatedQuadratic, Shape: []int{2, 3}, W: 0.5, T: 3},
+		{Kind: model.Difference, Base: model.TruncatedLinear, Shape: []int{2, 3}, W: 1, T: 4, Args: [2]*model.LabelMap{x, y}},
+	}
+	var buf []float64
+	for range 2 {
+		for _, f := range fns {
+			for a := range 2 {
+				row := f.Row(a, &buf)
+				for b, v := range row {
+					if want := f.Pairwise(a, b); v != want {
+						t.Fatalf("%v: Row(%d)[%d] = %v, want %v", f.Kind, a, b, v, want)
+					}
+				}
+			}
+		}
+	}
+	for i, v := range table {
+		if v != float64(i+1) {
+			t.Fatalf("the explicit table was overwritten: %v", table)
+		}
+	}
+}

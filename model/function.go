@@ -100,6 +100,24 @@ func (f *Function) Pairwise(a, b int) float64 {
 	return f.Table[a*f.Shape[1]+b]
 }
 
+// Row returns θ(a, ·) of an order-2 function of any kind: a slice of Table for an
+// explicit one (not to be modified), else the scratch *buf, grown as needed and
+// filled in.
+func (f *Function) Row(a int, buf *[]float64) []float64 {
+	kb := f.Shape[1]
+	if f.Kind == Explicit {
+		return f.Table[a*kb : (a+1)*kb]
+	}
+	if cap(*buf) < kb {
+		*buf = make([]float64, kb)
+	}
+	row := (*buf)[:kb]
+	for b := range row {
+		row[b] = f.Pairwise(a, b)
+	}
+	return row
+}
+
 // parametric is the value of a parametric pairwise kind.
 func parametric(k Kind, w, t float64, a, b int) float64 {
 	switch k {

@@ -152,6 +152,7 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 	}
 	bound := m.Offset()
 	edge, pos = 0, 0
+	var buf []float64 // fn.Row's scratch
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
 		if len(vars) != 2 {
@@ -172,8 +173,9 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 		fn := m.FactorFunction(f)
 		best := math.Inf(1)
 		for x := 0; x < ka; x++ {
-			for y := 0; y < kb; y++ {
-				v := fn.Pairwise(x, y) - toA[x] - toB[y]
+			row := fn.Row(x, &buf)
+			for y, t := range row {
+				v := t - toA[x] - toB[y]
 				if sh > 0 {
 					if later == b {
 						v += sh * D[off[b]+y]

@@ -38,18 +38,7 @@ func (s *Solver) polish() []float64 {
 		}
 		return di
 	}
-	// pair is θ_e(a, b) exactly, a the tail's label, +Inf as the penalty.
-	pair := func(e int32, a, b int) float64 {
-		x, y := a, b
-		if s.swap[e] {
-			x, y = y, x
-		}
-		v := s.fn[e].Pairwise(x, y)
-		if math.IsInf(v, 1) || v > big {
-			return big
-		}
-		return v
-	}
+	var buf []float64 // fn.Row's scratch
 	send := func(e, from int32, di []float64) {
 		g := 1 / float64(max(s.nbwd[from], s.astart[from+1]-s.astart[from]-s.nbwd[from]))
 		back := into(e, from)
@@ -63,20 +52,32 @@ func (s *Solver) polish() []float64 {
 			to = s.tail[e]
 		}
 		out := into(e, to)
-		lo := math.Inf(1)
 		for y := range out {
-			best := math.Inf(1)
+			out[y] = math.Inf(1)
+		}
+		// θ exactly, +Inf as the penalty, by rows of the function's first argument:
+		// the sender's labels when it is that argument, else the receiver's.
+		fn := s.fn[e]
+		if fromTail != s.swap[e] {
 			for x, hx := range hh {
-				var t float64
-				if fromTail {
-					t = pair(e, x, y)
-				} else {
-					t = pair(e, y, x)
+				row := fn.Row(x, &buf)
+				for y, t := range row {
+					out[y] = math.Min(out[y], hx+math.Min(t, big))
 				}
-				best = math.Min(best, hx+t)
 			}
-			out[y] = best
-			lo = math.Min(lo, best)
+		} else {
+			for y := range out {
+				row := fn.Row(y, &buf)
+				best := math.Inf(1)
+				for x, t := range row {
+					best = math.Min(best, hh[x]+math.Min(t, big))
+				}
+				out[y] = best
+			}
+		}
+		lo := math.Inf(1)
+		for _, v := range out {
+			lo = math.Min(lo, v)
 		}
 		for y := range out {
 			out[y] -= lo
