@@ -47,6 +47,9 @@ type env struct {
 	cacheBytes int64
 	// evidence fixes pixels (label+1 by pixel index) before round 0.
 	evidence map[int]int32
+	// plan and maxLevel are an iri job's plans (spec.Method iri) over graph.
+	plan     func(round, level int) partition.Plan
+	maxLevel int
 }
 
 // persistentStore is a store holding the evidence, and its count.
@@ -173,7 +176,7 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
 	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
-		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph})
+		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Plan: e.plan, MaxLevel: e.maxLevel})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -106,9 +106,15 @@ type Job struct {
 	// Rounds is the number of rounds merged completely; WindowsTotal the windows
 	// dispatched over all rounds.
 	Rounds, WindowsTotal int
+	// Label elimination (spec.Method iri): the plan's Level, raised after a
+	// round that eliminated nothing, up to MaxLevel; the labels Eliminated so
+	// far and in this round.
+	Level, MaxLevel             int
+	Eliminated, RoundEliminated int64
 
-	// plan returns a graph job's plan of a round (nil for a raster job).
-	plan func(round int) partition.Plan
+	// plan returns a graph or iri job's plan of a round at a level (nil for a
+	// raster job).
+	plan func(round, level int) partition.Plan
 }
 
 // WindowID names a window of a job.
@@ -125,10 +131,10 @@ type ResultStored WindowID
 type DeliveriesExhausted WindowID
 
 // MergeDone: the Merge action of (Round, Window) completed; Added pixels became
-// proven that were not before.
+// proven that were not before; an iri window Eliminated labels.
 type MergeDone struct {
 	WindowID
-	Added int64
+	Added, Eliminated int64
 }
 
 // RoundPrepared: the PrepareRound action completed (the proven labels are copied to
@@ -199,16 +205,28 @@ func NewJob(spec protocol.JobSpec, proven int64) (*Job, []Action) {
 // again). Its merges are in plan order, so the labels are those of
 // partition.Solve with the same plans.
 func NewGraphJob(spec protocol.JobSpec, proven int64, plan func(round int) partition.Plan) (*Job, []Action) {
-	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven, plan: plan}
+	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven,
+		plan: func(round, _ int) partition.Plan { return plan(round) }}
+	return j, j.startRound(0)
+}
+
+// NewEliminationJob starts an iri job (spec.Method protocol.MethodIRI) whose
+// plans plan returns by round and level (deterministic, as NewGraphJob's):
+// proven counts the variables with one label before round 0. Its rounds are
+// partition.Eliminate's: a round that eliminates nothing raises the level, and
+// the rounds end at MaxRounds, when every variable is decided, or after a round
+// at maxLevel that eliminated nothing.
+func NewEliminationJob(spec protocol.JobSpec, proven int64, maxLevel int, plan func(round, level int) partition.Plan) (*Job, []Action) {
+	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven, MaxLevel: maxLevel, plan: plan}
 	return j, j.startRound(0)
 }
 
 // startRound plans round r and asks for its preparation.
 func (j *Job) startRound(r int) []Action {
-	j.Round, j.Next, j.RoundStart, j.Dispatched = r, 0, j.Proven, false
+	j.Round, j.Next, j.RoundStart, j.Dispatched, j.RoundEliminated = r, 0, j.Proven, false, 0
 	s := j.Spec
 	if j.plan != nil {
-		j.Regions = j.plan(r).Windows
+		j.Regions = j.plan(r, j.Level).Windows
 	} else {
 		j.Windows = partition.RasterWindows(s.Width, s.Height, s.Core, s.Halo, r*max(s.Core, 1)/2)
 	}
@@ -279,6 +297,8 @@ func (j *Job) Apply(ev Event) []Action {
 		}
 		j.State[e.Window] = Merged
 		j.Proven += e.Added
+		j.Eliminated += e.Eliminated
+		j.RoundEliminated += e.Eliminated
 		j.Next++
 		if j.Next < j.count() {
 			return nil
@@ -315,9 +335,16 @@ func (j *Job) merges() []Action {
 // endRound decides, after the last merge of a round, whether to run another.
 func (j *Job) endRound() []Action {
 	j.Rounds++
-	if j.Proven == j.RoundStart || j.Rounds >= max(j.Spec.MaxRounds, 1) || j.Proven >= j.Pixels {
+	stalled := j.Proven == j.RoundStart
+	if j.Spec.IRI() {
+		stalled = j.RoundEliminated == 0 && j.Level >= j.MaxLevel
+	}
+	if stalled || j.Rounds >= max(j.Spec.MaxRounds, 1) || j.Proven >= j.Pixels {
 		j.Phase = Finishing
 		return []Action{Finish{}}
+	}
+	if j.Spec.IRI() && j.RoundEliminated == 0 {
+		j.Level++
 	}
 	return j.startRound(j.Round + 1)
 }
@@ -335,6 +362,9 @@ type Status struct {
 	Lost                   int // windows lost over all rounds
 	Duplicates             int
 	Proven, Pixels         int64
+	// Label elimination: the labels eliminated so far, the plan's level.
+	Eliminated int64 `json:",omitempty"`
+	Level      int   `json:",omitempty"`
 }
 
 // Unit names what Pixels counts: "variables" for a graph job, else "pixels".
@@ -348,7 +378,8 @@ func (s Status) Unit() string {
 // Status summarises the job.
 func (j *Job) Status() Status {
 	st := Status{Job: j.Spec.Job, Layout: j.Spec.Layout, Phase: j.Phase.String(), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
-		Windows: j.count(), WindowsTotal: j.WindowsTotal, Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels}
+		Windows: j.count(), WindowsTotal: j.WindowsTotal, Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels,
+		Eliminated: j.Eliminated, Level: j.Level}
 	for _, s := range j.State {
 		switch s {
 		case Queued:

@@ -49,8 +49,12 @@ type RunOptions struct {
 	// protocol.LayoutGraph): the file's model conditioned on the job's
 	// evidence, with spec.Width variables. The coordinator plans its rounds on
 	// it (partition.RegionPlan) and reads the fixed labels of each window's
-	// extent (partition.WindowExtent) for its task.
+	// extent (partition.WindowExtent) for its task. An iri job needs it too.
 	Model *model.Model
+	// Plan and MaxLevel are an iri job's plans over Model, by round and level
+	// (partition.EliminateOptions's), required for one.
+	Plan     func(round, level int) partition.Plan
+	MaxLevel int
 }
 
 // Summary is a job's status with the totals a report needs.
@@ -100,8 +104,12 @@ type Runner struct {
 	// the arrived results, decoded while the cache has room. Results stay in
 	// the results stream until the job ends: a resumed job merges them again.
 	skipped map[int]bool
-	cached  map[int]*partition.WindowResult
+	cached  map[int]decoded
 	cache   int64
+	// An iri job's domains and labeling (merged in plan order), and the work of
+	// each window of the round, as dispatched.
+	merger  *partition.Merger
+	works   map[int]partition.WindowWork
 	cancels chan string
 	// epoch makes this runner's task message ids its own: a resumed job's
 	// tasks must not be dropped as duplicates of its predecessor's.
@@ -132,7 +140,16 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	}
 	var job *Job
 	var actions []Action
-	if spec.Layout == protocol.LayoutGraph {
+	var merger *partition.Merger
+	switch {
+	case spec.IRI():
+		m := opt.Model
+		if m == nil || m.NumVars() != spec.Width || opt.Plan == nil {
+			return nil, fmt.Errorf("iri job %s of %d variables: the runner needs its model and plans (RunOptions.Model, Plan)", spec.Job, spec.Width)
+		}
+		merger = partition.NewMerger(m)
+		job, actions = NewEliminationJob(spec, int64(merger.Persistent()), opt.MaxLevel, opt.Plan)
+	case spec.Layout == protocol.LayoutGraph:
 		m := opt.Model
 		if m == nil || m.NumVars() != spec.Width {
 			return nil, fmt.Errorf("graph job %s of %d variables: the runner needs its model (RunOptions.Model)", spec.Job, spec.Width)
@@ -140,10 +157,10 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 		job, actions = NewGraphJob(spec, proven, func(round int) partition.Plan {
 			return partition.RegionPlan(m, spec.Core, spec.Halo, partition.RegionShift(round, spec.Core))
 		})
-	} else {
+	default:
 		job, actions = NewJob(spec, proven)
 	}
-	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt,
+	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger,
 		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8)}
 	r.live.Workers = map[string]WorkerSeen{}
 	r.live.Started = time.Now()
@@ -307,18 +324,23 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 	w, h := r.spec.Width, r.spec.Height
 	switch a := a.(type) {
 	case PrepareRound:
-		if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
+		if r.merger != nil {
+			r.merger.StartRound(a.Round)
+			r.works = map[int]partition.WindowWork{}
+		} else if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
 			return fmt.Errorf("preparing round %d: %w", a.Round, err)
 		}
-		r.skipped, r.cached, r.cache = map[int]bool{}, map[int]*partition.WindowResult{}, 0
+		r.skipped, r.cached, r.cache = map[int]bool{}, map[int]decoded{}, 0
 		r.apply(RoundPrepared{Round: a.Round})
 	case Dispatch:
 		return r.dispatch(ctx, a)
 	case Merge:
 		return r.merge(ctx, a)
 	case Finish:
-		if err := partition.OverrideLabels(r.stores.Labeling, r.stores.Persistent, w, h); err != nil {
-			return err
+		if r.merger == nil {
+			if err := partition.OverrideLabels(r.stores.Labeling, r.stores.Persistent, w, h); err != nil {
+				return err
+			}
 		}
 		r.snapshot()
 		if r.opt.Finish != nil {
@@ -421,6 +443,9 @@ type object struct {
 // prepare returns the task of window id with the labels fixed around it (inline,
 // or in the objects to store first), and whether the window has a free node.
 func (r *Runner) prepare(id WindowID) (protocol.WindowTask, []object, bool, error) {
+	if r.merger != nil {
+		return r.eliminationTask(id)
+	}
 	if r.graph != nil {
 		return r.graphTask(id)
 	}
@@ -573,10 +598,10 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.apply(ResultStored(id)) // counted as a duplicate
 		return
 	}
-	dec, err := protocol.DecodeResult(r.spec, r.task(id), res)
+	dec, err := r.decode(id, res)
 	if err != nil {
 		r.reject(m, "", err)
-		r.lose(id, fmt.Sprintf("window %d/%d: malformed result from %s: %v", id.Round, id.Window, res.Worker, err))
+		r.lose(id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", id.Round, id.Window, res.Worker, err))
 		return
 	}
 	r.keep(id.Window, dec)
@@ -590,8 +615,8 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 }
 
 // keep caches a decoded result until its merge, while the cache has room.
-func (r *Runner) keep(i int, dec *partition.WindowResult) {
-	if size := int64(4 * (len(dec.Persistent) + len(dec.Labeling))); r.cache+size <= r.opt.CacheBytes {
+func (r *Runner) keep(i int, dec decoded) {
+	if size := dec.size(); r.cache+size <= r.opt.CacheBytes {
 		r.cached[i] = dec
 		r.cache += size
 	}
@@ -651,21 +676,28 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 	start := time.Now()
 	i := a.Window
 	var added int64
+	var eliminated int64
 	if !a.Empty && !r.skipped[i] {
-		res := r.cached[i]
-		if res == nil {
+		dec, ok := r.cached[i]
+		if !ok {
 			var err error
-			if res, err = r.fetch(ctx, a.WindowID); err != nil {
+			if dec, err = r.fetch(ctx, a.WindowID); err != nil {
 				return err
 			}
 		} else {
 			delete(r.cached, i)
-			r.cache -= int64(4 * (len(res.Persistent) + len(res.Labeling)))
+			r.cache -= dec.size()
 		}
+		res := dec.WindowResult
 		var err error
-		if r.graph != nil {
+		switch {
+		case r.merger != nil:
+			before := r.merger.Persistent()
+			eliminated = int64(r.merger.Merge(r.job.Regions[i], r.work(i), dec.elim))
+			added = int64(r.merger.Persistent() - before)
+		case r.graph != nil:
 			added, err = partition.MergeGraphWindow(r.job.Regions[i], res, r.stores.Persistent, r.stores.Labeling)
-		} else {
+		default:
 			added, err = partition.MergeWindow(r.job.Windows[i], res, r.stores.Persistent, r.stores.Labeling)
 		}
 		if err != nil {
@@ -681,20 +713,20 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 	}
 	r.m.Merged.Inc()
 	r.m.MergeSeconds.Observe(time.Since(start).Seconds())
-	r.apply(MergeDone{WindowID: a.WindowID, Added: added})
+	r.apply(MergeDone{WindowID: a.WindowID, Added: added, Eliminated: eliminated})
 	return nil
 }
 
 // fetch reads a stored result again from the results stream (it did not fit the
 // cache).
-func (r *Runner) fetch(ctx context.Context, id WindowID) (*partition.WindowResult, error) {
+func (r *Runner) fetch(ctx context.Context, id WindowID) (decoded, error) {
 	raw, err := r.res.Results.GetLastMsgForSubject(ctx, protocol.ResultSubject(r.spec.Job, id.Round, id.Window))
 	if err != nil {
-		return nil, fmt.Errorf("reading the result of window %d/%d: %w", id.Round, id.Window, err)
+		return decoded{}, fmt.Errorf("reading the result of window %d/%d: %w", id.Round, id.Window, err)
 	}
 	msg, err := protocol.Unmarshal(raw.Data, r.opt.MaxMessage)
 	if err != nil {
-		return nil, err
+		return decoded{}, err
 	}
 	var res protocol.WindowResult
 	switch v := msg.(type) {
@@ -702,12 +734,12 @@ func (r *Runner) fetch(ctx context.Context, id WindowID) (*partition.WindowResul
 		res = v
 	case protocol.ResultRef:
 		if res, err = r.readRef(ctx, v); err != nil {
-			return nil, err
+			return decoded{}, err
 		}
 	default:
-		return nil, fmt.Errorf("window %d/%d: a %T where its result was", id.Round, id.Window, msg)
+		return decoded{}, fmt.Errorf("window %d/%d: a %T where its result was", id.Round, id.Window, msg)
 	}
-	return protocol.DecodeResult(r.spec, r.task(id), res)
+	return r.decode(id, res)
 }
 
 // readRef reads the result a ResultRef points to, checked against its size and

@@ -9,17 +9,51 @@ import (
 
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/protocol"
 )
 
-// eliminateWindows is method iri by windows, in memory: grid tiles for a raster
-// model without evidence, BFS regions otherwise, rounds on the domains left;
-// every window's proof is re-checked (partition.CheckElimination) before
-// anything is written.
+// eliminationPlans are the plans of windowed label elimination of the solved
+// model m of p, by round and level: grid tiles for a raster model without
+// evidence ("raster"), BFS regions otherwise ("regions"). A round that
+// eliminates nothing raises the level: windows (and halos) twice the side on
+// rasters, four times the size on graphs, until one holds the model (maxLevel).
+type eliminationPlans struct {
+	name          string // raster or regions
+	halo          int
+	maxLevel      int
+	plan          func(round, level int) partition.Plan
+	raster        bool
+	width, height int
+}
+
+// planElimination returns the plans of s on p.
+func planElimination(s Spec, p *Problem) eliminationPlans {
+	m, n, window := p.Solved, p.Solved.NumVars(), s.Window
+	e := eliminationPlans{name: "regions", halo: s.halo(DefaultRegionHalo), maxLevel: levelHolding(window, n, 2)}
+	e.plan = func(round, level int) partition.Plan {
+		size := window << (2 * level)
+		return partition.RegionPlan(m, size, e.halo<<level, partition.RegionShift(round, size))
+	}
+	w, h, raster := rasterDims(m)
+	if raster && p.Evidence == nil {
+		e = eliminationPlans{name: "raster", halo: s.halo(DefaultRasterHalo), maxLevel: levelHolding(window, max(w, h), 1), raster: true, width: w, height: h}
+		e.plan = func(round, level int) partition.Plan {
+			size, shift := window<<level, round*(window<<level)/2
+			if size >= max(w, h) {
+				shift = 0 // one window holds the raster
+			}
+			return partition.GridPlan(w, h, size, e.halo<<level, shift)
+		}
+	}
+	return e
+}
+
+// eliminateWindows is method iri by windows, in memory or by the runtime (an
+// iri job: the same plans, merged in the same order, so the same outputs);
+// every window's proof is re-checked (partition.CheckElimination here, the
+// coordinator before each merge there) before anything is written.
 func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	s := r.spec
-	if r.opt.Runtime != nil {
-		return nil, errors.New("method iri runs its windows in this process only (not over a cluster yet)")
-	}
 	p, err := LoadProblem(s.Model, s.NoEvidence)
 	if err != nil {
 		return nil, err
@@ -28,64 +62,52 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	if err := PrepareOutput(s.Output); err != nil {
 		return nil, err
 	}
-	m, n := p.Solved, p.Solved.NumVars()
-	// A round that eliminates nothing raises the level: windows (and halos) twice
-	// the side on rasters, four times the size on graphs, until one holds the model.
-	window := s.Window
-	plan, halo := "regions", s.halo(DefaultRegionHalo)
-	planOf := func(round, level int) partition.Plan {
-		size := window << (2 * level)
-		return partition.RegionPlan(m, size, halo<<level, partition.RegionShift(round, size))
-	}
-	maxLevel := levelHolding(window, n, 2)
-	w, h, raster := rasterDims(m)
-	if raster && p.Evidence == nil {
-		plan, halo = "raster", s.halo(DefaultRasterHalo)
-		planOf = func(round, level int) partition.Plan {
-			size, shift := window<<level, round*(window<<level)/2
-			if size >= max(w, h) {
-				shift = 0 // one window holds the raster
-			}
-			return partition.GridPlan(w, h, size, halo<<level, shift)
-		}
-		maxLevel = levelHolding(window, max(w, h), 1)
-	}
-	opt := partition.EliminateOptions{Plan: planOf, MaxLevel: maxLevel, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
-	opt.Progress = windowsProgress(r.windowProgress(int64(n)))
+	m, n, window := p.Solved, p.Solved.NumVars(), s.Window
+	plans := planElimination(s, p)
+	progress := r.windowProgress(int64(n))
 	start := time.Now()
-	res, err := partition.Eliminate(ctx, m, opt)
+	var res *partition.Elimination
+	out := &Outcome{}
+	if r.opt.Runtime != nil && n > 0 {
+		res, out, err = r.distributeElimination(ctx, p, plans, progress)
+	} else {
+		opt := partition.EliminateOptions{Plan: plans.plan, MaxLevel: plans.maxLevel, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
+		opt.Progress = windowsProgress(progress)
+		if res, err = partition.Eliminate(ctx, m, opt); err == nil {
+			if err := partition.CheckElimination(m, res); err != nil {
+				return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
+			}
+			for _, pr := range res.Proofs {
+				if pr.Result != nil {
+					out.Solved++
+					out.MaxWindowVars = max(out.MaxWindowVars, len(pr.Vars))
+					out.SolverIterations += pr.Result.SolverIterations
+				}
+			}
+		}
+	}
 	if err != nil {
 		return nil, windowsFailed(ctx, err, s.Output)
 	}
-	if err := partition.CheckElimination(m, res); err != nil {
-		return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
-	}
 	seconds := time.Since(start).Seconds()
 	eliminated, labels := eliminatedOf(m, res.Alive)
-	solved, maxVars, iterations := 0, 0, 0
-	for _, pr := range res.Proofs {
-		if pr.Result != nil {
-			solved++
-			maxVars = max(maxVars, len(pr.Vars))
-			iterations += pr.Result.SolverIterations
-		}
-	}
 	k := int64(persistency.Count(res.Persistent))
 	score, _ := persistency.Score(m, res.Persistent)
 	energy := m.Energy(res.Labeling)
 	frac := fraction(int64(eliminated), int64(labels))
 	rep := &WindowsReport{
-		Method: string(IRI), Model: p.Path, Plan: plan, Window: window, Halo: halo,
-		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds, Level: res.Level, Windows: res.Windows, WindowsSolved: solved,
-		MaxWindowVariables: maxVars, SolverIterations: iterations,
+		Method: string(IRI), Model: p.Path, Plan: plans.name, Window: window, Halo: plans.halo,
+		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds, Level: res.Level, Windows: res.Windows, WindowsSolved: out.Solved,
+		MaxWindowVariables: out.MaxWindowVars, SolverIterations: out.SolverIterations, WindowSeconds: out.WindowSeconds,
+		Runtime: out.Runtime, LostWindows: out.Lost,
 		Variables: int64(p.Model.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
 		PersistentFraction: score, Fraction: fraction(k, int64(n)),
 		EliminatedLabels: &eliminated, EliminatedLabelFraction: &frac,
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 	}
-	if raster && plan == "raster" {
-		rep.Width, rep.Height = w, h
+	if plans.raster {
+		rep.Width, rep.Height = plans.width, plans.height
 	}
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
@@ -110,4 +132,28 @@ func levelHolding(window, extent, step int) int {
 		level++
 	}
 	return level
+}
+
+// distributeElimination is eliminateWindows's work done by the runtime as an iri
+// job over the solved model.
+func (r *runner) distributeElimination(ctx context.Context, p *Problem, plans eliminationPlans, progress func(partition.RasterProgress)) (*partition.Elimination, *Outcome, error) {
+	m, n := p.Solved, p.Solved.NumVars()
+	spec, err := r.spec.wire(true, n, 1, maxLabels(m))
+	if err != nil {
+		return nil, nil, err
+	}
+	spec.Method, spec.Halo = protocol.MethodIRI, plans.halo
+	d := &Distributed{Spec: spec, ModelPath: p.Path, Graph: m, Plan: plans.plan, MaxLevel: plans.maxLevel,
+		Persistent: partition.NewMemStore(n, 1), Labeling: partition.NewMemStore(n, 1), Scratch: partition.NewMemStore(n, 1), Progress: progress}
+	if p.Evidence != nil {
+		d.EvidencePath = p.Evidence.Path
+	}
+	out, err := r.opt.Runtime.Windows(ctx, d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if out.Elimination == nil {
+		return nil, nil, errors.New("the runtime returned no elimination for an iri job")
+	}
+	return out.Elimination, out, nil
 }

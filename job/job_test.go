@@ -135,9 +135,31 @@ func TestWireRoundTrip(t *testing.T) {
 		t.Errorf("no halo: wire %d, %v", w.Halo, err)
 	}
 	// What a cluster cannot run is refused, not run as something else.
-	for _, bad := range []job.Spec{{Model: network}, {Model: network, Window: 3, Method: job.IRI}} {
+	for _, bad := range []job.Spec{{Model: network}, {Model: network, Window: 3, Method: job.PBPIRI}} {
 		if _, err := job.Wire(bad); err == nil || !strings.Contains(err.Error(), "by windows only") {
 			t.Errorf("%+v: wire error %v", bad, err)
+		}
+	}
+}
+
+// TestWireRoundTripOfLabelElimination: an iri job travels as a graph job of
+// method iri with the plans' halo, and comes back as method iri (a raster model
+// without evidence: its square windows' halo).
+func TestWireRoundTripOfLabelElimination(t *testing.T) {
+	for _, tc := range []struct {
+		model string
+		vars  int
+		halo  int
+	}{{network, 116, job.DefaultRegionHalo}, {denoise, 32 * 32, job.DefaultRasterHalo}} {
+		w, err := job.Wire(job.Spec{Model: tc.model, Window: 8, Method: job.IRI})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Method != protocol.MethodIRI || w.Layout != protocol.LayoutGraph || w.Width != tc.vars || w.Halo != tc.halo || w.MaxRounds != job.DefaultEliminationRounds {
+			t.Errorf("%s: wire spec %+v", tc.model, w)
+		}
+		if back := job.FromWire(w, tc.model, "out"); back.Method != job.IRI || back.Window != 8 || back.Halo != tc.halo {
+			t.Errorf("%s: back %+v", tc.model, back)
 		}
 	}
 }

@@ -29,6 +29,10 @@ type Distributed struct {
 	ModelPath, EvidencePath string
 	Raster                  partition.Raster // a raster job's model
 	Graph                   *model.Model     // a graph job's model, conditioned on the evidence
+	// Plan and MaxLevel are an iri job's plans over Graph by round and level
+	// (partition.EliminateOptions's).
+	Plan     func(round, level int) partition.Plan
+	MaxLevel int
 	// The labels: the persistent map (label+1, or 0), the labeling, and the
 	// labels fixed before a round. The persistent map holds the observed
 	// pixels already.
@@ -44,4 +48,7 @@ type Outcome struct {
 	partition.RasterResult
 	Runtime string   // the report's "runtime", e.g. "nats-embedded"
 	Lost    []string // windows lost (they prove nothing), e.g. "round 0 window 3"
+	// Elimination is an iri job's merged result (without Proofs: the
+	// coordinator checked each window's before merging it).
+	Elimination *partition.Elimination
 }

@@ -234,8 +234,20 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 // evidence. The model is referred to by its absolute path; a fresh id is drawn.
 func Wire(s Spec) (protocol.JobSpec, error) {
 	s = s.withDefaults()
-	if s.Method != PBP || !s.Windowed() {
-		return protocol.JobSpec{}, fmt.Errorf("a cluster runs method pbp by windows only, not %s with window %d", s.Method, s.Window)
+	if (s.Method != PBP && s.Method != IRI) || !s.Windowed() {
+		return protocol.JobSpec{}, fmt.Errorf("a cluster runs methods pbp and iri by windows only, not %s with window %d", s.Method, s.Window)
+	}
+	if s.Method == IRI {
+		p, err := LoadProblem(s.Model, s.NoEvidence)
+		if err != nil {
+			return protocol.JobSpec{}, err
+		}
+		if p.Solved.NumVars() == 0 {
+			return protocol.JobSpec{}, fmt.Errorf("%s: every variable is observed: nothing to solve", s.Model)
+		}
+		spec, err := s.wire(true, p.Solved.NumVars(), 1, maxLabels(p.Solved))
+		spec.Method, spec.Halo = protocol.MethodIRI, planElimination(s, p).halo
+		return spec, err
 	}
 	if IsGridFile(s.Model) {
 		h, err := gridHeader(s.Model)
@@ -261,7 +273,11 @@ func Wire(s Spec) (protocol.JobSpec, error) {
 // MODEL.evid beside it when the job has evidence) and its outputs in dir.
 func FromWire(spec protocol.JobSpec, modelPath, dir string) Spec {
 	p := spec.Persistency()
-	s := Spec{Model: modelPath, NoEvidence: spec.Evidence == nil, Method: PBP, Boundary: p.Variant,
+	method := PBP
+	if spec.IRI() {
+		method = IRI
+	}
+	s := Spec{Model: modelPath, NoEvidence: spec.Evidence == nil, Method: method, Boundary: p.Variant,
 		Window: spec.Core, Halo: spec.Halo, Rounds: spec.MaxRounds, Workers: 1, Output: dir}
 	if spec.Halo == 0 {
 		s.Halo = NoHalo

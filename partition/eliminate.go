@@ -65,53 +65,38 @@ type Elimination struct {
 // EliminationProof is one window's certified elimination over the variables Vars
 // of the model restricted to Prior, the domains before its round.
 type EliminationProof struct {
-	Round  int
-	Prior  [][]int // over the whole model
-	Vars   []int
-	Result *persistency.Elimination
+	Round       int
+	Prior       [][]int // over the whole model
+	Nodes, Vars []int   // the variables whose labels it may eliminate, and their extent
+	Result      *persistency.Elimination
 }
 
 // Eliminate runs the rounds of windowed label elimination on m. The merged result
 // depends only on the plans and the windows' results, never on the worker count
 // or completion order.
 func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimination, error) {
-	n := m.NumVars()
-	res := &Elimination{Alive: make([][]int, n), Persistent: make([]int, n), Labeling: make([]int, n)}
-	for v := range n {
-		res.Alive[v] = allLabels(m.NumLabels(v))
-	}
-	done := func() int {
-		c := 0
-		for _, ls := range res.Alive {
-			if len(ls) == 1 {
-				c++
-			}
-		}
-		return c
-	}
+	g := NewMerger(m)
+	g.KeepProofs = true
 	level := 0
 	for round := range max(opt.MaxRounds, 1) {
-		prior := make([][]int, n)
-		for v, ls := range res.Alive {
-			prior[v] = slices.Clone(ls)
-		}
-		restricted, err := m.Restrict(prior)
-		if err != nil {
-			return nil, err
-		}
+		g.StartRound(round)
 		plan := opt.Plan(round, level)
-		proofs := make([]EliminationProof, len(plan.Windows))
+		works := make([]WindowWork, len(plan.Windows))
+		results := make([]*persistency.Elimination, len(plan.Windows))
 		errs := make([]error, len(plan.Windows))
-		finished, persistent := 0, done()
-		err = forEachWindow(ctx, len(plan.Windows), opt.Workers, func(i int) {
-			proofs[i], errs[i] = eliminateWindow(ctx, restricted, prior, plan.Windows[i], opt.Solver)
+		finished, persistent := 0, g.Persistent()
+		err := forEachWindow(ctx, len(plan.Windows), opt.Workers, func(i int) {
+			works[i] = g.Window(plan.Windows[i])
+			if len(works[i].Nodes) > 0 {
+				results[i], errs[i] = EliminateWindow(ctx, m, works[i], opt.Solver)
+			}
 		}, func(i int) {
 			if opt.Progress == nil {
 				return
 			}
 			finished++
-			if errs[i] == nil && proofs[i].Result != nil {
-				persistent += persistency.Count(proofs[i].Result.Persistent)
+			if errs[i] == nil && results[i] != nil {
+				persistent += persistency.Count(results[i].Persistent)
 			}
 			opt.Progress(Progress{Round: round, WindowsDone: finished, Windows: len(plan.Windows), Persistent: persistent})
 		})
@@ -119,35 +104,168 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			return nil, err
 		}
 		// Merge in plan order: each window's map applied to what the earlier ones left.
-		eliminated := 0
-		for i, pr := range proofs {
+		for i := range results {
 			if errs[i] != nil {
 				return nil, fmt.Errorf("partition: round %d, window %d: %w", round, i, errs[i])
 			}
-			pr.Round, pr.Prior = round, prior
-			if pr.Result != nil {
-				for j, v := range pr.Vars {
-					before := len(res.Alive[v])
-					res.Alive[v] = pr.Result.Image(j, res.Alive[v])
-					eliminated += before - len(res.Alive[v])
-					if _, core := slices.BinarySearch(plan.Windows[i].Core, v); core {
-						res.Labeling[v] = pr.Result.Test[j]
-					}
-				}
-			}
-			res.Proofs = append(res.Proofs, pr)
+			g.Merge(plan.Windows[i], works[i], results[i])
 		}
-		res.Rounds, res.Windows, res.Level = round+1, res.Windows+len(plan.Windows), level
-		if done() == n {
+		if !g.EndRound(len(plan.Windows), level, opt.MaxLevel) {
 			break
 		}
-		if eliminated == 0 {
-			if level == opt.MaxLevel {
-				break
-			}
+		if g.RoundEliminated() == 0 {
 			level++
 		}
 	}
+	return g.Result(), nil
+}
+
+// Merger holds the state of windowed label elimination between windows — the
+// labels alive per variable, the labeling, the counts — and merges windows' maps
+// into it in plan order: Eliminate's loop, and a coordinator's, whose windows are
+// eliminated elsewhere (EliminateWindow) and arrive in any order.
+//
+//	g := partition.NewMerger(m)
+//	level := 0
+//	for round := 0; ; round++ {
+//		g.StartRound(round)
+//		wins := plan(round, level).Windows
+//		for _, win := range wins { // in plan order
+//			w := g.Window(win)
+//			e, err := partition.EliminateWindow(ctx, m, w, solver) // when w has Nodes
+//			g.Merge(win, w, e)
+//		}
+//		if !g.EndRound(len(wins), level, maxLevel) {
+//			break
+//		}
+//		if g.RoundEliminated() == 0 {
+//			level++
+//		}
+//	}
+//	res := g.Result()
+type Merger struct {
+	// KeepProofs keeps every window's elimination in the result, for
+	// CheckElimination.
+	KeepProofs bool
+
+	m          *model.Model
+	res        *Elimination
+	prior      [][]int // the domains before the current round
+	round      int
+	eliminated int // labels eliminated in the current round
+	persistent int // variables left with one label
+}
+
+// NewMerger starts the elimination of m: every label alive.
+func NewMerger(m *model.Model) *Merger {
+	n := m.NumVars()
+	res := &Elimination{Alive: make([][]int, n), Persistent: make([]int, n), Labeling: make([]int, n)}
+	g := &Merger{m: m, res: res}
+	for v := range n {
+		res.Alive[v] = allLabels(m.NumLabels(v))
+		if len(res.Alive[v]) == 1 {
+			g.persistent++
+		}
+	}
+	return g
+}
+
+// StartRound starts round: its windows work on the domains alive now.
+func (g *Merger) StartRound(round int) {
+	g.round, g.eliminated = round, 0
+	g.prior = make([][]int, len(g.res.Alive))
+	for v, ls := range g.res.Alive {
+		g.prior[v] = slices.Clone(ls)
+	}
+}
+
+// Persistent is the number of variables left with one label.
+func (g *Merger) Persistent() int { return g.persistent }
+
+// RoundEliminated is the number of labels the current round eliminated so far.
+func (g *Merger) RoundEliminated() int { return g.eliminated }
+
+// WindowWork is what a window of a round eliminates over: Nodes, its nodes with
+// more than one label alive before the round (the variables its map may move),
+// and Vars, those and their neighbours, ascending, with their Domains before the
+// round (one list per Vars entry). A window without Nodes has nothing to do.
+type WindowWork struct {
+	Nodes, Vars []int
+	Domains     [][]int
+}
+
+// LabelCounts is the label count in m of each of w.Vars.
+func (w WindowWork) LabelCounts(m *model.Model) []int {
+	counts := make([]int, len(w.Vars))
+	for i, v := range w.Vars {
+		counts[i] = m.NumLabels(v)
+	}
+	return counts
+}
+
+// Window is the work of window win of the current round. Safe to call from
+// several goroutines between StartRound and the round's first Merge.
+func (g *Merger) Window(win Window) WindowWork {
+	var w WindowWork
+	for _, v := range win.Nodes {
+		if len(g.prior[v]) > 1 {
+			w.Nodes = append(w.Nodes, v)
+		}
+	}
+	if len(w.Nodes) == 0 {
+		return w
+	}
+	w.Vars = EliminationExtent(g.m, w.Nodes)
+	w.Domains = make([][]int, len(w.Vars))
+	for i, v := range w.Vars {
+		w.Domains[i] = g.prior[v]
+	}
+	return w
+}
+
+// EliminationExtent is the variables a window with nodes eliminates over: the
+// nodes and their neighbours, ascending. Every factor touching a node lies in it.
+func EliminationExtent(m *model.Model, nodes []int) []int { return grow(m, nodes, 1) }
+
+// Merge applies window win's elimination e (nil: it proved nothing) over its work
+// w to the domains, and takes the test labels of its core; the windows of a round
+// must be merged in plan order. It returns the labels eliminated.
+func (g *Merger) Merge(win Window, w WindowWork, e *persistency.Elimination) int {
+	res := g.res
+	if g.KeepProofs {
+		res.Proofs = append(res.Proofs, EliminationProof{Round: g.round, Prior: g.prior, Nodes: w.Nodes, Vars: w.Vars, Result: e})
+	}
+	if e == nil {
+		return 0
+	}
+	eliminated := 0
+	for j, v := range w.Vars {
+		before := len(res.Alive[v])
+		res.Alive[v] = e.Image(j, res.Alive[v])
+		eliminated += before - len(res.Alive[v])
+		if before > 1 && len(res.Alive[v]) == 1 {
+			g.persistent++
+		}
+		if _, core := slices.BinarySearch(win.Core, v); core {
+			res.Labeling[v] = e.Test[j]
+		}
+	}
+	g.eliminated += eliminated
+	return eliminated
+}
+
+// EndRound ends the current round, of windows windows at level, and says whether
+// another is due: some variable is undecided, and the round eliminated a label or
+// a level above it remains (the caller raises the level when RoundEliminated is 0).
+func (g *Merger) EndRound(windows, level, maxLevel int) bool {
+	g.res.Rounds, g.res.Windows, g.res.Level = g.round+1, g.res.Windows+windows, level
+	return g.persistent < len(g.res.Alive) && (g.eliminated > 0 || level < maxLevel)
+}
+
+// Result is the merged elimination, with Persistent set and every variable's
+// label in Labeling alive.
+func (g *Merger) Result() *Elimination {
+	res := g.res
 	for v, ls := range res.Alive {
 		res.Persistent[v] = -1
 		if len(ls) == 1 {
@@ -157,52 +275,73 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 			res.Labeling[v] = ls[0]
 		}
 	}
-	return res, nil
+	return res
 }
 
-// eliminateWindow runs the elimination of one window of the restricted model:
-// its undecided nodes, their outside neighbours and every factor touching the
-// nodes, with the map moving labels of the nodes only.
-func eliminateWindow(ctx context.Context, restricted *model.Model, prior [][]int, win Window, solver persistency.Relaxation) (EliminationProof, error) {
-	var nodes []int
-	for _, v := range win.Nodes {
-		if len(prior[v]) > 1 {
-			nodes = append(nodes, v)
+// EliminateWindow runs persistency.Eliminate for a window's work w (Merger.Window)
+// on m: on the model of w.Vars induced by m and restricted to w.Domains, with the
+// map moving labels of w.Nodes only.
+func EliminateWindow(ctx context.Context, m *model.Model, w WindowWork, solver persistency.Relaxation) (*persistency.Elimination, error) {
+	sub, err := windowModel(m, w)
+	if err != nil {
+		return nil, err
+	}
+	cand := make([]bool, len(w.Vars))
+	for i, v := range w.Vars {
+		_, cand[i] = slices.BinarySearch(w.Nodes, v)
+	}
+	return persistency.Eliminate(ctx, sub, persistency.EliminateOptions{Solver: solver, Candidates: cand, Domains: w.Domains})
+}
+
+// CheckWindow re-verifies a window's elimination e over its work w against m
+// (persistency.VerifyElimination on the model EliminateWindow builds), and that
+// only w.Nodes lose labels: what a coordinator does before it merges a window
+// a worker sent.
+func CheckWindow(m *model.Model, w WindowWork, e *persistency.Elimination) error {
+	if len(e.Alive) != len(w.Vars) {
+		return fmt.Errorf("partition: an elimination of %d variables for a window of %d", len(e.Alive), len(w.Vars))
+	}
+	// Only the nodes' labels may move: the window's model lacks the factors
+	// between its other variables and the rest of the model.
+	for i, v := range w.Vars {
+		if _, node := slices.BinarySearch(w.Nodes, v); node {
+			continue
+		}
+		for _, st := range append(slices.Clip(e.Earlier), persistency.Stage{Alive: e.Alive}) {
+			if len(st.Alive) == len(w.Vars) && !slices.Equal(st.Alive[i], w.Domains[i]) {
+				return fmt.Errorf("partition: variable %d, outside the window's nodes, loses labels", v)
+			}
 		}
 	}
-	if len(nodes) == 0 {
-		return EliminationProof{}, nil
-	}
-	ext := grow(restricted, nodes, 1)
-	sub, err := restricted.Induced(ext)
+	sub, err := windowModel(m, w)
 	if err != nil {
-		return EliminationProof{}, err
+		return err
 	}
-	cand := make([]bool, len(ext))
-	domains := make([][]int, len(ext))
-	for i, v := range ext {
-		_, cand[i] = slices.BinarySearch(nodes, v)
-		domains[i] = prior[v]
-	}
-	r, err := persistency.Eliminate(ctx, sub.Model, persistency.EliminateOptions{Solver: solver, Candidates: cand, Domains: domains})
+	c := *e
+	c.Prior = w.Domains
+	_, err = persistency.VerifyElimination(sub, &c)
+	return err
+}
+
+// windowModel is the model of w.Vars induced by m, restricted to w.Domains.
+func windowModel(m *model.Model, w WindowWork) (*model.Model, error) {
+	sub, err := m.Induced(w.Vars)
 	if err != nil {
-		return EliminationProof{}, err
+		return nil, err
 	}
-	return EliminationProof{Vars: ext, Result: r}, nil
+	return sub.Model.Restrict(w.Domains)
 }
 
 // CheckElimination re-verifies every window's elimination against the model: each
-// window model is rebuilt from m restricted to the domains before its round, the
-// elimination checked with persistency.VerifyElimination, and the merged domains
-// must be the composition of the windows' maps.
+// window model is rebuilt from m restricted to the domains before its round
+// (CheckWindow), and the merged domains must be the composition of the windows'
+// maps.
 func CheckElimination(m *model.Model, res *Elimination) error {
 	n := m.NumVars()
 	alive := make([][]int, n)
 	for v := range n {
 		alive[v] = allLabels(m.NumLabels(v))
 	}
-	var restricted *model.Model
-	var last [][]int
 	for i, pr := range res.Proofs {
 		if pr.Result == nil {
 			continue
@@ -210,23 +349,14 @@ func CheckElimination(m *model.Model, res *Elimination) error {
 		if len(pr.Prior) != n {
 			return fmt.Errorf("partition: proof %d: domains of %d variables, the model has %d", i, len(pr.Prior), n)
 		}
-		if restricted == nil || !sameDomains(pr.Prior, last) {
-			var err error
-			if restricted, err = m.Restrict(pr.Prior); err != nil {
-				return err
-			}
-			last = pr.Prior
-		}
-		sub, err := restricted.Induced(pr.Vars)
-		if err != nil {
-			return err
-		}
-		e := *pr.Result
-		e.Prior = make([][]int, len(pr.Vars))
+		w := WindowWork{Nodes: pr.Nodes, Vars: pr.Vars, Domains: make([][]int, len(pr.Vars))}
 		for j, v := range pr.Vars {
-			e.Prior[j] = pr.Prior[v]
+			if v < 0 || v >= n {
+				return fmt.Errorf("partition: proof %d: variable %d of a model of %d", i, v, n)
+			}
+			w.Domains[j] = pr.Prior[v]
 		}
-		if _, err := persistency.VerifyElimination(sub.Model, &e); err != nil {
+		if err := CheckWindow(m, w, pr.Result); err != nil {
 			return fmt.Errorf("partition: proof %d (round %d): %w", i, pr.Round, err)
 		}
 		for j, v := range pr.Vars {
@@ -239,12 +369,6 @@ func CheckElimination(m *model.Model, res *Elimination) error {
 		}
 	}
 	return nil
-}
-
-// sameDomains says whether a and b are the same domains slice (the windows of a
-// round share their prior), so that one restriction of the model serves them all.
-func sameDomains(a, b [][]int) bool {
-	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // allLabels is 0, …, k−1.

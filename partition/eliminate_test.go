@@ -3,6 +3,8 @@ package partition_test
 import (
 	"context"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/partopt/partopt/model"
@@ -120,5 +122,53 @@ func TestStalledRoundsGrowTheWindows(t *testing.T) {
 	}
 	if grew == 0 {
 		t.Fatal("no run raised the level: the test exercises nothing")
+	}
+}
+
+// TestCheckWindowRefusesMovesBeyondTheNodes: a window's model lacks the factors
+// between its outer variables and the rest of the model, so an elimination
+// computed as if every variable of the extent were a node can carry a genuine
+// certificate on that model and still be unsound for the whole model.
+// CheckWindow accepts the elimination of the window's own nodes and refuses one
+// that moves an outer variable's labels.
+func TestCheckWindowRefusesMovesBeyondTheNodes(t *testing.T) {
+	refused := 0
+	for seed := uint64(0); seed < 40 && refused < 5; seed++ {
+		m := random.PottsDenoising(random.New(seed), 6, 5, 3, 0.9, 4, 1.3)
+		g := partition.NewMerger(m)
+		g.StartRound(0)
+		w := g.Window(partition.GridPlan(6, 5, 3, 0, 0).Windows[0])
+		honest, err := partition.EliminateWindow(context.Background(), m, w, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := partition.CheckWindow(m, w, honest); err != nil {
+			t.Fatalf("seed %d: the window's own elimination: %v", seed, err)
+		}
+		all := w
+		all.Nodes = w.Vars
+		lie, err := partition.EliminateWindow(context.Background(), m, all, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := partition.CheckWindow(m, all, lie); err != nil {
+			t.Fatalf("seed %d: the certificate does not hold on the window's model: %v", seed, err)
+		}
+		moved := false
+		for i, v := range w.Vars {
+			if !slices.Contains(w.Nodes, v) && len(lie.Alive[i]) < len(w.Domains[i]) {
+				moved = true
+			}
+		}
+		err = partition.CheckWindow(m, w, lie)
+		switch {
+		case moved && (err == nil || !strings.Contains(err.Error(), "outside the window's nodes")):
+			t.Fatalf("seed %d: an elimination beyond the nodes: %v", seed, err)
+		case moved:
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Fatal("no elimination moved an outer variable: the test checks nothing")
 	}
 }

@@ -50,6 +50,7 @@ package persistency
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
@@ -679,4 +680,29 @@ func (d *resultDecoder) iterations(what string) int {
 		return 0
 	}
 	return int(v)
+}
+
+// EncodeElimination is e alone in the result file format (a Result of e's
+// persistent labels and e): how a window's elimination travels to the process
+// that merges it, certificates included.
+func EncodeElimination(e *Elimination) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := WriteResult(&buf, &Result{Persistent: e.Persistent, Elimination: e}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeElimination reads what EncodeElimination wrote, with ReadResult's checks
+// (memory proportional to len(data)); its proof is for VerifyElimination to
+// check.
+func DecodeElimination(data []byte) (*Elimination, error) {
+	res, err := ReadResult(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	if res.Elimination == nil {
+		return nil, errors.New("persistency: a result without a label elimination")
+	}
+	return res.Elimination, nil
 }

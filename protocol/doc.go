@@ -29,6 +29,13 @@
 // a Payload; DecodeNodes checks the list's count against the model before it
 // reads a byte of it, then that the nodes are strictly ascending variables.
 //
+// A label-elimination job (JobSpec.Method MethodIRI, since Version 2) is a graph
+// job: its task carries the window's undecided nodes and their extent's alive
+// labels (GraphWindow.Domains, EncodeDomains's bits; DecodeDomains checks the size
+// against the extent's label counts and that no domain is empty), its result the
+// window's elimination with certificates in the persistency result file format
+// (WindowResult.Elimination), which the coordinator re-checks before merging.
+//
 // Typical use, a coordinator sending a task and a worker receiving it:
 //
 //	data, err := protocol.Marshal(protocol.WindowTask{Job: job, Round: 0, Window: 7, Core: core, Nodes: nodes})

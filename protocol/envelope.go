@@ -11,8 +11,10 @@ import (
 
 // Version is the protocol version this build speaks. Receivers reject any other:
 // bump it when a field is removed or changes meaning (adding a field does not
-// need a bump, receivers skip unknown fields).
-const Version uint16 = 1
+// need a bump, receivers skip unknown fields). Version 2 added label elimination
+// (JobSpec.Method, GraphWindow.Domains, WindowResult.Elimination): a version 1
+// worker would solve an iri job's task as pbp, so it must refuse it.
+const Version uint16 = 2
 
 // Magic starts every message.
 const Magic = "popt"

@@ -64,9 +64,16 @@ func (v Values) Decode(content []byte, maxValue int) ([]int32, error) {
 // neighbours and theirs, ascending), label+1 or 0 for free, in the extent's
 // order; nil when no label is fixed there. The worker computes the extent from
 // the model and checks Fixed's count against it.
+//
+// An iri task (JobSpec.Method MethodIRI) has no Fixed: its Nodes are the
+// window's undecided nodes (the variables whose labels it may eliminate), and
+// Domains holds the labels alive before the round over their extent
+// (partition.EliminationExtent: the nodes and their neighbours, ascending) as
+// EncodeDomains packs them.
 type GraphWindow struct {
-	Nodes Values  `msgpack:"n"`
-	Fixed *Values `msgpack:"f,omitempty"`
+	Nodes   Values   `msgpack:"n"`
+	Fixed   *Values  `msgpack:"f,omitempty"`
+	Domains *Payload `msgpack:"a,omitempty"`
 }
 
 // Validate checks the shapes of both lists (their contents are checked by
@@ -74,6 +81,14 @@ type GraphWindow struct {
 func (g GraphWindow) Validate() error {
 	if err := g.Nodes.Validate(); err != nil {
 		return fmt.Errorf("graph window nodes: %w", err)
+	}
+	if g.Domains != nil {
+		if g.Fixed != nil {
+			return errors.New("graph window with both fixed labels and domains")
+		}
+		if err := g.Domains.Validate(); err != nil {
+			return fmt.Errorf("graph window domains: %w", err)
+		}
 	}
 	if g.Fixed != nil {
 		if err := g.Fixed.Validate(); err != nil {
@@ -125,4 +140,61 @@ func CheckNodes(nodes []int, n int) error {
 // too large to travel in its task.
 func NodesObject(job string, round, window int) string {
 	return job + "/nodes/" + strconv.Itoa(round) + "/" + strconv.Itoa(window)
+}
+
+// DomainsObject is the ObjectBucket name of an iri window's domains, when they
+// are too large to travel in its task.
+func DomainsObject(job string, round, window int) string {
+	return job + "/domains/" + strconv.Itoa(round) + "/" + strconv.Itoa(window)
+}
+
+// DomainsSize is the size in bytes of the packed domains of variables with
+// these label counts: one bit per label.
+func DomainsSize(counts []int) int64 {
+	bits := int64(0)
+	for _, k := range counts {
+		bits += int64(k)
+	}
+	return (bits + 7) / 8
+}
+
+// EncodeDomains packs domains (ascending labels per variable, each below the
+// variable's count in counts) as bits: variable after variable, counts[i] bits
+// each, bit l set when label l is alive, least significant bit first.
+func EncodeDomains(domains [][]int, counts []int) []byte {
+	out := make([]byte, DomainsSize(counts))
+	bit := 0
+	for i, ls := range domains {
+		for _, l := range ls {
+			out[(bit+l)/8] |= 1 << ((bit + l) % 8)
+		}
+		bit += counts[i]
+	}
+	return out
+}
+
+// DecodeDomains unpacks EncodeDomains's data for variables with these label
+// counts: data must have exactly DomainsSize(counts) bytes, every variable an
+// alive label, and the padding bits must be clear.
+func DecodeDomains(data []byte, counts []int) ([][]int, error) {
+	if int64(len(data)) != DomainsSize(counts) {
+		return nil, fmt.Errorf("domains of %d bytes for %d variables, want %d", len(data), len(counts), DomainsSize(counts))
+	}
+	out := make([][]int, len(counts))
+	bit := 0
+	for i, k := range counts {
+		for l := range k {
+			if data[(bit+l)/8]&(1<<((bit+l)%8)) != 0 {
+				out[i] = append(out[i], l)
+			}
+		}
+		if len(out[i]) == 0 {
+			return nil, fmt.Errorf("domains: variable %d of the extent has no alive label", i)
+		}
+		bit += k
+	}
+	if bit%8 != 0 && data[len(data)-1]>>(bit%8) != 0 {
+		return nil, errors.New("domains: padding bits set")
+	}
+	return out, nil
 }

@@ -15,6 +15,13 @@ const (
 	VariantOriginal  = "original"
 )
 
+// Methods (JobSpec.Method): Algorithm 1 with boundary potentials, or label
+// elimination by iterative relaxed inference.
+const (
+	MethodPBP = "pbp"
+	MethodIRI = "iri"
+)
+
 // MaxSide bounds raster sides and coordinates, so that products of them never
 // overflow.
 const MaxSide = 1 << 24
@@ -142,7 +149,14 @@ type JobSpec struct {
 	// Evidence, when set, is a UAI evidence file (inline, or EvidenceObject):
 	// the observed pixels, fixed before round 0.
 	Evidence *Payload `msgpack:"e,omitempty"`
+	// Method is MethodPBP (or empty) or MethodIRI. An iri job is a graph job
+	// whatever its model: its windows are node lists (GraphWindow with Domains),
+	// its results eliminations (WindowResult.Elimination).
+	Method string `msgpack:"mt,omitempty"`
 }
+
+// IRI says whether the job eliminates labels (Method MethodIRI).
+func (s JobSpec) IRI() bool { return s.Method == MethodIRI }
 
 // Validate checks every field.
 func (s JobSpec) Validate() error {
@@ -173,6 +187,10 @@ func (s JobSpec) Validate() error {
 		return fmt.Errorf("max rounds %d: want ≥ 1", s.MaxRounds)
 	case s.Variant != VariantInvariant && s.Variant != VariantOriginal:
 		return fmt.Errorf("variant %q: want %q or %q", s.Variant, VariantInvariant, VariantOriginal)
+	case s.Method != "" && s.Method != MethodPBP && s.Method != MethodIRI:
+		return fmt.Errorf("method %.40q: want %q or %q", s.Method, MethodPBP, MethodIRI)
+	case s.IRI() && s.Layout != LayoutGraph:
+		return fmt.Errorf("method %s: want layout %q (windows are node lists), not %q", MethodIRI, LayoutGraph, s.Layout)
 	}
 	if s.Evidence != nil {
 		if err := s.Evidence.Validate(); err != nil {
@@ -314,6 +332,11 @@ type WindowResult struct {
 	SolverIterations  int     `msgpack:"si"`
 	Vars              int     `msgpack:"v"`
 	Seconds           float64 `msgpack:"s"`
+	// Elimination is an iri window's proof: its persistency.Elimination over the
+	// window's extent (partition.EliminationExtent of the task's nodes), in the
+	// result file format (persistency.WriteResult), certificate included; empty
+	// when nothing was eliminated. Persistent and Relaxed are empty then.
+	Elimination []byte `msgpack:"e,omitempty"`
 }
 
 // Validate checks the ids, the shapes of the labels and the counters.

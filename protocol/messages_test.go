@@ -2,7 +2,9 @@ package protocol
 
 import (
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +48,16 @@ func samples() map[string]Message {
 		"WindowTask/graph-objects": WindowTask{Job: "j", Round: 0, Window: 0, Graph: &GraphWindow{
 			Nodes: Values{Width: 4, Count: 1 << 20, Data: Payload{Object: NodesObject("j", 0, 0), Size: 4 << 20, CRC32C: 5}},
 			Fixed: &Values{Width: 2, Count: 1 << 21, Data: Payload{Object: FixedObject("j", 0, 0), Size: 4 << 20, CRC32C: 6}}}},
+		"JobSpec/iri": JobSpec{
+			Job: "stereo", Model: ModelRef{Path: "/data/tsukuba.uai"}, Method: MethodIRI,
+			Layout: LayoutGraph, Width: 110592, Height: 1, Labels: 16, Core: 4096, Halo: 8, MaxRounds: 12,
+			Variant: VariantInvariant,
+		},
+		"WindowTask/iri": WindowTask{Job: "j", Round: 3, Window: 2, Graph: &GraphWindow{
+			Nodes:   NewValues(EncodeLabels([]int32{3, 4}, 1149), "unused", InlineLimit),
+			Domains: &Payload{Inline: EncodeDomains([][]int{{0, 2}, {1}, {0, 1, 2}}, []int{3, 2, 3})}}},
+		"WindowResult/iri": WindowResult{Job: "j", Round: 3, Window: 2, Worker: "w", Vars: 3, SolverIterations: 50, Seconds: 0.25,
+			Elimination: []byte("partopt persistency result\n\x00\x03...")},
 		"WindowResult/empty": WindowResult{Job: "j", Round: 0, Window: 5, Worker: "w1"},
 		"WindowResult/labels": WindowResult{Job: "j", Round: 1, Window: 2, Worker: "host-7/3",
 			Persistent:        EncodeLabels([]int32{0, 1, 65535, 7}, 65535),
@@ -174,6 +186,12 @@ func TestValidateRejects(t *testing.T) {
 			t.Graph.Fixed = &Values{Width: 1, Count: 2, Data: Payload{Inline: []byte{0, 1}}}
 		}), "cannot cover"},
 		{"graph fixed size", withGraph(func(t *WindowTask) { t.Graph.Fixed.Count = 7 }), "need 7 bytes, have 6"},
+		{"unknown method", with(func(s *JobSpec) { s.Method = "IRI" }), "method"},
+		{"iri raster", with(func(s *JobSpec) { s.Method = MethodIRI }), "want layout"},
+		{"graph window with fixed labels and domains", withGraph(func(t *WindowTask) { t.Graph.Domains = &Payload{} }), "both fixed labels and domains"},
+		{"graph domains object name", withGraph(func(t *WindowTask) {
+			t.Graph.Fixed, t.Graph.Domains = nil, &Payload{Object: "a b", Size: 1}
+		}), "object name"},
 		{"no model", with(func(s *JobSpec) { s.Model = ModelRef{} }), "exactly one"},
 		{"two models", with(func(s *JobSpec) { s.Model.Object = "x" }), "exactly one"},
 		{"path with size", with(func(s *JobSpec) { s.Model.Size = 3 }), "object size"},
@@ -317,5 +335,55 @@ func TestGraphNodes(t *testing.T) {
 	bad[0] = 3
 	if _, err := DecodeNodes(spec, obj, bad); err == nil || !strings.Contains(err.Error(), "CRC32C") {
 		t.Errorf("a corrupt object: %v", err)
+	}
+}
+
+// TestDomainsRoundTrip: any domains of any label counts decode to themselves from
+// DomainsSize(counts) bytes.
+func TestDomainsRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		n := 1 + r.IntN(20)
+		counts, domains := make([]int, n), make([][]int, n)
+		for i := range n {
+			counts[i] = 1 + r.IntN(40)
+			for l := range counts[i] {
+				if r.IntN(3) == 0 {
+					domains[i] = append(domains[i], l)
+				}
+			}
+			if len(domains[i]) == 0 {
+				domains[i] = []int{r.IntN(counts[i])}
+			}
+		}
+		data := EncodeDomains(domains, counts)
+		if int64(len(data)) != DomainsSize(counts) {
+			t.Fatalf("%d bytes, want %d", len(data), DomainsSize(counts))
+		}
+		got, err := DecodeDomains(data, counts)
+		if err != nil || !reflect.DeepEqual(got, domains) {
+			t.Fatalf("DecodeDomains(EncodeDomains(%v)) = %v, %v", domains, got, err)
+		}
+	}
+}
+
+func TestDecodeDomainsRejects(t *testing.T) {
+	counts := []int{3, 2}                                // 5 bits: one byte
+	valid := EncodeDomains([][]int{{0, 2}, {1}}, counts) // 0b10101
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"short", nil, "domains of 0 bytes for 2 variables, want 1"},
+		{"long", append(slices.Clone(valid), 0), "want 1"},
+		{"empty domain", []byte{0b00111}, "variable 1 of the extent has no alive label"},
+		{"padding", []byte{valid[0] | 0x80}, "padding bits set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := DecodeDomains(tc.data, counts); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("DecodeDomains = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

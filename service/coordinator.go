@@ -308,6 +308,9 @@ type submitted struct {
 // the one it was submitted with.
 func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outcome, error) {
 	s, got := r.spec, d.Spec
+	if s.IRI() != got.IRI() {
+		return nil, fmt.Errorf("job %s is of method %s, its model %s was planned for %s", s.Job, method(s), d.ModelPath, method(got))
+	}
 	if layout(s) != layout(got) || s.Width != got.Width || s.Height != got.Height || s.Labels != got.Labels {
 		if got.Layout == protocol.LayoutGraph || s.Layout == protocol.LayoutGraph {
 			return nil, fmt.Errorf("job %s is a %s of %d×%d variables and %d labels, its model %s a %s of %d×%d and %d",
@@ -323,6 +326,14 @@ func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 		return nil
 	}
 	return drive(ctx, r.s.res, s, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started})
+}
+
+// method is a spec's method, pbp when unset.
+func method(s protocol.JobSpec) string {
+	if s.Method == "" {
+		return protocol.MethodPBP
+	}
+	return s.Method
 }
 
 // layout is a spec's layout, raster when unset.

@@ -112,7 +112,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 		return nil, err
 	}
 	runner, err := coordinator.NewRunner(res, spec, proven, coordinator.Stores{Persistent: d.Persistent, Labeling: d.Labeling, Scratch: d.Scratch},
-		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph})
+		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Plan: d.Plan, MaxLevel: d.MaxLevel})
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +148,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 	out := &job.Outcome{Runtime: "nats-embedded", RasterResult: partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds,
 		Windows: sum.WindowsTotal, Solved: sum.Solved, WindowSeconds: sum.WindowSeconds, MaxWindowVars: sum.MaxWindowVars,
 		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}}
+	out.Elimination = runner.Elimination()
 	for _, w := range sum.LostWindows {
 		out.Lost = append(out.Lost, fmt.Sprintf("round %d window %d", w.Round, w.Window))
 	}

@@ -203,6 +203,9 @@ func (w *server) solve(ctx context.Context, task protocol.WindowTask) (protocol.
 		return protocol.WindowResult{}, fmt.Errorf("model of job %s: %w", spec.Job, err)
 	}
 	defer w.models.put(spec.Job)
+	if spec.IRI() {
+		return w.solveElimination(ctx, spec, task, jm.graph)
+	}
 	if task.Graph != nil || spec.Layout == protocol.LayoutGraph {
 		return w.solveGraph(ctx, spec, task, jm.graph)
 	}
@@ -221,22 +224,35 @@ func (w *server) solveGraph(ctx context.Context, spec protocol.JobSpec, task pro
 	if task.Graph == nil || m == nil {
 		return protocol.WindowResult{}, fmt.Errorf("task %s/%d/%d: a raster window of a graph job, or a graph window of a raster job", task.Job, task.Round, task.Window)
 	}
-	var nodes, fixed []byte
-	var err error
-	if v := task.Graph.Nodes; v.Data.Object != "" {
-		if v.Count > spec.Width { // checked before the download too
-			return protocol.WindowResult{}, fmt.Errorf("graph window of %d nodes in a model of %d variables", v.Count, spec.Width)
-		}
-		if nodes, err = w.res.GetBytes(ctx, v.Data.Object, v.Data.Size); err != nil {
-			return protocol.WindowResult{}, fmt.Errorf("node list %s: %w", v.Data.Object, err)
-		}
+	g := task.Graph
+	nodes, err := w.graphObject(ctx, g.Nodes.Data, int64(spec.Width)*int64(g.Nodes.Width), "node list")
+	if err != nil {
+		return protocol.WindowResult{}, err
 	}
-	if v := task.Graph.Fixed; v != nil && v.Data.Object != "" {
-		if fixed, err = w.res.GetBytes(ctx, v.Data.Object, v.Data.Size); err != nil {
-			return protocol.WindowResult{}, fmt.Errorf("fixed labels %s: %w", v.Data.Object, err)
+	var fixed []byte
+	if g.Fixed != nil {
+		// The extent cannot exceed the model.
+		if fixed, err = w.graphObject(ctx, g.Fixed.Data, int64(spec.Width)*int64(g.Fixed.Width), "fixed labels"); err != nil {
+			return protocol.WindowResult{}, err
 		}
 	}
 	return SolveGraph(ctx, spec, task, m, nodes, fixed, w.o.ID)
+}
+
+// graphObject fetches a graph window's payload when it is an object (nil when
+// inline), refusing one larger than limit bytes before the download.
+func (w *server) graphObject(ctx context.Context, p protocol.Payload, limit int64, what string) ([]byte, error) {
+	if p.Object == "" {
+		return nil, nil
+	}
+	if p.Size > limit {
+		return nil, fmt.Errorf("%s %s of %d bytes, more than the model can need (%d)", what, p.Object, p.Size, limit)
+	}
+	data, err := w.res.GetBytes(ctx, p.Object, p.Size)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, p.Object, err)
+	}
+	return data, nil
 }
 
 // spec returns a job's spec, cached.

@@ -159,7 +159,8 @@ func TestRunGraphEqualsWindowedSolve(t *testing.T) {
 
 // TestClusterGraphJobs: models that are not rasters submitted to a coordinator
 // (uploaded with their evidence, or by a shared path) finish as graph jobs, and
-// fetch gives the outputs of solve --window; the status counts variables.
+// fetch gives the outputs of solve --window; the status counts variables. A
+// job of method iri gives those of solve --method iri --window.
 func TestClusterGraphJobs(t *testing.T) {
 	c := newCommands(t)
 	c.start("coordinator", "coordinator", "--data", t.TempDir(), "--http", "")
@@ -186,6 +187,17 @@ func TestClusterGraphJobs(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Phase != "done" || s.Pixels != free || s.Proven != want.report.PersistentVariables || s.Rounds != want.report.Rounds {
 			t.Errorf("status --json: exit %d, %v: %s", code, err, stdout)
 		}
+	}
+	// Label elimination: the higher-order model with evidence, as solve --method iri.
+	f := graphFixtures[1]
+	args := append([]string{"--method", "iri"}, f.args...)
+	want := solveWindowed(t, f.model, 120, 0, 0, args...)
+	job, dir := submitAndFetch(t, cli, append([]string{"submit", f.model}, args...)...)
+	sameFiles(t, want.dir, dir, []string{labelsFile, persistentFile, domainsFile})
+	code, stdout, _ := cli("status", "--json", job)
+	var s coordinator.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); code != 0 || err != nil || s.Phase != "done" || s.Eliminated != int64(*want.report.EliminatedLabels) || s.Rounds != want.report.Rounds {
+		t.Errorf("iri status --json: exit %d, %v: %s (want %d labels eliminated in %d rounds)", code, err, stdout, *want.report.EliminatedLabels, want.report.Rounds)
 	}
 }
 
@@ -454,4 +466,55 @@ func (c *commands) start(name string, args ...string) *command {
 func (r *command) kill() {
 	r.stop()
 	<-r.done
+}
+
+// TestRunLabelEliminationEqualsWindowedSolve: run --method iri — the windows'
+// eliminations carried over NATS with their certificates, each re-checked by
+// the coordinator before its merge — writes the outputs of solve --method iri
+// --window N byte for byte, with one worker slot or three: on a UAI raster
+// (square windows, alive masks) and on models that are not rasters, pairwise and
+// higher order with evidence (regions).
+func TestRunLabelEliminationEqualsWindowedSolve(t *testing.T) {
+	_, up := genGrid(t, "3")
+	graphFiles := []string{labelsFile, persistentFile, domainsFile}
+	for _, c := range []struct {
+		name, model string
+		n           int
+		files, args []string
+	}{
+		{"raster", up, 24 * 16, append([]string{labelTilesFile, persistentTilesFile, aliveTilesFile, persistencyPNG}, graphFiles...), []string{"--window", "8", "--halo", "2"}},
+		{graphFixtures[0].name, graphFixtures[0].model, 40, graphFiles, graphFixtures[0].args},
+		{graphFixtures[1].name, graphFixtures[1].model, 120, graphFiles, graphFixtures[1].args},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"--method", "iri"}, c.args...)
+			want := solveWindowed(t, c.model, c.n, 0, 0, args...)
+			w := want.report
+			if w.EliminatedLabels == nil || *w.EliminatedLabels == 0 || w.WindowsSolved < 2 {
+				t.Fatalf("solve --window eliminated %v labels in %d windows: the test checks too little", w.EliminatedLabels, w.WindowsSolved)
+			}
+			for _, workers := range []string{"1", "3"} {
+				dir := filepath.Join(t.TempDir(), "run")
+				code, stdout, stderr := partopt(append([]string{"run", "-o", dir, c.model, "--workers", workers}, args...)...)
+				if code != 0 {
+					t.Fatalf("run %s: exit %d: %s", c.model, code, stderr)
+				}
+				sameFiles(t, want.dir, dir, c.files)
+				var rep windowedReport
+				data, _ := os.ReadFile(filepath.Join(dir, reportFile))
+				if err := json.Unmarshal(data, &rep); err != nil {
+					t.Fatal(err)
+				}
+				if rep.Runtime != "nats-embedded" || rep.Method != "iri" || rep.Plan != w.Plan || rep.Windows != w.Windows || rep.WindowsSolved != w.WindowsSolved ||
+					rep.Rounds != w.Rounds || rep.Level != w.Level || rep.Halo != w.Halo || rep.PersistentVariables != w.PersistentVariables ||
+					*rep.EliminatedLabels != *w.EliminatedLabels || *rep.Energy != *w.Energy || rep.MaxWindowVariables != w.MaxWindowVariables ||
+					rep.SolverIterations != w.SolverIterations || !rep.Verified || len(rep.LostWindows) != 0 {
+					t.Errorf("run report %s\nsolve report %+v", data, w)
+				}
+				if !strings.HasPrefix(stdout, "persistent ") {
+					t.Errorf("stdout %q", stdout)
+				}
+			}
+		})
+	}
 }

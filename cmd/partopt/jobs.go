@@ -26,7 +26,7 @@ func newSubmitCmd() *cobra.Command {
 		Long:  help("submit"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.method, f.output = string(job.PBP), "-"
+			f.output = "-"
 			f.haloSet = cmd.Flags().Changed("halo")
 			if err := f.validate(); err != nil {
 				return err
@@ -47,7 +47,8 @@ func newSubmitCmd() *cobra.Command {
 	fl.BoolVar(&o.Shared, "shared", false, "refer to MODEL by its path on a filesystem every worker shares instead of uploading it")
 	fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels for a raster, variables per region otherwise")
 	fl.IntVar(&f.halo, "halo", job.DefaultRasterHalo, "window halo: pixels for a raster, graph steps otherwise (there 2 unless given)")
-	fl.IntVar(&f.rounds, "rounds", job.DefaultRounds, "at most this many rounds of windows")
+	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("at most this many rounds of windows; 0: %d, or %d for --method iri", job.DefaultRounds, job.DefaultEliminationRounds))
+	addClusterMethodFlag(cmd, &f)
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "boundary potentials: invariant or original")
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "iteration cap per solve (0: the solver's own, 1500 for TRW-S and 10000 for SRMP)")
 	fl.Float64Var(&f.gapTolerance, "gap-tolerance", 1e-9, "relative gap stop")

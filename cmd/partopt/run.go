@@ -20,7 +20,6 @@ func newRunCmd() *cobra.Command {
 		Long:  help("run"),
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.method = string(job.PBP)
 			f.haloSet = cmd.Flags().Changed("halo")
 			if f.window == 0 {
 				f.window = job.DefaultRasterWindow
@@ -34,6 +33,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	addSolveFlags(cmd, &f, false)
+	addClusterMethodFlag(cmd, &f)
 	cmd.Flags().StringVar(&e.Listen, "listen", "", "also accept workers of other machines at HOST:PORT (default: in-process only)")
 	cmd.Flags().StringVar(&e.HTTP, "http", "", "serve the status page and /metrics at ADDR (e.g. localhost:8222)")
 	return cmd

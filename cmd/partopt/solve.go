@@ -100,6 +100,12 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	cmd.MarkFlagRequired("output")
 }
 
+// addClusterMethodFlag defines --method of run and submit: the methods that
+// solve by windows over a cluster.
+func addClusterMethodFlag(cmd *cobra.Command, f *solveFlags) {
+	cmd.Flags().StringVar(&f.method, "method", string(job.PBP), "solver of the windows: pbp (Algorithm 1) or iri (label elimination)")
+}
+
 func methodList() string {
 	names := make([]string, len(job.Methods))
 	for i, m := range job.Methods {
@@ -127,7 +133,7 @@ func (f solveFlags) validate() error {
 	case f.window < 0:
 		return fmt.Errorf("--window %d: want at least 1 (or 0 for the whole model)", f.window)
 	case f.window > 0 && f.method != "" && f.method != string(job.PBP) && f.method != string(job.IRI):
-		return fmt.Errorf("--window: only --method pbp and iri solve by windows")
+		return fmt.Errorf("--method %s --window: only --method pbp and iri solve by windows (and over a cluster)", f.method)
 	case f.halo < 0:
 		return fmt.Errorf("--halo %d: want at least 0", f.halo)
 	case f.workers < 1:

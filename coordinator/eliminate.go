@@ -1,0 +1,122 @@
+package coordinator
+
+import (
+	"fmt"
+
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/protocol"
+)
+
+// An iri job (protocol.MethodIRI) keeps its domains in a partition.Merger, in
+// memory: a window's task carries its undecided nodes and the domains of their
+// extent, its result the window's elimination with its certificate. A worker's
+// proof is not believed: the runner re-checks it on the model
+// (partition.CheckWindow) before it stores the result, and a window whose proof
+// fails is lost (it eliminates nothing; the reason is in the status). So the
+// merged domains are those of partition.Eliminate with the same plans.
+
+// decoded is a result ready to merge: a pbp window's labels, or an iri window's
+// counters with its checked elimination (elim, its certificates dropped).
+type decoded struct {
+	*partition.WindowResult
+	elim *persistency.Elimination
+}
+
+// size is what a decoded result holds in the cache, roughly, in bytes.
+func (d decoded) size() int64 {
+	n := 4 * (len(d.Persistent) + len(d.Labeling))
+	if e := d.elim; e != nil {
+		for _, st := range append([]persistency.Stage{{Test: e.Test, Alive: e.Alive}}, e.Earlier...) {
+			n += 8 * len(st.Test)
+			for _, ls := range st.Alive {
+				n += 32 + 8*len(ls)
+			}
+		}
+	}
+	return int64(n)
+}
+
+// decode checks a result message against the task of window id and decodes it.
+func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error) {
+	if r.merger == nil {
+		res, err := protocol.DecodeResult(r.spec, r.task(id), msg)
+		return decoded{WindowResult: res}, err
+	}
+	if msg.Job != r.spec.Job || msg.Round != id.Round || msg.Window != id.Window {
+		return decoded{}, fmt.Errorf("result %s/%d/%d for window %d/%d", msg.Job, msg.Round, msg.Window, id.Round, id.Window)
+	}
+	w := r.work(id.Window)
+	switch {
+	case len(w.Nodes) == 0:
+		return decoded{}, fmt.Errorf("a result for window %d/%d, which has nothing to eliminate", id.Round, id.Window)
+	case msg.Vars != len(w.Vars):
+		return decoded{}, fmt.Errorf("a result over %d variables for a window of %d", msg.Vars, len(w.Vars))
+	case len(msg.Elimination) == 0:
+		return decoded{}, fmt.Errorf("a result without its elimination")
+	}
+	e, err := persistency.DecodeElimination(msg.Elimination)
+	if err != nil {
+		return decoded{}, err
+	}
+	if err := partition.CheckWindow(r.graph, w, e); err != nil {
+		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
+	}
+	// Merging needs the maps only.
+	e.Certificate = nil
+	for i := range e.Earlier {
+		e.Earlier[i].Certificate = nil
+	}
+	return decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, elim: e}, nil
+}
+
+// work is the work of window i of the current round of an iri job.
+func (r *Runner) work(i int) partition.WindowWork {
+	w, ok := r.works[i]
+	if !ok {
+		w = r.merger.Window(r.job.Regions[i])
+		r.works[i] = w
+	}
+	return w
+}
+
+// eliminationTask is prepare for an iri window: its undecided nodes and the
+// domains over their extent, both inline while the task stays within half the
+// server's message limit, else both in the object store.
+func (r *Runner) eliminationTask(id WindowID) (protocol.WindowTask, []object, bool, error) {
+	w := r.work(id.Window)
+	if len(w.Nodes) == 0 {
+		return protocol.WindowTask{}, nil, false, nil
+	}
+	nodes := encodeNodes(w.Nodes, r.spec.Width)
+	domains := protocol.EncodeDomains(w.Domains, w.LabelCounts(r.graph))
+	limit := int(r.res.Conn.MaxPayload() / 2)
+	if len(nodes.Data)+len(domains) > limit {
+		limit = 0 // both to the object store
+	}
+	job := r.spec.Job
+	g := &protocol.GraphWindow{Nodes: protocol.NewValues(nodes, protocol.NodesObject(job, id.Round, id.Window), limit)}
+	d := protocol.NewPayloadWithin(domains, protocol.DomainsObject(job, id.Round, id.Window), limit)
+	g.Domains = &d
+	var objects []object
+	if g.Nodes.Data.Object != "" {
+		objects = append(objects, object{g.Nodes.Data.Object, nodes.Data})
+	}
+	if d.Object != "" {
+		objects = append(objects, object{d.Object, domains})
+	}
+	return protocol.WindowTask{Job: job, Round: id.Round, Window: id.Window, Graph: g}, objects, true, nil
+}
+
+// Elimination is an iri job's merged elimination once Run has returned done
+// (nil for other jobs): the domains and labeling partition.Eliminate gives with
+// the same plans, with the job's rounds, windows and level. Its Proofs are
+// empty: every window was checked before its merge.
+func (r *Runner) Elimination() *partition.Elimination {
+	if r.merger == nil {
+		return nil
+	}
+	res := r.merger.Result()
+	res.Rounds, res.Windows, res.Level = r.job.Rounds, r.job.WindowsTotal, r.job.Level
+	return res
+}
