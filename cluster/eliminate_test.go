@@ -257,21 +257,7 @@ func TestEliminationJobResumes(t *testing.T) {
 	e := newEliminationEnv(t, "resume-iri", 20, 16, 5, 6, 2, 3, 4<<20)
 	e.cfg.Memory = false
 	e.startWorker("w", 2, nil)
-	first, _, _, closeFirst := e.runner(false)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := first.Run(ctx); done <- err }()
-	for s := first.Summary(); s.Round < 1 || s.Merged < 1; s = first.Summary() {
-		if s.Phase != "running" {
-			t.Fatalf("the job ended (%s) before round 1", s.Phase)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	stop()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("first coordinator: %v", err)
-	}
-	closeFirst()
+	e.interruptInRound1()
 	got, sum := e.runElimination(true)
 	e.sameAsEliminate(got)
 	if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 {

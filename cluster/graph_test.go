@@ -2,7 +2,6 @@ package cluster_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -155,22 +154,7 @@ func TestGraphJobResumes(t *testing.T) {
 	e := newGraphEnv(t, "graph-resume", random.DensePairwise(random.New(11), 60, 4, 0.08), 8, 1, 4<<20)
 	e.cfg.Memory = false // the streams on disk, as in production
 	e.startWorker("w", 2, func(protocol.WindowTask) { time.Sleep(20 * time.Millisecond) })
-	first, _, _, closeFirst := e.runner(false)
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { _, err := first.Run(ctx); done <- err }()
-	for s := first.Summary(); s.Round < 1 || s.Merged < 1; s = first.Summary() {
-		if s.Phase != "running" {
-			t.Fatalf("the job ended (%s) before round 1", s.Phase)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	stop()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("first coordinator: %v", err)
-	}
-	closeFirst()
-	solved := first.Summary().Dispatched
+	solved := e.interruptInRound1()
 	second, pers, lab, closeSecond := e.runner(true)
 	defer closeSecond()
 	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -183,6 +183,29 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	return r, pers, lab, closeConn
 }
 
+// interruptInRound1 runs the job's coordinator until it has merged a window of
+// round 1, then stops it as a crash would (the job stays in JetStream), and
+// returns how many tasks it dispatched.
+func (e *env) interruptInRound1() int {
+	e.t.Helper()
+	first, _, _, closeFirst := e.runner(false)
+	defer closeFirst()
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := first.Run(ctx); done <- err }()
+	for s := first.Summary(); s.Round < 1 || s.Merged < 1; s = first.Summary() {
+		if s.Phase != "running" {
+			e.t.Fatalf("the job ended (%s) before round 1", s.Phase)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		e.t.Fatalf("first coordinator: %v", err)
+	}
+	return first.Summary().Dispatched
+}
+
 func (e *env) mustRun() (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -451,28 +474,13 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 			e := newEnv(t, "resume", 50, 40, 3, 10)
 			e.cfg.Memory = false // the streams on disk, as in production
 			w := e.startWorker("w", 2, nil)
-			first, _, _, closeFirst := e.runner(false)
-			ctx, stop := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { _, err := first.Run(ctx); done <- err }()
-			for s := first.Summary(); s.Round < 1 || s.Merged < 1; s = first.Summary() {
-				if s.Phase != "running" {
-					t.Fatalf("the job ended (%s) before round 1", s.Phase)
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
-			stop()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("first coordinator: %v", err)
-			}
-			closeFirst()
+			solved := e.interruptInRound1()
 			if wholeCluster {
 				w.kill()
 				e.srv.Close()
 				e.startServer()
 				e.startWorker("w2", 2, nil)
 			}
-			solved := first.Summary().Dispatched
 			second, pers, lab, closeSecond := e.runner(true)
 			defer closeSecond()
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

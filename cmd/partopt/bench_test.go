@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,7 +64,8 @@ func BenchmarkLabelElimination(b *testing.B) {
 
 // BenchmarkWindowedLabelElimination: "partopt solve MODEL -o DIR --method iri
 // --window N --halo H" with default rounds, against --method pbp by the same
-// windows and iri on the whole model, on tsukuba (`gen stereo`, 16 disparities) and
+// windows, iri on the whole model and "partopt run --method iri" (the windows
+// over the embedded cluster, every proof re-checked by the coordinator), on tsukuba (`gen stereo`, 16 disparities) and
 // a colour segmentation of fruits.jpg (`gen seg`, 8 labels). Reported: persistent
 // variables, the eliminated label fraction and pixels per second; the target (IRI
 // issue): windowed iri within 1 point of whole-model iri and faster per pixel than
@@ -83,7 +85,7 @@ func BenchmarkWindowedLabelElimination(b *testing.B) {
 		}
 		for _, run := range []struct{ name, method, window, halo string }{
 			{"iri/64+8", "iri", "64", "8"}, {"iri/128+16", "iri", "128", "16"}, {"iri/whole", "iri", "0", "0"},
-			{"pbp/128+16", "pbp", "128", "16"},
+			{"pbp/128+16", "pbp", "128", "16"}, {"run-iri/64+8", "iri", "64", "8"},
 		} {
 			b.Run(name+"/"+run.name, func(b *testing.B) {
 				var rep struct {
@@ -95,8 +97,12 @@ func BenchmarkWindowedLabelElimination(b *testing.B) {
 				if run.window != "0" {
 					args = append(args, "--window", run.window, "--halo", run.halo, "--workers", "2")
 				}
+				command := "solve"
+				if strings.HasPrefix(run.name, "run-") { // over the embedded cluster, proofs re-checked by the coordinator
+					command = "run"
+				}
 				for range b.N {
-					solveReport(b, &rep, model, args...)
+					commandReport(b, &rep, command, model, args...)
 				}
 				b.ReportMetric(float64(rep.Persistent), "persistent")
 				if rep.Eliminated != nil {
@@ -111,8 +117,14 @@ func BenchmarkWindowedLabelElimination(b *testing.B) {
 // solveReport runs "partopt solve model -o DIR flags…" into a fresh DIR and decodes
 // its report.json into rep.
 func solveReport(b *testing.B, rep any, model string, flags ...string) {
+	commandReport(b, rep, "solve", model, flags...)
+}
+
+// commandReport runs "partopt command model -o DIR flags…" into a fresh DIR and
+// decodes its report.json into rep.
+func commandReport(b *testing.B, rep any, command, model string, flags ...string) {
 	out := filepath.Join(b.TempDir(), "out")
-	if code, _, stderr := partopt(append([]string{"solve", model, "-o", out}, flags...)...); code != 0 {
+	if code, _, stderr := partopt(append([]string{command, model, "-o", out}, flags...)...); code != 0 {
 		b.Fatal(stderr)
 	}
 	data, err := os.ReadFile(filepath.Join(out, reportFile))
