@@ -393,13 +393,31 @@ func BuildVerification(m *model.Model, y []int, fixed, prior [][]int) (*model.Mo
 			return nil, nil, fmt.Errorf("persistency: the test label %d of variable %d is not immovable", y[v], v)
 		}
 	}
-	g, err := build(m, d, true)
+	g, err := build(m, d, checking)
 	return g, d.y, err
 }
 
-// build builds m over the alive labels of d: the verification problem of d's map
-// (verification), or m itself restricted to the alive labels.
-func build(m *model.Model, d *domains, verification bool) (*model.Model, error) {
+// What build builds.
+type buildMode uint8
+
+const (
+	// restrictedModel: m itself over the alive labels.
+	restrictedModel buildMode = iota
+	// solving: the verification problem, each parametric pairwise term a table
+	// or a Difference function by what its messages cost (structured).
+	solving
+	// checking: the verification problem with every parametric pairwise term a
+	// Difference function, which takes no table to build: for a certificate's
+	// check, which reads each entry once, whatever the representation (a
+	// Difference entry is computed as the table's would be, so the bound is the
+	// same).
+	checking
+)
+
+// build builds m over the alive labels of d: the verification problem of d's
+// map, or m itself restricted to the alive labels (mode).
+func build(m *model.Model, d *domains, mode buildMode) (*model.Model, error) {
+	verification := mode != restrictedModel
 	labels := make([]int, m.NumVars())
 	for v := range labels {
 		labels[v] = len(d.labels[v])
@@ -434,7 +452,7 @@ func build(m *model.Model, d *domains, verification bool) (*model.Model, error) 
 			id, err = addOnce(b, zeros, fmt.Sprint(shape), func() model.Function { return zero(shape) })
 		case !verification && whole:
 			id, err = addOnce(b, kept, m.FactorFunc(f), func() model.Function { return *m.FactorFunction(f) })
-		case verification && differenceFactor(m, d, f):
+		case mode == checking && len(vars) == 2 && parametric(m.FactorFunction(f)), mode == solving && differenceFactor(m, d, f):
 			id, err = b.AddFunction(*differenceTerm(m.FactorFunction(f), d, maps, int(vars[0]), int(vars[1])))
 		default:
 			var t []float64
@@ -510,15 +528,16 @@ func pairTable(fn *model.Function, d *domains, u, v int, verification bool, f in
 		pv[b] = lv[d.image(v, b)]
 	}
 	t := make([]float64, 0, len(lu)*len(lv))
+	var bufI, bufP []float64 // fn.Row's scratch
 	for a, i := range lu {
-		pi := lu[d.image(u, a)]
+		row, prow := fn.Row(i, &bufI), fn.Row(lu[d.image(u, a)], &bufP)
 		for b, j := range lv {
-			e := fn.Pairwise(i, j)
+			e := row[j]
 			if !verification || math.IsInf(e, 1) {
 				t = append(t, e)
 				continue
 			}
-			w := fn.Pairwise(pi, pv[b])
+			w := prow[pv[b]]
 			if math.IsInf(w, 1) {
 				return nil, fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
 			}
@@ -604,7 +623,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 	if y == nil {
 		restricted := m
 		if !d.full(m) {
-			if restricted, err = build(m, d, false); err != nil {
+			if restricted, err = build(m, d, restrictedModel); err != nil {
 				return nil, err
 			}
 		}
@@ -684,24 +703,28 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		} else if rewritten {
 			from = &Warm{Prev: prev, InPlace: true}
 		} else {
-			if g, err = build(m, d, true); err != nil {
+			// When every label but y's is movable, g is f shifted by constants:
+			// when the relaxed solve already proved y optimal for the relaxation,
+			// its dual proves the first map without another solve. (Not in a
+			// window: p is the identity on its outer variables, so g asks y to be
+			// optimal for every labeling of them.)
+			if round == 1 && prev != nil && prev.LowerBound >= res.Energy-hopeless(res.Energy) && allToY(d) {
+				if cert, err := prev.Certify(d.y); err == nil {
+					if check, err := build(m, d, checking); err != nil {
+						return nil, err
+					} else if v, err := cert.Check(check); err == nil && v.Bound >= -tol {
+						report(round, movable, v.Bound)
+						return finish(res, d, cert), nil
+					}
+				}
+			}
+			if g, err = build(m, d, solving); err != nil {
 				return nil, err
 			}
 			tables.built(d)
 		}
 		if prev != nil && from == nil {
 			from = &Warm{Prev: prev}
-			// In the first round g is f shifted by constants: when the relaxed
-			// solve already proved y optimal for the relaxation, its dual proves
-			// the first map without another solve.
-			if round == 1 && prev.LowerBound >= res.Energy-hopeless(res.Energy) {
-				if cert, err := prev.Certify(d.y); err == nil {
-					if v, err := cert.Check(g); err == nil && v.Bound >= -tol {
-						report(round, movable, v.Bound)
-						return finish(res, d, cert), nil
-					}
-				}
-			}
 		}
 		out, err := solve(g, from)
 		if err != nil {
@@ -713,7 +736,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		// costs about an iteration, so it is only made when it may succeed.
 		if bound >= -hopeless(res.Energy) {
 			if g == nil {
-				if g, err = build(m, d, true); err != nil {
+				if g, err = build(m, d, checking); err != nil {
 					return nil, err
 				}
 			}
@@ -744,6 +767,19 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		}
 		lastBound = bound
 	}
+}
+
+// allToY says whether p maps every label to the test label: only y's are
+// immovable.
+func allToY(d *domains) bool {
+	for v, fixed := range d.fixed {
+		for c, f := range fixed {
+			if f != (c == d.y[v]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // fixViolators makes immovable the movable labels that the relaxed solution of the

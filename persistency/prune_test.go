@@ -1,6 +1,7 @@
 package persistency
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -190,7 +191,7 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 			continue
 		}
 		closeForbidden(m, d)
-		g, err := build(m, d, true)
+		g, err := build(m, d, solving)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +217,7 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := build(m, d, true)
+		want, err := build(m, d, solving)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,6 +266,53 @@ func TestICMEndsLocallyOptimal(t *testing.T) {
 					t.Fatalf("seed %d: moving %d to %d lowers %v to %v", seed, v, l, e, ex)
 				}
 			}
+		}
+	}
+}
+
+// TestCheckingProblemIsTheSolvingProblem: the verification problem built to check
+// a certificate (every parametric term a Difference function) has the energy of
+// the one built to solve (tables where they are cheaper), exactly, at every
+// labeling, and a certificate made on one has the same bound on the other.
+func TestCheckingProblemIsTheSolvingProblem(t *testing.T) {
+	for seed := uint64(0); seed < 60; seed++ {
+		rng := random.New(seed)
+		m := random.ParametricGrid(rng, 3+int(seed%3), 3, 2+int(seed%6))
+		d, err := newDomains(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		randomImmovable(rng, m, d)
+		if math.IsInf(m.Energy(d.original(d.y)), 1) {
+			continue
+		}
+		closeForbidden(m, d)
+		solve, err := build(m, d, solving)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check, err := build(m, d, checking)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 30 {
+			x := random.Labeling(rng, solve)
+			if a, b := check.Energy(x), solve.Energy(x); a != b && !(math.IsInf(a, 1) && math.IsInf(b, 1)) {
+				t.Fatalf("seed %d: checking problem's energy %v, solving problem's %v at %v", seed, a, b, x)
+			}
+		}
+		s, err := trws.New(solve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Solve(context.Background(), trws.Options{MaxIterations: 30}); err != nil {
+			t.Fatal(err)
+		}
+		cert := s.Certificate(d.y)
+		a, errA := cert.Check(solve)
+		b, errB := cert.Check(check)
+		if (errA == nil) != (errB == nil) || math.Abs(a.Bound-b.Bound) > 1e-9*math.Max(1, math.Abs(a.Bound)) {
+			t.Fatalf("seed %d: the certificate's bound is %v (%v) on the solving problem, %v (%v) on the checking one", seed, a.Bound, errA, b.Bound, errB)
 		}
 	}
 }

@@ -270,12 +270,19 @@ func (s *Solver) finishGraph() {
 // boundary potentials, which are bounded by the magnitudes of the factors they come
 // from — reaches it and is taken for a forbidden one.
 func Penalty(m *model.Model) float64 {
+	// Factors share functions: each function's term once.
+	term := make([]float64, m.NumFunctions())
+	done := make([]bool, m.NumFunctions())
 	sum := 0.0
 	for f := 0; f < m.NumFactors(); f++ {
-		lo, hi := finiteExtent(m.FactorFunction(f))
-		if lo <= hi {
-			sum += hi - lo + math.Max(math.Abs(lo), math.Abs(hi))
+		id := m.FactorFunc(f)
+		if !done[id] {
+			if lo, hi := finiteExtent(m.FactorFunction(f)); lo <= hi {
+				term[id] = hi - lo + math.Max(math.Abs(lo), math.Abs(hi))
+			}
+			done[id] = true
 		}
+		sum += term[id]
 	}
 	return 2*sum + 1
 }
@@ -293,9 +300,12 @@ func finiteExtent(fn *model.Function) (lo, hi float64) {
 		return -r, r
 	}
 	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, v := range fn.Table {
-		if !math.IsInf(v, 1) {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
+	for _, v := range fn.Table { // no NaN in a model
+		if v < lo {
+			lo = v
+		}
+		if v > hi && !math.IsInf(v, 1) {
+			hi = v
 		}
 	}
 	return lo, hi

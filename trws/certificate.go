@@ -183,7 +183,9 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 						v += sh * D[off[a]+x]
 					}
 				}
-				best = math.Min(best, v)
+				if v < best || v != v { // a NaN poisons the bound, as in math.Min
+					best = v
+				}
 			}
 		}
 		bound += best

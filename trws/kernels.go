@@ -9,6 +9,15 @@ import "math"
 
 const inf32 = math.MaxFloat32
 
+// fmin is the smaller of a and b, for values that are not NaN: math.Min without
+// its NaN and signed-zero cases, which cost a call in the inner loops.
+func fmin(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
 // normalize subtracts the minimum of out and returns it.
 func normalize(out []float32) float32 {
 	m := out[0]

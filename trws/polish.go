@@ -62,7 +62,7 @@ func (s *Solver) polish() []float64 {
 			for x, hx := range hh {
 				row := fn.Row(x, &buf)
 				for y, t := range row {
-					out[y] = math.Min(out[y], hx+math.Min(t, big))
+					out[y] = fmin(out[y], hx+fmin(t, big))
 				}
 			}
 		} else {
@@ -70,14 +70,14 @@ func (s *Solver) polish() []float64 {
 				row := fn.Row(y, &buf)
 				best := math.Inf(1)
 				for x, t := range row {
-					best = math.Min(best, hh[x]+math.Min(t, big))
+					best = fmin(best, hh[x]+fmin(t, big))
 				}
 				out[y] = best
 			}
 		}
 		lo := math.Inf(1)
 		for _, v := range out {
-			lo = math.Min(lo, v)
+			lo = fmin(lo, v)
 		}
 		for y := range out {
 			out[y] -= lo
