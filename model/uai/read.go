@@ -159,6 +159,7 @@ func readUAI(s *scanner, logDomain bool) (*model.Model, error) {
 	}
 	b.Grow(len(order), len(vars))
 	var table []float64
+	var energies energyCache
 	scope := make([]int, 0, 8)
 	pos := 0
 	for f := 0; f < nf; f++ {
@@ -182,13 +183,21 @@ func readUAI(s *scanner, logDomain bool) (*model.Model, error) {
 		}
 		table = table[:0]
 		for i := 0; i < cnt; i++ {
-			v, ok := s.readFloat()
-			if !ok {
+			tok, err := s.next()
+			if err != nil {
+				s.setProblem(err)
 				return nil, s.fail(fmt.Sprintf("entry %d of the table of factor %d (a number)", i, f))
 			}
-			e, err := toEnergy(v, logDomain)
-			if err != nil {
-				return nil, s.errorf("factor %d, entry %d: %v", f, i, err)
+			e, ok := energies.get(tok)
+			if !ok {
+				v, ok := s.parseFloat(tok)
+				if !ok {
+					return nil, s.fail(fmt.Sprintf("entry %d of the table of factor %d (a number)", i, f))
+				}
+				if e, err = toEnergy(v, logDomain); err != nil {
+					return nil, s.errorf("factor %d, entry %d: %v", f, i, err)
+				}
+				energies.put(tok, e)
 			}
 			table = append(table, e)
 		}
@@ -200,6 +209,43 @@ func readUAI(s *scanner, logDomain bool) (*model.Model, error) {
 		return nil, err
 	}
 	return b.Build()
+}
+
+// energyCache remembers the energies of recent table entries by their text: a
+// model's tables repeat few values (a stereo model's millions of pairwise
+// entries take a handful), and parsing a number and taking its logarithm cost
+// most of reading one. Direct-mapped, by a hash of the token.
+type energyCache struct {
+	tok    [512]string
+	energy [512]float64
+}
+
+// maxCachedToken bounds the tokens kept (longer ones are rarely repeated).
+const maxCachedToken = 24
+
+func energySlot(tok []byte) int {
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range tok {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return int(h ^ h>>16) & 511
+}
+
+// get returns the energy of tok if it is cached.
+func (c *energyCache) get(tok []byte) (float64, bool) {
+	if len(tok) > maxCachedToken {
+		return 0, false
+	}
+	i := energySlot(tok)
+	return c.energy[i], c.tok[i] == string(tok) && c.tok[i] != ""
+}
+
+// put caches the energy of tok.
+func (c *energyCache) put(tok []byte, e float64) {
+	if len(tok) <= maxCachedToken {
+		i := energySlot(tok)
+		c.tok[i], c.energy[i] = string(tok), e
+	}
 }
 
 // toEnergy converts a probability (or its logarithm) to an energy.

@@ -160,6 +160,11 @@ func (s *scanner) readFloat() (float64, bool) {
 		s.setProblem(err)
 		return 0, false
 	}
+	return s.parseFloat(tok)
+}
+
+// parseFloat parses a token as readFloat does.
+func (s *scanner) parseFloat(tok []byte) (float64, bool) {
 	// The string does not outlive this call unless ParseFloat fails, handled below.
 	v, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(tok), len(tok)), 64)
 	if err != nil {

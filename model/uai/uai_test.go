@@ -3,6 +3,7 @@ package uai_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -545,4 +546,67 @@ func benchmarkReadPottsGrid(b *testing.B, uniform bool) {
 	b.ReportMetric(float64(m.MemoryBytes())/float64(m.NumFactors()), "model-B/factor")
 	b.ReportMetric(float64(ms.HeapAlloc)/float64(m.NumFactors()), "heap-B/factor")
 	runtime.KeepAlive(m)
+}
+
+// TestRepeatedTableValuesReadExactly: table entries are read by their text with
+// a cache of recent values; whatever repeats, collides or is spelled two ways
+// ("0.5", "5e-1", long tokens), every entry is −log of its own text, in both the
+// probability and the log domain.
+func TestRepeatedTableValuesReadExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var pool []string
+	for i := range 3000 {
+		p := rng.Float64()
+		switch i % 4 {
+		case 0:
+			pool = append(pool, strconv.FormatFloat(p, 'g', -1, 64)) // up to 24 bytes and beyond
+		case 1:
+			pool = append(pool, strconv.FormatFloat(p, 'e', 3, 64))
+		case 2:
+			pool = append(pool, strconv.FormatFloat(p, 'f', 2, 64))
+		default:
+			pool = append(pool, strconv.FormatFloat(p, 'g', 3, 64)+"0000000000000000000000000")
+		}
+	}
+	const n, k = 200, 4 // a chain of 200 variables, 4 labels
+	for _, format := range []uai.Format{uai.UAI, uai.LG} {
+		var text strings.Builder
+		fmt.Fprintf(&text, "MARKOV\n%d\n%s\n%d\n", n, strings.Repeat("4 ", n), n-1)
+		for v := range n - 1 {
+			fmt.Fprintf(&text, "2 %d %d\n", v, v+1)
+		}
+		var want [][]float64
+		for range n - 1 {
+			fmt.Fprintf(&text, "%d\n", k*k)
+			var row []float64
+			for range k * k {
+				tok := pool[rng.IntN(len(pool))]
+				if rng.IntN(2) == 0 {
+					tok = pool[rng.IntN(40)] // often repeated
+				}
+				v, _ := strconv.ParseFloat(tok, 64)
+				e := -math.Log(v)
+				if format == uai.LG {
+					e = -v
+				}
+				row = append(row, e)
+				text.WriteString(tok + " ")
+			}
+			text.WriteString("\n")
+			want = append(want, row)
+		}
+		m, err := uai.Read(strings.NewReader(text.String()), "chain", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f := range n - 1 {
+			for a := range k {
+				for b := range k {
+					if got := m.FactorFunction(f).Pairwise(a, b); got != want[f][a*k+b] {
+						t.Fatalf("%v: factor %d entry (%d,%d) = %v, want %v", format, f, a, b, got, want[f][a*k+b])
+					}
+				}
+			}
+		}
+	}
 }
