@@ -93,11 +93,13 @@ func TestRowIsPairwise(t *testing.T) {
 		{Kind: model.TruncatedLinear, Shape: []int{2, 3}, W: 1.5, T: 2},
 		{Kind: model.TruncatedQuadratic, Shape: []int{2, 3}, W: 0.5, T: 3},
 		{Kind: model.Difference, Base: model.TruncatedLinear, Shape: []int{2, 3}, W: 1, T: 4, Args: [2]*model.LabelMap{x, y}},
+		{Kind: model.Difference, Base: model.Potts, Shape: []int{2, 3}, W: 1.25, Args: [2]*model.LabelMap{x, y}},
+		{Kind: model.Potts, Shape: []int{3, 2}, W: 0.75}, // a row longer than the other side
 	}
 	var buf []float64
 	for range 2 {
 		for _, f := range fns {
-			for a := range 2 {
+			for a := range f.Shape[0] {
 				row := f.Row(a, &buf)
 				for b, v := range row {
 					if want := f.Pairwise(a, b); v != want {

@@ -112,8 +112,37 @@ func (f *Function) Row(a int, buf *[]float64) []float64 {
 		*buf = make([]float64, kb)
 	}
 	row := (*buf)[:kb]
-	for b := range row {
-		row[b] = f.Pairwise(a, b)
+	switch {
+	case f.Kind == Potts:
+		for b := range row {
+			row[b] = f.W
+		}
+		if a < kb {
+			row[a] = 0
+		}
+	case f.Kind == Difference && f.Base == Potts: // segmentation's verification terms
+		x, y := f.Args[0], f.Args[1]
+		la, pa := x.Labels[a], x.Images[a]
+		for b := range row {
+			var at, image float64
+			if la != y.Labels[b] {
+				at = f.W
+			}
+			if pa != y.Images[b] {
+				image = f.W
+			}
+			row[b] = at - image
+		}
+	case f.Kind == Difference:
+		x, y := f.Args[0], f.Args[1]
+		la, pa := x.Labels[a], x.Images[a]
+		for b := range row {
+			row[b] = parametric(f.Base, f.W, f.T, la, y.Labels[b]) - parametric(f.Base, f.W, f.T, pa, y.Images[b])
+		}
+	default:
+		for b := range row {
+			row[b] = parametric(f.Kind, f.W, f.T, a, b)
+		}
 	}
 	return row
 }

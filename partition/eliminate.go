@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/partopt/partopt/model"
@@ -334,14 +335,11 @@ func windowModel(m *model.Model, w WindowWork) (*model.Model, error) {
 
 // CheckElimination re-verifies every window's elimination against the model: each
 // window model is rebuilt from m restricted to the domains before its round
-// (CheckWindow), and the merged domains must be the composition of the windows'
-// maps.
+// (CheckWindow, the windows checked in parallel), and the merged domains must be
+// the composition of the windows' maps.
 func CheckElimination(m *model.Model, res *Elimination) error {
 	n := m.NumVars()
-	alive := make([][]int, n)
-	for v := range n {
-		alive[v] = allLabels(m.NumLabels(v))
-	}
+	works := make([]WindowWork, len(res.Proofs))
 	for i, pr := range res.Proofs {
 		if pr.Result == nil {
 			continue
@@ -356,11 +354,30 @@ func CheckElimination(m *model.Model, res *Elimination) error {
 			}
 			w.Domains[j] = pr.Prior[v]
 		}
-		if err := CheckWindow(m, w, pr.Result); err != nil {
-			return fmt.Errorf("partition: proof %d (round %d): %w", i, pr.Round, err)
+		works[i] = w
+	}
+	errs := make([]error, len(res.Proofs))
+	forEachWindow(context.Background(), len(res.Proofs), runtime.GOMAXPROCS(0), func(i int) {
+		if pr := res.Proofs[i]; pr.Result != nil {
+			if err := CheckWindow(m, works[i], pr.Result); err != nil {
+				errs[i] = fmt.Errorf("partition: proof %d (round %d): %w", i, pr.Round, err)
+			}
 		}
-		for j, v := range pr.Vars {
-			alive[v] = pr.Result.Image(j, alive[v])
+	}, func(int) {})
+	for _, err := range errs {
+		if err != nil {
+			return err // the first, in order
+		}
+	}
+	alive := make([][]int, n)
+	for v := range n {
+		alive[v] = allLabels(m.NumLabels(v))
+	}
+	for _, pr := range res.Proofs {
+		if pr.Result != nil {
+			for j, v := range pr.Vars {
+				alive[v] = pr.Result.Image(j, alive[v])
+			}
 		}
 	}
 	for v := range n {
