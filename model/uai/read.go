@@ -228,7 +228,7 @@ func energySlot(tok []byte) int {
 	for _, c := range tok {
 		h = (h ^ uint32(c)) * 16777619
 	}
-	return int(h ^ h>>16) & 511
+	return int(h^h>>16) & 511
 }
 
 // get returns the energy of tok if it is cached.
