@@ -156,45 +156,34 @@ func TestForgedEliminationIsNotMerged(t *testing.T) {
 	var forged []coordinator.WindowID
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
-			if err != nil {
-				continue
-			}
-			for m := range batch.Messages() {
-				task, err := protocol.Decode[protocol.WindowTask](m.Data(), protocol.MaxMessageBytes)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				nodes, err := protocol.DecodeNodes(e.spec, *task.Graph, nil)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				w := partition.WindowWork{Nodes: nodes, Vars: partition.EliminationExtent(e.graph, nodes)}
-				if w.Domains, err = protocol.DecodeDomains(task.Graph.Domains.Inline, w.LabelCounts(e.graph)); err != nil {
-					t.Error(err)
-					return
-				}
-				lie, wrong := forge(ctx, t, e, w, solver, task.Window%2 == 0)
-				if wrong {
-					mu.Lock()
-					forged = append(forged, coordinator.WindowID{Round: task.Round, Window: task.Window})
-					mu.Unlock()
-				}
-				data, err := persistency.EncodeElimination(lie)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				out, _ := protocol.Marshal(protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: len(w.Vars), Elimination: data})
-				res.JS.Publish(ctx, protocol.ResultSubject(task.Job, task.Round, task.Window), out)
-				m.Ack()
-			}
+	go pullTasks(ctx, t, res, func(task protocol.WindowTask) *protocol.WindowResult {
+		nodes, err := protocol.DecodeNodes(e.spec, *task.Graph, nil)
+		if err != nil {
+			t.Error(err)
+			return nil
 		}
-	}()
+		w := partition.WindowWork{Nodes: nodes, Vars: partition.EliminationExtent(e.graph, nodes)}
+		if w.Domains, err = protocol.DecodeDomains(task.Graph.Domains.Inline, w.LabelCounts(e.graph)); err != nil {
+			t.Error(err)
+			return nil
+		}
+		lie, wrong, err := forge(ctx, e, w, solver, task.Window%2 == 0)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		if wrong {
+			mu.Lock()
+			forged = append(forged, coordinator.WindowID{Round: task.Round, Window: task.Window})
+			mu.Unlock()
+		}
+		data, err := persistency.EncodeElimination(lie)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		return &protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: len(w.Vars), Elimination: data}
+	})
 	_, sum := e.runElimination(false)
 	mu.Lock()
 	defer mu.Unlock()
@@ -219,25 +208,24 @@ func TestForgedEliminationIsNotMerged(t *testing.T) {
 // every variable of the extent as if all were nodes, wrong when it moved a label
 // outside the nodes; else the honest one with every node left its test label and
 // no certificate, wrong whenever it eliminates a label.
-func forge(ctx context.Context, t *testing.T, e *env, w partition.WindowWork, solver persistency.Relaxation, boundary bool) (*persistency.Elimination, bool) {
-	t.Helper()
+func forge(ctx context.Context, e *env, w partition.WindowWork, solver persistency.Relaxation, boundary bool) (*persistency.Elimination, bool, error) {
 	if boundary {
 		all := w
 		all.Nodes = w.Vars
 		lie, err := partition.EliminateWindow(ctx, e.graph, all, solver)
 		if err != nil {
-			t.Fatal(err)
+			return nil, false, err
 		}
 		for i, v := range w.Vars {
 			if _, node := slices.BinarySearch(w.Nodes, v); !node && len(lie.Alive[i]) < len(w.Domains[i]) {
-				return lie, true
+				return lie, true, nil
 			}
 		}
-		return lie, false
+		return lie, false, nil
 	}
 	lie, err := partition.EliminateWindow(ctx, e.graph, w, solver)
 	if err != nil {
-		t.Fatal(err)
+		return nil, false, err
 	}
 	lie.Certificate, lie.Earlier, lie.Eliminated = nil, nil, 0
 	for i, v := range w.Vars {
@@ -246,7 +234,7 @@ func forge(ctx context.Context, t *testing.T, e *env, w partition.WindowWork, so
 		}
 		lie.Eliminated += len(w.Domains[i]) - len(lie.Alive[i])
 	}
-	return lie, lie.Eliminated > 0
+	return lie, lie.Eliminated > 0, nil
 }
 
 // TestEliminationJobResumes: an iri job whose coordinator stopped in the middle

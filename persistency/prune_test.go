@@ -11,6 +11,23 @@ import (
 	"github.com/partopt/partopt/trws"
 )
 
+// randomMap is a map of m for a verification problem: a random feasible test
+// labeling, random immovable labels, the forbidden ones closed (closeForbidden);
+// nil when no feasible test labeling was found.
+func randomMap(t *testing.T, rng *rand.Rand, m *model.Model) *domains {
+	t.Helper()
+	d, err := newDomains(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	randomImmovable(rng, m, d)
+	if math.IsInf(m.Energy(d.original(d.y)), 1) {
+		return nil
+	}
+	closeForbidden(m, d)
+	return d
+}
+
 // randomImmovable gives d the test labeling y (random, feasible when one is found
 // quickly) and a random immovable set around it.
 func randomImmovable(rng *rand.Rand, m *model.Model, d *domains) {
@@ -182,15 +199,10 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 			m = random.ParametricGrid(rng, 3, 2, 5)
 		}
 		forceStructured = seed%6 == 2 // Difference terms, rewritten by SetFunction
-		d, err := newDomains(m, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		randomImmovable(rng, m, d)
-		if math.IsInf(m.Energy(d.original(d.y)), 1) {
+		d := randomMap(t, rng, m)
+		if d == nil {
 			continue
 		}
-		closeForbidden(m, d)
 		g, err := build(m, d, solving)
 		if err != nil {
 			t.Fatal(err)
@@ -278,15 +290,10 @@ func TestCheckingProblemIsTheSolvingProblem(t *testing.T) {
 	for seed := uint64(0); seed < 60; seed++ {
 		rng := random.New(seed)
 		m := random.ParametricGrid(rng, 3+int(seed%3), 3, 2+int(seed%6))
-		d, err := newDomains(m, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		randomImmovable(rng, m, d)
-		if math.IsInf(m.Energy(d.original(d.y)), 1) {
+		d := randomMap(t, rng, m)
+		if d == nil {
 			continue
 		}
-		closeForbidden(m, d)
 		solve, err := build(m, d, solving)
 		if err != nil {
 			t.Fatal(err)
