@@ -287,3 +287,32 @@ func TestSetFunctionSolvesTheNewProblem(t *testing.T) {
 		t.Fatalf("Potts edge after SetFunction: θ(1,2) = %v, want %v", got, want)
 	}
 }
+
+// TestPairRowIsPairValue: the check's rows of an edge's term, for every kind
+// (tables, Potts, truncated linear and quadratic, Difference), are its values.
+func TestPairRowIsPairValue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	x, y := randomLabelMap(rng, 5, 9), randomLabelMap(rng, 5, 9)
+	table := make([]float64, 25)
+	for i := range table {
+		table[i] = rng.Float64()
+	}
+	for _, fn := range []*model.Function{
+		{Kind: model.Explicit, Shape: []int{5, 5}, Table: table},
+		{Kind: model.Potts, Shape: []int{5, 5}, W: 1.5},
+		{Kind: model.TruncatedLinear, Shape: []int{5, 5}, W: 0.5, T: 2},
+		{Kind: model.TruncatedQuadratic, Shape: []int{5, 5}, W: 0.25, T: 5},
+		randomDifference(rng, x, y),
+	} {
+		s := edgeSolver(t, fn, []int{5, 5}, [2]int{0, 1}, nil)
+		row := make([]float32, 5)
+		for a := range int32(5) {
+			s.pairRow(0, a, row)
+			for b, v := range row {
+				if want := s.pairValue(0, a, int32(b)); v != want {
+					t.Fatalf("%v: pairRow(%d)[%d] = %v, pairValue %v", fn.Kind, a, b, v, want)
+				}
+			}
+		}
+	}
+}

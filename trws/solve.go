@@ -146,6 +146,36 @@ func (s *Solver) pairValue(e int32, a, b int32) float32 {
 	return baseValue(s.kind[e], s.w[e], s.t[e], a, b)
 }
 
+// pairRow sets out[b] = pairValue(e, a, b) for b < len(out) (a the tail's
+// label), a row at a time: the check's per-edge loops.
+func (s *Solver) pairRow(e int32, a int32, out []float32) {
+	w, t := s.w[e], s.t[e]
+	switch s.kind[e] {
+	case kindTable:
+		base := s.tab[e] + a*s.labels[s.head[e]]
+		copy(out, s.tables[base:base+int32(len(out))])
+	case kindPotts:
+		for b := range out {
+			out[b] = w
+		}
+		if int(a) < len(out) {
+			out[a] = 0
+		}
+	case kindTruncLinear:
+		for b := range out {
+			d := a - int32(b)
+			if d < 0 {
+				d = -d
+			}
+			out[b] = w * min(float32(d), t)
+		}
+	default:
+		for b := range out {
+			out[b] = s.pairValue(e, a, int32(b))
+		}
+	}
+}
+
 // check recomputes every D_i from the messages (in increasing order), rounds the
 // primal labeling (each node minimises its unary, the pairwise terms to earlier
 // neighbours at their rounded labels, and the messages from later neighbours, as
@@ -154,17 +184,18 @@ func (s *Solver) pairValue(e int32, a, b int32) float32 {
 func (s *Solver) check() int {
 	mk := s.mk
 	D, P, H := s.scratch[:mk], s.scratch[mk:2*mk], s.scratch[2*mk:3*mk]
+	row := make([]float32, mk)
 	for i := int32(0); i < int32(s.n); i++ {
 		k := s.labels[i]
-		d, p, h := D[:k], P[:k], H[:k]
+		d, p, h, r := D[:k], P[:k], H[:k], row[:k]
 		s.sumInto(i, d)
 		copy(p, s.u32[s.uoff[i]:s.uoff[i+1]])
 		adj := s.aedge[s.astart[i]:s.astart[i+1]]
 		nb := s.nbwd[i]
 		for _, e := range adj[:nb] {
-			xt := s.primal[s.tail[e]]
-			for y := range p {
-				p[y] += s.pairValue(e, xt, int32(y))
+			s.pairRow(e, s.primal[s.tail[e]], r)
+			for y, v := range r {
+				p[y] += v
 			}
 		}
 		for _, e := range adj[nb:] {
@@ -188,11 +219,12 @@ func (s *Solver) check() int {
 			}
 			fwd := s.msgInto(e, i)
 			best := float32(inf32)
+			s.pairRow(e, xj, r)
 			for y, v := range d {
 				h[y] = g*(v-dmin) - fwd[y]
-				best = min(best, h[y]+s.pairValue(e, xj, int32(y)))
+				best = min(best, h[y]+r[y])
 			}
-			val := h[l] + s.pairValue(e, xj, l)
+			val := h[l] + r[l]
 			if val-best > ConsistencyTolerance*max(1, abs32(val)) {
 				s.consLabel[i], s.consLabel[j] = -1, -1
 			}
