@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/protocol"
@@ -43,10 +44,16 @@ func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error)
 		res, err := protocol.DecodeResult(r.spec, r.task(id), msg)
 		return decoded{WindowResult: res}, err
 	}
+	return r.decodeElimination(id, r.work(id.Window), msg)
+}
+
+// decodeElimination decodes the result of iri window id, whose work is w, and
+// checks its proof. It reads only what does not change during a run (the model,
+// the spec) and w, so checks may run on other goroutines than Run's.
+func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg protocol.WindowResult) (decoded, error) {
 	if msg.Job != r.spec.Job || msg.Round != id.Round || msg.Window != id.Window {
 		return decoded{}, fmt.Errorf("result %s/%d/%d for window %d/%d", msg.Job, msg.Round, msg.Window, id.Round, id.Window)
 	}
-	w := r.work(id.Window)
 	switch {
 	case len(w.Nodes) == 0:
 		return decoded{}, fmt.Errorf("a result for window %d/%d, which has nothing to eliminate", id.Round, id.Window)
@@ -68,6 +75,51 @@ func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error)
 		e.Earlier[i].Certificate = nil
 	}
 	return decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, elim: e}, nil
+}
+
+// checked is the outcome of an iri result's proof check, run off Run's
+// goroutine (Runner.check) and handed back to it.
+type checked struct {
+	m      jetstream.Msg
+	id     WindowID
+	worker string
+	dec    decoded
+	err    error
+}
+
+// check checks an iri result's proof on a goroutine of its own, at most
+// GOMAXPROCS at once, so that the coordinator checks as fast as its cores
+// allow while it goes on receiving; Run merges the outcome (onChecked).
+func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
+	r.checking[id] = true
+	w := r.work(id.Window)
+	go func() {
+		r.checkSlots <- struct{}{}
+		dec, err := r.decodeElimination(id, w, msg)
+		<-r.checkSlots
+		select {
+		case r.checks <- checked{m: m, id: id, worker: msg.Worker, dec: dec, err: err}:
+		case <-r.done: // Run returned: the message is redelivered to a successor
+		}
+	}()
+}
+
+// onChecked stores a checked iri result, or loses its window if the proof
+// failed.
+func (r *Runner) onChecked(c checked) {
+	delete(r.checking, c.id)
+	if !r.job.current(c.id) || r.job.State[c.id.Window] != Queued {
+		c.m.Ack()
+		r.m.Duplicates.Inc()
+		r.apply(ResultStored(c.id)) // counted as a duplicate
+		return
+	}
+	if c.err != nil {
+		r.reject(c.m, "", c.err)
+		r.lose(c.id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", c.id.Round, c.id.Window, c.worker, c.err))
+		return
+	}
+	r.stored(c.m, c.id, c.worker, c.dec)
 }
 
 // work is the work of window i of the current round of an iri job.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -108,9 +109,15 @@ type Runner struct {
 	cache   int64
 	// An iri job's domains and labeling (merged in plan order), and the work of
 	// each window of the round, as dispatched.
-	merger  *partition.Merger
-	works   map[int]partition.WindowWork
-	cancels chan string
+	merger *partition.Merger
+	works  map[int]partition.WindowWork
+	// iri results whose proofs are being checked (check), the checks' outcomes,
+	// and the slots bounding them; done is closed when Run returns.
+	checking   map[WindowID]bool
+	checks     chan checked
+	checkSlots chan struct{}
+	done       chan struct{}
+	cancels    chan string
 	// epoch makes this runner's task message ids its own: a resumed job's
 	// tasks must not be dropped as duplicates of its predecessor's.
 	epoch string
@@ -161,7 +168,8 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 		job, actions = NewJob(spec, proven)
 	}
 	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger,
-		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8)}
+		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8),
+		checking: map[WindowID]bool{}, checks: make(chan checked), checkSlots: make(chan struct{}, runtime.GOMAXPROCS(0)), done: make(chan struct{})}
 	r.live.Workers = map[string]WorkerSeen{}
 	r.live.Started = time.Now()
 	r.snapshot()
@@ -244,6 +252,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		}
 	}()
 	defer func() { close(stopped); iter.Stop() }()
+	defer close(r.done)
 
 	nc := r.res.Conn
 	advisories := make(chan *nats.Msg, 1024)
@@ -291,6 +300,8 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 				return r.Summary(), errors.New("the results consumer stopped")
 			}
 			r.onResult(ctx, m)
+		case c := <-r.checks:
+			r.onChecked(c)
 		case m := <-advisories:
 			r.onAdvisory(ctx, m)
 		case reason := <-r.cancels:
@@ -592,10 +603,14 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.reject(m, "a result of another job", nil)
 		return
 	}
-	if !r.job.current(id) || r.job.State[id.Window] != Queued {
+	if !r.job.current(id) || r.job.State[id.Window] != Queued || r.checking[id] {
 		m.Ack()
 		r.m.Duplicates.Inc()
 		r.apply(ResultStored(id)) // counted as a duplicate
+		return
+	}
+	if r.merger != nil {
+		r.check(m, id, res) // stored by onChecked
 		return
 	}
 	dec, err := r.decode(id, res)
@@ -604,12 +619,18 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.lose(id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", id.Round, id.Window, res.Worker, err))
 		return
 	}
+	r.stored(m, id, res.Worker, dec)
+}
+
+// stored keeps a decoded result of a current window until its merge, acks its
+// message and reports it stored.
+func (r *Runner) stored(m jetstream.Msg, id WindowID, worker string, dec decoded) {
 	r.keep(id.Window, dec)
-	ws := r.live.Workers[res.Worker]
+	ws := r.live.Workers[worker]
 	ws.Windows++
 	ws.LastSeen = time.Now()
-	r.live.Workers[res.Worker] = ws
-	r.m.WindowSeconds.Observe(res.Seconds)
+	r.live.Workers[worker] = ws
+	r.m.WindowSeconds.Observe(dec.Seconds)
 	m.Ack()
 	r.apply(ResultStored(id))
 }
