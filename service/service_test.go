@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/service"
 	"github.com/partopt/partopt/worker"
@@ -153,5 +154,21 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 	cancel()
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+// TestStatusLineSaysWhatAJobProved: a job's one-line status counts its persistent
+// variables, and for label elimination the labels eliminated and the windows'
+// level.
+func TestStatusLineSaysWhatAJobProved(t *testing.T) {
+	st := coordinator.Status{Job: "j", Layout: "graph", Phase: "running", Round: 2, Rounds: 2, Windows: 8, Merged: 3, Proven: 30, Pixels: 120}
+	line := service.StatusLine(coordinator.Summary{Status: st})
+	if !strings.Contains(line, "persistent 25.0% of 120 variables") || strings.Contains(line, "eliminated") {
+		t.Errorf("pbp: %q", line)
+	}
+	st.Eliminated, st.Level = 512, 1
+	line = service.StatusLine(coordinator.Summary{Status: st})
+	if !strings.Contains(line, "persistent 25.0% of 120 variables, 512 labels eliminated (window level 1)") {
+		t.Errorf("iri: %q", line)
 	}
 }

@@ -45,6 +45,9 @@ func StatusLine(s coordinator.Summary) string {
 	}
 	fmt.Fprintf(&b, "job %s: %s, round %d (%d done), windows %d/%d, in flight %d, lost %d, persistent %.1f%% of %d %s",
 		s.Job, s.Phase, s.Round+1, s.Rounds, s.Merged, s.Windows, s.InFlight, s.Lost, 100*proven, s.Pixels, s.Unit())
+	if s.Eliminated > 0 {
+		fmt.Fprintf(&b, ", %d labels eliminated (window level %d)", s.Eliminated, s.Level)
+	}
 	if s.Err != "" {
 		fmt.Fprintf(&b, ": %s", s.Err)
 	}
