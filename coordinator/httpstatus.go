@@ -224,6 +224,7 @@ img { max-width: 100%; image-rendering: pixelated; border: 1px solid #ccc; }
 <tr><th>duplicates</th><td>{{.Duplicates}}</td></tr>
 <tr><th>rejected</th><td>{{.Rejected}}</td></tr>
 <tr><th>proven {{.Unit}}</th><td>{{.Proven}} / {{.Pixels}} ({{.Percent}})</td></tr>
+{{if .Eliminated}}<tr><th>labels eliminated</th><td>{{.Eliminated}} (window level {{.Level}})</td></tr>{{end}}
 <tr><th>elapsed</th><td>{{.Elapsed}}</td></tr>
 </table>
 {{with .Errors}}<h3>errors</h3>

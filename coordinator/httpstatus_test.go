@@ -24,7 +24,7 @@ func statusSummary() coordinator.Summary {
 	start := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	return coordinator.Summary{
 		Status: coordinator.Status{Job: "tsukuba-7", Phase: "running", Round: 1, Rounds: 1,
-			Windows: 12, Merged: 5, Queued: 6, Stored: 1, Lost: 1, Duplicates: 2, Proven: 420, Pixels: 1000},
+			Windows: 12, Merged: 5, Queued: 6, Stored: 1, Lost: 1, Duplicates: 2, Proven: 420, Pixels: 1000, Eliminated: 3170, Level: 1},
 		InFlight: 6, Dispatched: 30, Rejected: 3,
 		Workers: map[string]coordinator.WorkerSeen{
 			"worker-a": {Windows: 17, LastSeen: start.Add(90 * time.Second)},
@@ -74,7 +74,7 @@ func TestStatusPageListsJobsAndEscapesWorkerErrors(t *testing.T) {
 	}
 	body := rec.Body.String()
 	for _, want := range []string{
-		"tsukuba-7", "running", "2 (1 done)", "5 / 12", "420 / 1000 (42.0%)", "1m35s",
+		"tsukuba-7", "running", "2 (1 done)", "5 / 12", "420 / 1000 (42.0%)", "3170 (window level 1)", "1m35s",
 		"worker-a", "worker-b", "&lt;script&gt;alert(1)&lt;/script&gt;",
 		`src="jobs/tsukuba-7/persistency.png?max=768"`, `href="jobs/a%20b%2Fc"`, "done",
 	} {
@@ -84,6 +84,9 @@ func TestStatusPageListsJobsAndEscapesWorkerErrors(t *testing.T) {
 	}
 	if strings.Contains(body, "<script>") {
 		t.Error("page contains an unescaped <script>")
+	}
+	if n := strings.Count(body, "labels eliminated"); n != 1 {
+		t.Errorf("%d rows of eliminated labels, want 1 (only the job that eliminated some)", n)
 	}
 	if n := strings.Count(body, "<img"); n != 1 {
 		t.Errorf("%d images, want 1 (only the job with a PNG)", n)
