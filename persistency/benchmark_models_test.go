@@ -225,45 +225,17 @@ func TestSharedModelsSoundAgainstToulbar2(t *testing.T) {
 // still reaches the optimum. It logs what the elimination proves against
 // Algorithm 1's figures (docs/BENCHMARKS.md) for every model, higher order included.
 func TestEliminationSoundOnSharedModels(t *testing.T) {
-	tb := sharedToulbar2(t)
-	opts := trws.DefaultOptions()
-	opts.MaxIterations = 300
-	checked, eliminated := 0, 0
-	for _, row := range provenOptima(t) {
-		m := readShared(t, row.Path)
-		checked++
-		t.Run(row.Path, func(t *testing.T) {
-			var solver persistency.Relaxation = persistency.SRMP{}
-			if isPairwise(m) {
-				solver = persistency.TRWS{Options: opts}
-			}
-			el, err := persistency.Eliminate(testCtx, m, persistency.EliminateOptions{Solver: solver})
-			if err != nil {
-				t.Fatalf("Eliminate: %v", err)
-			}
-			if _, err := persistency.VerifyElimination(m, el); err != nil {
-				t.Fatalf("VerifyElimination: %v", err)
-			}
-			labels := 0
-			for v := range m.NumVars() {
-				labels += m.NumLabels(v) - 1
-			}
-			t.Logf("%d of %d variables persistent, %d of %d labels eliminated, %d rounds, %.2f s",
-				persistency.Count(el.Persistent), m.NumVars(), el.Eliminated, labels, el.Rounds, el.Seconds)
-			if el.Eliminated == 0 {
-				return
-			}
-			eliminated++
-			reduced, err := m.Restrict(el.Alive)
-			if err != nil {
-				t.Fatal(err)
-			}
-			toulbar2Reaches(t, tb, row, reduced, uai.Evidence{}, fmt.Sprintf("%d labels eliminated", el.Eliminated))
-		})
-	}
-	if checked < 20 || eliminated < 10 {
-		t.Errorf("only %d models checked, %d with labels eliminated", checked, eliminated)
-	}
+	eliminationKeepsSharedOptima(t, func(t *testing.T, m *model.Model, solver persistency.Relaxation) [][]int {
+		el, err := persistency.Eliminate(testCtx, m, persistency.EliminateOptions{Solver: solver})
+		if err != nil {
+			t.Fatalf("Eliminate: %v", err)
+		}
+		if _, err := persistency.VerifyElimination(m, el); err != nil {
+			t.Fatalf("VerifyElimination: %v", err)
+		}
+		t.Logf("%d of %d variables persistent, %d rounds, %.2f s", persistency.Count(el.Persistent), m.NumVars(), el.Rounds, el.Seconds)
+		return el.Alive
+	})
 }
 
 // TestWindowedEliminationSoundOnSharedModels: label elimination by windows — BFS
@@ -273,6 +245,30 @@ func TestEliminationSoundOnSharedModels(t *testing.T) {
 // (partition.CheckElimination) and toulbar2 on the model with the eliminated
 // labels forbidden reaches the optimum.
 func TestWindowedEliminationSoundOnSharedModels(t *testing.T) {
+	eliminationKeepsSharedOptima(t, func(t *testing.T, m *model.Model, solver persistency.Relaxation) [][]int {
+		size := max(m.NumVars()/4, 4)
+		plan := func(round, level int) partition.Plan {
+			s := size << (2 * level)
+			return partition.RegionPlan(m, s, 1, partition.RegionShift(round, s))
+		}
+		res, err := partition.Eliminate(testCtx, m, partition.EliminateOptions{Plan: plan, MaxLevel: 1, Solver: solver, Workers: 2, MaxRounds: 3})
+		if err != nil {
+			t.Fatalf("Eliminate: %v", err)
+		}
+		if err := partition.CheckElimination(m, res); err != nil {
+			t.Fatalf("CheckElimination: %v", err)
+		}
+		t.Logf("%d of %d variables persistent, %d rounds of %d windows", persistency.Count(res.Persistent), m.NumVars(), res.Rounds, res.Windows)
+		return res.Alive
+	})
+}
+
+// eliminationKeepsSharedOptima runs eliminate on every shared model with a proven
+// optimum (TRW-S capped at 300 iterations for pairwise models, SRMP at its
+// default otherwise) and checks that toulbar2 on the model with every label
+// eliminate left dead forbidden (model.Restrict, what "partopt reduce" writes)
+// still reaches the optimum; labels must be eliminated on ten models at least.
+func eliminationKeepsSharedOptima(t *testing.T, eliminate func(t *testing.T, m *model.Model, solver persistency.Relaxation) (alive [][]int)) {
 	tb := sharedToulbar2(t)
 	opts := trws.DefaultOptions()
 	opts.MaxIterations = 300
@@ -285,32 +281,22 @@ func TestWindowedEliminationSoundOnSharedModels(t *testing.T) {
 			if isPairwise(m) {
 				solver = persistency.TRWS{Options: opts}
 			}
-			size := max(m.NumVars()/4, 4)
-			plan := func(round, level int) partition.Plan {
-				s := size << (2 * level)
-				return partition.RegionPlan(m, s, 1, partition.RegionShift(round, s))
-			}
-			res, err := partition.Eliminate(testCtx, m, partition.EliminateOptions{Plan: plan, MaxLevel: 1, Solver: solver, Workers: 2, MaxRounds: 3})
-			if err != nil {
-				t.Fatalf("Eliminate: %v", err)
-			}
-			if err := partition.CheckElimination(m, res); err != nil {
-				t.Fatalf("CheckElimination: %v", err)
-			}
-			gone := 0
-			for v, ls := range res.Alive {
+			alive := eliminate(t, m, solver)
+			gone, labels := 0, 0
+			for v, ls := range alive {
 				gone += m.NumLabels(v) - len(ls)
+				labels += m.NumLabels(v) - 1
 			}
-			t.Logf("%d of %d variables persistent, %d labels eliminated, %d rounds of %d windows", persistency.Count(res.Persistent), m.NumVars(), gone, res.Rounds, res.Windows)
+			t.Logf("%d of %d labels eliminated", gone, labels)
 			if gone == 0 {
 				return
 			}
 			eliminated++
-			reduced, err := m.Restrict(res.Alive)
+			reduced, err := m.Restrict(alive)
 			if err != nil {
 				t.Fatal(err)
 			}
-			toulbar2Reaches(t, tb, row, reduced, uai.Evidence{}, fmt.Sprintf("%d labels eliminated by windows", gone))
+			toulbar2Reaches(t, tb, row, reduced, uai.Evidence{}, fmt.Sprintf("%d labels eliminated", gone))
 		})
 	}
 	if checked < 20 || eliminated < 10 {
