@@ -160,10 +160,10 @@ func parametric(k Kind, w, t float64, a, b int) float64 {
 		if d < 0 {
 			d = -d
 		}
-		return w * math.Min(float64(d), t)
+		return w * min(float64(d), t) // min, not math.Min: the same value, inlined
 	}
 	d := float64(a - b)
-	return w * math.Min(d*d, t)
+	return w * min(d*d, t)
 }
 
 // Range is the largest |θ| a parametric or Difference function takes (its values

@@ -20,6 +20,14 @@ func fmin(a, b float64) float64 {
 
 // normalize subtracts the minimum of out and returns it.
 func normalize(out []float32) float32 {
+	if vector && len(out) >= 8 {
+		return normalizeAVX2(out)
+	}
+	return normalizeScalar(out)
+}
+
+// normalizeScalar is normalize in Go, for every CPU.
+func normalizeScalar(out []float32) float32 {
 	m := out[0]
 	for _, v := range out[1:] {
 		if v < m {
@@ -127,6 +135,8 @@ func truncLinearNear(h, out []float32, hmin, w, T float32) float32 {
 			out[y] = v
 			lo = min(lo, v)
 		}
+	case T <= 2 && k >= 10 && vector:
+		return truncLinear2(h, out, w, top)
 	case T <= 2 && k >= 2:
 		lo = min(h[0], top, h[1]+w)
 		out[0] = lo
@@ -213,6 +223,15 @@ func truncQuadMessage(h, out []float32, w, T float32, v []int32, z []float64) fl
 // Four rows are folded per pass over out, so each out(y) is loaded and stored a
 // quarter as often (dense protein tables: ~1.4× the row-at-a-time loop).
 func tableMessageFromTail(h, out, tab []float32) float32 {
+	if vector && len(out) >= 8 {
+		minPlusFromTail(h, out, tab)
+		return normalize(out)
+	}
+	return tableFromTailScalar(h, out, tab)
+}
+
+// tableFromTailScalar is tableMessageFromTail in Go, for every CPU.
+func tableFromTailScalar(h, out, tab []float32) float32 {
 	kb := len(out)
 	h0 := h[0]
 	for y, t := range tab[:kb] {
@@ -242,6 +261,15 @@ func tableMessageFromTail(h, out, tab []float32) float32 {
 // Each row's minimum runs in four independent accumulators: one running minimum is a
 // chain of dependent MINSS (2× slower on 81 labels).
 func tableMessageFromHead(h, out, tab []float32) float32 {
+	if vector && len(h) >= 8 {
+		minPlusFromHead(h, out, tab)
+		return normalize(out)
+	}
+	return tableFromHeadScalar(h, out, tab)
+}
+
+// tableFromHeadScalar is tableMessageFromHead in Go, for every CPU.
+func tableFromHeadScalar(h, out, tab []float32) float32 {
 	kh := len(h)
 	for x := range out {
 		row := tab[x*kh : x*kh+kh]

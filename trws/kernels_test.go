@@ -3,6 +3,7 @@ package trws
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/partopt/partopt/model"
@@ -76,9 +77,10 @@ func TestKernelsEqualTheGeneralTableKernel(t *testing.T) {
 	}
 }
 
-// TestTableKernelsEqualTheDoubleLoop: the unrolled table kernels compute exactly the
-// textbook min over the sender's labels, for every size around the unrolling (1–90
-// labels each side) and inputs holding the forbidden penalty.
+// TestTableKernelsEqualTheDoubleLoop: the table kernels — Go's unrolled loops and,
+// where the CPU has them, the vector ones — compute exactly the textbook min over
+// the sender's labels, for every size around the unrolling (1–90 labels each side)
+// and inputs holding the forbidden penalty.
 func TestTableKernelsEqualTheDoubleLoop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := 0; trial < 2000; trial++ {
@@ -110,12 +112,78 @@ func TestTableKernelsEqualTheDoubleLoop(t *testing.T) {
 				tr[y*ks+x] = tab[x*kd+y]
 			}
 		}
-		tail, head := make([]float32, kd), make([]float32, kd)
-		tailC, headC := tableMessageFromTail(h, tail, tab), tableMessageFromHead(h, head, tr)
-		for y := range want {
-			if tail[y] != want[y] || head[y] != want[y] || tailC != wantC || headC != wantC {
-				t.Fatalf("%dx%d: tail %v (%v), head %v (%v), double loop %v (%v)", ks, kd, tail, tailC, head, headC, want, wantC)
+		for _, k := range []struct {
+			name       string
+			tail, head func(h, out, tab []float32) float32
+		}{
+			{"dispatched", tableMessageFromTail, tableMessageFromHead},
+			{"scalar", tableFromTailScalar, tableFromHeadScalar},
+		} {
+			tail, head := make([]float32, kd), make([]float32, kd)
+			tailC, headC := k.tail(h, tail, tab), k.head(h, head, tr)
+			for y := range want {
+				if tail[y] != want[y] || head[y] != want[y] || tailC != wantC || headC != wantC {
+					t.Fatalf("%s %dx%d: tail %v (%v), head %v (%v), double loop %v (%v)", k.name, ks, kd, tail, tailC, head, headC, want, wantC)
+				}
 			}
 		}
+	}
+}
+
+// TestVectorLoopsEqualTheGoLoops: where the CPU runs the vector loops, the node
+// sums, reparametrisations, normalisations and truncated-linear messages equal the
+// Go loops' exactly, for every
+// label count around the vector width and inputs holding the forbidden penalty.
+func TestVectorLoopsEqualTheGoLoops(t *testing.T) {
+	if !vector {
+		t.Skip("no vector loops on this CPU or build")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	values := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64() * 10)
+			if rng.IntN(10) == 0 {
+				v[i] = 1e20
+			}
+		}
+		return v
+	}
+	same := func(what string, k int, got, want []float32, gotMin, wantMin float32) {
+		t.Helper()
+		if gotMin != wantMin || !slices.Equal(got, want) {
+			t.Fatalf("%s, %d labels: vector %v (min %v), Go %v (min %v)", what, k, got, gotMin, want, wantMin)
+		}
+	}
+	for trial := range 3000 {
+		k := 8 + rng.IntN(90)
+		u, block := values(k), values(k*rng.IntN(7))
+		got, want := make([]float32, k), make([]float32, k)
+		same("node sum", k, got, want, sumRows(got, u, block), sumRowsScalar(want, u, block))
+
+		d, back, g := values(k), values(k+rng.IntN(3)), float32(rng.Float64())
+		same("reparametrisation", k, got, want, reparamAVX2(got, d, back, g), reparamScalar(want, d, back, g))
+
+		out := values(k)
+		if trial%50 == 0 {
+			out[rng.IntN(k)] = float32(math.Inf(1))
+		}
+		copy(got, out)
+		copy(want, out)
+		same("normalisation", k, got, want, normalizeAVX2(got), normalizeScalar(want))
+
+		// Truncated linear, T = 2 (stereo's default): the textbook minimum.
+		h, w := values(k), float32(rng.Float64()*5)
+		top := minOf(h) + 2*w
+		for y := range want {
+			want[y] = min(h[y], top)
+			if y > 0 {
+				want[y] = min(want[y], h[y-1]+w)
+			}
+			if y+1 < k {
+				want[y] = min(want[y], h[y+1]+w)
+			}
+		}
+		same("truncated linear", k, got, want, truncLinear2(h, got, w, top), normalizeScalar(want))
 	}
 }

@@ -14,14 +14,22 @@ func (s *Solver) block(a0, a1 int32, k int) []float32 {
 }
 
 // sumInto sets d to node i's unary plus every message into i (one contiguous block)
-// and returns min d. It walks the labels four at a time and, for each group, adds all
-// messages in registers before storing once.
+// and returns min d.
 func (s *Solver) sumInto(i int32, d []float32) float32 {
-	k := len(d)
 	u := s.u32[s.uoff[i]:]
+	block := s.block(s.astart[i], s.astart[i+1], len(d))
+	if vector && len(d) >= 8 {
+		return sumRows(d, u, block)
+	}
+	return sumRowsScalar(d, u, block)
+}
+
+// sumRowsScalar sets d(x) = u(x) + Σ_r block[r·len(d) + x] and returns min d. It
+// walks the labels four at a time and, for each group, adds all rows in registers
+// before storing once.
+func sumRowsScalar(d, u, block []float32) float32 {
+	k := len(d)
 	u = u[:k]
-	a0, a1 := s.astart[i], s.astart[i+1]
-	block := s.block(a0, a1, k)
 	m0, m1, m2, m3 := float32(inf32), float32(inf32), float32(inf32), float32(inf32)
 	x := 0
 	for ; x+4 <= k; x += 4 {
@@ -52,6 +60,14 @@ func (s *Solver) sumInto(i int32, d []float32) float32 {
 // reparam sets h = g·d − back and returns min h, four labels at a time with four
 // independent minima (a single running minimum is a chain of dependent MINSS).
 func reparam(h, d, back []float32, g float32) float32 {
+	if vector && len(d) >= 8 {
+		return reparamAVX2(h, d, back, g)
+	}
+	return reparamScalar(h, d, back, g)
+}
+
+// reparamScalar is reparam in Go, for every CPU.
+func reparamScalar(h, d, back []float32, g float32) float32 {
 	k := len(d)
 	back, h = back[:k], h[:k]
 	m0, m1, m2, m3 := float32(inf32), float32(inf32), float32(inf32), float32(inf32)

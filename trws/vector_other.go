@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package trws
+
+// vector is false where there is no assembly: the Go loops run.
+const vector = false
+
+func minPlusFromTail(h, out, tab []float32)                   { panic("trws: no vector loops") }
+func minPlusFromHead(h, out, tab []float32)                   { panic("trws: no vector loops") }
+func sumRows(d, u, block []float32) float32                   { panic("trws: no vector loops") }
+func reparamAVX2(h, d, back []float32, gamma float32) float32 { panic("trws: no vector loops") }
+func normalizeAVX2(out []float32) float32                     { panic("trws: no vector loops") }
+func truncLinear2(h, out []float32, w, top float32) float32   { panic("trws: no vector loops") }
