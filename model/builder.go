@@ -94,6 +94,26 @@ func (b *Builder) AddFunction(f Function) (int, error) {
 	return b.addFunction(f, true), nil
 }
 
+// AddOwnedFunction adds f without copying its slices (they are the model's from
+// now on: the caller must not change them) and without looking for an identical
+// function: for callers whose functions are all distinct, like a verification
+// problem's tables, where both would be wasted work.
+func (b *Builder) AddOwnedFunction(f Function) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	if err := f.validate(); err != nil {
+		return 0, fmt.Errorf("model: function: %w", err)
+	}
+	if f.Kind == Potts {
+		f.T = 0
+	}
+	if f.Kind != Explicit {
+		f.Table = nil
+	}
+	return b.funcs.add(f), nil
+}
+
 func (b *Builder) addFunction(f Function, copyData bool) int {
 	if f.Kind == Potts {
 		f.T = 0

@@ -299,3 +299,41 @@ func TestLargeParametricFunctionsAreAccepted(t *testing.T) {
 		t.Errorf("energy %v, want 1", e)
 	}
 }
+
+// TestOwnedFunctionsAreKeptApart: AddOwnedFunction validates like AddFunction but
+// neither copies nor shares: two equal tables get two functions, each the caller's
+// slice.
+func TestOwnedFunctionsAreKeptApart(t *testing.T) {
+	b := model.NewBuilder([]int{2, 2})
+	t1, t2 := []float64{0, 1, 2, 3}, []float64{0, 1, 2, 3}
+	id1, err := b.AddOwnedFunction(model.Function{Kind: model.Explicit, Shape: []int{2, 2}, Table: t1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := b.AddOwnedFunction(model.Function{Kind: model.Explicit, Shape: []int{2, 2}, Table: t2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id1 == id2 {
+		t.Fatalf("equal owned tables share function %d", id1)
+	}
+	if _, err := b.AddOwnedFunction(model.Function{Kind: model.Explicit, Shape: []int{2, 2}, Table: []float64{0, math.NaN(), 0, 0}}); err == nil {
+		t.Fatal("a NaN entry was accepted")
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(b.AddFactor(id1, 0, 1))
+	must(b.AddFactor(id2, 1, 0))
+	m, err := b.Build()
+	must(err)
+	if &m.Func(id1).Table[0] != &t1[0] || &m.Func(id2).Table[0] != &t2[0] {
+		t.Error("owned tables were copied")
+	}
+	if e := m.Energy([]int{1, 0}); e != 2+1 {
+		t.Errorf("energy of (1, 0) = %v, want 3", e)
+	}
+}

@@ -145,6 +145,9 @@ type domains struct {
 	labels [][]int  // alive labels (the model's), ascending
 	fixed  [][]bool // by position: immovable
 	y      []int    // the test label's position
+	// forbidding are the factors whose function takes +Inf (closeForbidden's),
+	// found once: nil until then.
+	forbidding []int
 }
 
 func (d *domains) movable(v, c int) bool { return !d.fixed[v][c] }
@@ -302,16 +305,21 @@ func (d *domains) original(x []int) []int {
 // labeling to an infeasible one and cannot be improving. It repeats until no such
 // entry is left (fixing labels changes p).
 func closeForbidden(m *model.Model, d *domains) {
-	inf := make([]bool, m.NumFunctions())
-	for i := range inf {
-		inf[i] = hasInf(m.Func(i))
-	}
-	for changed := true; changed; {
-		changed = false
-		for f := 0; f < m.NumFactors(); f++ {
-			if !inf[m.FactorFunc(f)] {
-				continue
+	if d.forbidding == nil {
+		inf := make([]bool, m.NumFunctions())
+		for i := range inf {
+			inf[i] = hasInf(m.Func(i))
+		}
+		d.forbidding = []int{}
+		for f := range m.NumFactors() {
+			if inf[m.FactorFunc(f)] {
+				d.forbidding = append(d.forbidding, f)
 			}
+		}
+	}
+	for changed := len(d.forbidding) > 0; changed; {
+		changed = false
+		for _, f := range d.forbidding {
 			vars := m.FactorVars(f)
 			if !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }) {
 				continue
@@ -457,7 +465,7 @@ func build(m *model.Model, d *domains, mode buildMode) (*model.Model, error) {
 		default:
 			var t []float64
 			if t, err = compactTable(m, f, d, size, verification); err == nil {
-				id, err = b.AddFunction(model.Function{Kind: model.Explicit, Shape: shape, Table: t})
+				id, err = b.AddOwnedFunction(model.Function{Kind: model.Explicit, Shape: shape, Table: t})
 			}
 		}
 		if err != nil {

@@ -295,14 +295,30 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		i := slices.Index(bestScope, best)
 		scope := slices.Delete(slices.Clone(bestScope), i, i+1)
 		nt := newTable(dom, scope)
+		// Each table's entry for best's label l is its entry for label 0 plus l
+		// times best's stride in it.
+		stride, base := make([]int, len(in)), make([]int, len(in))
+		for k, t := range in {
+			stride[k] = 1
+			for j := len(at[k]) - 1; at[k][j] != i; j-- {
+				stride[k] *= t.dims[j]
+			}
+		}
 		full := make([]int, len(bestScope))
 		forEachAssignment(dom, scope, func(a []int) {
 			copy(full[:i], a[:i])
 			copy(full[i+1:], a[i:])
+			full[i] = 0
+			for k, t := range in {
+				base[k] = t.index(at[k], full)
+			}
 			lo := math.Inf(1)
 			for l := range dom[best] {
-				full[i] = l
-				lo = math.Min(lo, sumAt(in, at, full))
+				sum := 0.0
+				for k, t := range in {
+					sum += t.t[base[k]+l*stride[k]]
+				}
+				lo = min(lo, sum)
 			}
 			nt.t = append(nt.t, lo)
 		})
@@ -443,13 +459,18 @@ func (s *bnb) dfs(depth int) {
 func sumAt(tabs []*vtable, at [][]int, a []int) float64 {
 	s := 0.0
 	for k, t := range tabs {
-		i := 0
-		for j, q := range at[k] {
-			i = i*t.dims[j] + a[q]
-		}
-		s += t.t[i]
+		s += t.t[t.index(at[k], a)]
 	}
 	return s
+}
+
+// index is the position in t of the assignment a, read at positions at.
+func (t *vtable) index(at, a []int) int {
+	i := 0
+	for j, q := range at {
+		i = i*t.dims[j] + a[q]
+	}
+	return i
 }
 
 // forEachAssignment calls visit with every assignment of vars (indices into

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/partopt/partopt/model"
 )
@@ -89,16 +90,22 @@ func New(m *model.Model) (*Solver, error) {
 	}
 	s.u64 = make([]float64, s.uoff[n])
 	tableOf := map[tableKey]int32{}
-	npair := 0
+	npair, entries := 0, 0
+	explicit := map[int]bool{} // the explicit pairwise functions, sized once below
 	for f := 0; f < m.NumFactors(); f++ {
 		switch len(m.FactorVars(f)) {
 		case 1:
 		case 2:
 			npair++
+			if fn := m.FactorFunction(f); fn.Kind == model.Explicit && !explicit[m.FactorFunc(f)] {
+				explicit[m.FactorFunc(f)] = true
+				entries += len(fn.Table)
+			}
 		default:
 			return nil, ErrNotPairwise
 		}
 	}
+	s.tables = make([]float32, 0, entries)
 	s.tail, s.head = make([]int32, 0, npair), make([]int32, 0, npair)
 	for f := 0; f < m.NumFactors(); f++ {
 		vars, fn := m.FactorVars(f), m.FactorFunction(f)
@@ -172,16 +179,18 @@ func (s *Solver) table(fn *model.Function, transposed bool, cache map[tableKey]i
 	}
 	off := int32(len(s.tables))
 	ka, kb := fn.Shape[0], fn.Shape[1]
-	if !transposed {
-		for a := 0; a < ka; a++ {
-			for b := 0; b < kb; b++ {
-				s.tables = append(s.tables, float32(fn.Pairwise(a, b)))
+	s.tables = slices.Grow(s.tables, ka*kb)[:int(off)+ka*kb]
+	t := s.tables[off:]
+	var buf []float64
+	for a := range ka {
+		row := fn.Row(a, &buf)
+		if transposed {
+			for b, v := range row {
+				t[b*ka+a] = float32(v)
 			}
-		}
-	} else {
-		for b := 0; b < kb; b++ {
-			for a := 0; a < ka; a++ {
-				s.tables = append(s.tables, float32(fn.Pairwise(a, b)))
+		} else {
+			for b, v := range row {
+				t[a*kb+b] = float32(v)
 			}
 		}
 	}

@@ -223,7 +223,7 @@ func truncQuadMessage(h, out []float32, w, T float32, v []int32, z []float64) fl
 // Four rows are folded per pass over out, so each out(y) is loaded and stored a
 // quarter as often (dense protein tables: ~1.4× the row-at-a-time loop).
 func tableMessageFromTail(h, out, tab []float32) float32 {
-	if vector && len(out) >= 8 {
+	if vector {
 		minPlusFromTail(h, out, tab)
 		return normalize(out)
 	}
@@ -261,7 +261,7 @@ func tableFromTailScalar(h, out, tab []float32) float32 {
 // Each row's minimum runs in four independent accumulators: one running minimum is a
 // chain of dependent MINSS (2× slower on 81 labels).
 func tableMessageFromHead(h, out, tab []float32) float32 {
-	if vector && len(h) >= 8 {
+	if vector {
 		minPlusFromHead(h, out, tab)
 		return normalize(out)
 	}

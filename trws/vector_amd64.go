@@ -2,11 +2,7 @@
 
 package trws
 
-import (
-	"math"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 // vector says whether the loops of vector_amd64.s run: AVX2, eight labels an
 // instruction where Go's compiler emits one. They compute exactly what the Go
@@ -36,9 +32,6 @@ func truncLinear2AVX2(h, out []float32, w, top float32)
 // minPlusFromTail sets out(y) = min_x h(x) + tab[x·len(out) + y].
 func minPlusFromTail(h, out, tab []float32) {
 	_ = tab[len(h)*len(out)-1] // the assembly reads len(h)·len(out) entries
-	for y := range out {
-		out[y] = float32(math.Inf(1))
-	}
 	minPlusFromTailAVX2(h, out, tab)
 }
 

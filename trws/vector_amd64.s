@@ -3,123 +3,260 @@
 #include "textflag.h"
 
 // func minPlusFromTailAVX2(h, out, tab []float32)
-// For each row x: out[y] = min(out[y], h[x] + tab[x*n + y]), n = len(out).
+// out[y] = min_x h[x] + tab[x*n + y], n = len(out). The minima stay in registers
+// while the rows go by — 32 labels at a time (four independent chains of VMINPS),
+// then 8, then one — so out is stored once.
 TEXT ·minPlusFromTailAVX2(SB), NOSPLIT, $0-72
-	MOVQ h_base+0(FP), SI
-	MOVQ h_len+8(FP), CX
-	MOVQ out_base+24(FP), DI
-	MOVQ out_len+32(FP), DX
-	MOVQ tab_base+48(FP), BX
-	MOVQ DX, R8
-	ANDQ $-16, R8 // labels done sixteen at a time
-	MOVQ DX, R9
-	ANDQ $-8, R9 // then eight
-	LEAQ (DX*4), R10 // bytes in a row
+	MOVQ         h_base+0(FP), SI
+	MOVQ         h_len+8(FP), CX
+	MOVQ         out_base+24(FP), DI
+	MOVQ         out_len+32(FP), DX
+	MOVQ         tab_base+48(FP), BX
+	LEAQ         (DX*4), R10 // bytes in a row
+	MOVQ         DX, R8
+	ANDQ         $-32, R8
+	MOVQ         DX, R9
+	ANDQ         $-8, R9
+	MOVL         $0x7f800000, AX // +Inf
+	MOVL         AX, X15
+	VBROADCASTSS X15, Y15
+	XORQ         AX, AX
 
-tailrow:
-	TESTQ CX, CX
-	JZ    taildone
-	VBROADCASTSS (SI), Y0
-	XORQ  AX, AX
-
-tail16:
+tail32:
 	CMPQ    AX, R8
 	JGE     tail8
-	VADDPS  (BX)(AX*4), Y0, Y1
-	VADDPS  32(BX)(AX*4), Y0, Y2
-	VMINPS  (DI)(AX*4), Y1, Y1
-	VMINPS  32(DI)(AX*4), Y2, Y2
-	VMOVUPS Y1, (DI)(AX*4)
-	VMOVUPS Y2, 32(DI)(AX*4)
-	ADDQ    $16, AX
-	JMP     tail16
+	VMOVAPS Y15, Y0
+	VMOVAPS Y15, Y1
+	VMOVAPS Y15, Y2
+	VMOVAPS Y15, Y3
+	LEAQ    (BX)(AX*4), R11
+	XORQ    R12, R12
+
+tail32rows:
+	CMPQ         R12, CX
+	JGE          tail32store
+	VBROADCASTSS (SI)(R12*4), Y4
+	VADDPS       (R11), Y4, Y5
+	VADDPS       32(R11), Y4, Y6
+	VADDPS       64(R11), Y4, Y7
+	VADDPS       96(R11), Y4, Y8
+	VMINPS       Y5, Y0, Y0
+	VMINPS       Y6, Y1, Y1
+	VMINPS       Y7, Y2, Y2
+	VMINPS       Y8, Y3, Y3
+	ADDQ         R10, R11
+	INCQ         R12
+	JMP          tail32rows
+
+tail32store:
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVUPS Y1, 32(DI)(AX*4)
+	VMOVUPS Y2, 64(DI)(AX*4)
+	VMOVUPS Y3, 96(DI)(AX*4)
+	ADDQ    $32, AX
+	JMP     tail32
 
 tail8:
 	CMPQ    AX, R9
 	JGE     tail1
-	VADDPS  (BX)(AX*4), Y0, Y1
-	VMINPS  (DI)(AX*4), Y1, Y1
-	VMOVUPS Y1, (DI)(AX*4)
+	VMOVAPS Y15, Y0
+	VMOVAPS Y15, Y1
+	LEAQ    (BX)(AX*4), R11
+	XORQ    R12, R12
+	MOVQ    CX, R13
+	ANDQ    $-2, R13 // rows in pairs: two chains of VMINPS
+
+tail8rows:
+	CMPQ         R12, R13
+	JGE          tail8last
+	VBROADCASTSS (SI)(R12*4), Y4
+	VBROADCASTSS 4(SI)(R12*4), Y6
+	VADDPS       (R11), Y4, Y5
+	VADDPS       (R11)(R10*1), Y6, Y7
+	VMINPS       Y5, Y0, Y0
+	VMINPS       Y7, Y1, Y1
+	LEAQ         (R11)(R10*2), R11
+	ADDQ         $2, R12
+	JMP          tail8rows
+
+tail8last:
+	CMPQ         R12, CX
+	JGE          tail8store
+	VBROADCASTSS (SI)(R12*4), Y4
+	VADDPS       (R11), Y4, Y5
+	VMINPS       Y5, Y0, Y0
+
+tail8store:
+	VMINPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
 	ADDQ    $8, AX
+	JMP     tail8
 
 tail1:
-	CMPQ   AX, DX
-	JGE    tailnext
-	VADDSS (BX)(AX*4), X0, X1
-	VMINSS (DI)(AX*4), X1, X1
-	VMOVSS X1, (DI)(AX*4)
+	CMPQ    AX, DX
+	JGE     taildone
+	VMOVAPS X15, X0
+	LEAQ    (BX)(AX*4), R11
+	XORQ    R12, R12
+
+tail1rows:
+	CMPQ   R12, CX
+	JGE    tail1store
+	VMOVSS (SI)(R12*4), X4
+	VADDSS (R11), X4, X4
+	VMINSS X4, X0, X0
+	ADDQ   R10, R11
+	INCQ   R12
+	JMP    tail1rows
+
+tail1store:
+	VMOVSS X0, (DI)(AX*4)
 	INCQ   AX
 	JMP    tail1
-
-tailnext:
-	ADDQ R10, BX
-	ADDQ $4, SI
-	DECQ CX
-	JMP  tailrow
 
 taildone:
 	VZEROUPPER
 	RET
 
 // func minPlusFromHeadAVX2(h, out, tab []float32)
-// For each row x: out[x] = min_y h[y] + tab[x*n + y], n = len(h).
+// out[x] = min_y h[y] + tab[x*n + y], n = len(h): four rows at a time, each chunk of
+// h loaded once for the four, then one row at a time.
 TEXT ·minPlusFromHeadAVX2(SB), NOSPLIT, $0-72
-	MOVQ h_base+0(FP), SI
-	MOVQ h_len+8(FP), DX
-	MOVQ out_base+24(FP), DI
-	MOVQ out_len+32(FP), CX
-	MOVQ tab_base+48(FP), BX
-	MOVQ DX, R8
-	ANDQ $-16, R8
-	MOVQ DX, R9
-	ANDQ $-8, R9
-	LEAQ (DX*4), R10
-	MOVL $0x7f800000, AX // +Inf
-	MOVL AX, X5
-	VBROADCASTSS X5, Y5
+	MOVQ         h_base+0(FP), SI
+	MOVQ         h_len+8(FP), DX
+	MOVQ         out_base+24(FP), DI
+	MOVQ         out_len+32(FP), CX
+	MOVQ         tab_base+48(FP), BX
+	MOVQ         DX, R8
+	SHRQ         $3, R8 // chunks of eight labels
+	MOVQ         DX, R9
+	ANDQ         $-8, R9
+	LEAQ         (DX*4), R10 // bytes in a row
+	MOVL         $0x7f800000, AX // +Inf
+	MOVL         AX, X15
+	VBROADCASTSS X15, Y15
+
+head4:
+	CMPQ    CX, $4
+	JLT     headrow
+	VMOVAPS Y15, Y0
+	VMOVAPS Y15, Y1
+	VMOVAPS Y15, Y2
+	VMOVAPS Y15, Y3
+	MOVQ    BX, R11 // rows 0 and 1 at (R11), (R11)(R10*1)
+	LEAQ    (BX)(R10*2), R13 // rows 2 and 3
+	MOVQ    SI, R14
+	MOVQ    R8, R12
+
+head4chunks:
+	TESTQ   R12, R12
+	JZ      head4reduce
+	VMOVUPS (R14), Y4
+	VADDPS  (R11), Y4, Y5
+	VADDPS  (R11)(R10*1), Y4, Y6
+	VADDPS  (R13), Y4, Y7
+	VADDPS  (R13)(R10*1), Y4, Y8
+	VMINPS  Y5, Y0, Y0
+	VMINPS  Y6, Y1, Y1
+	VMINPS  Y7, Y2, Y2
+	VMINPS  Y8, Y3, Y3
+	ADDQ    $32, R11
+	ADDQ    $32, R13
+	ADDQ    $32, R14
+	DECQ    R12
+	JMP     head4chunks
+
+head4reduce:
+	VEXTRACTF128 $1, Y0, X5
+	VMINPS       X5, X0, X0
+	VMOVHLPS     X0, X0, X5
+	VMINPS       X5, X0, X0
+	VSHUFPS      $0x55, X0, X0, X5
+	VMINSS       X5, X0, X0
+	VEXTRACTF128 $1, Y1, X5
+	VMINPS       X5, X1, X1
+	VMOVHLPS     X1, X1, X5
+	VMINPS       X5, X1, X1
+	VSHUFPS      $0x55, X1, X1, X5
+	VMINSS       X5, X1, X1
+	VEXTRACTF128 $1, Y2, X5
+	VMINPS       X5, X2, X2
+	VMOVHLPS     X2, X2, X5
+	VMINPS       X5, X2, X2
+	VSHUFPS      $0x55, X2, X2, X5
+	VMINSS       X5, X2, X2
+	VEXTRACTF128 $1, Y3, X5
+	VMINPS       X5, X3, X3
+	VMOVHLPS     X3, X3, X5
+	VMINPS       X5, X3, X3
+	VSHUFPS      $0x55, X3, X3, X5
+	VMINSS       X5, X3, X3
+	MOVQ         R9, AX
+
+head4rest:
+	CMPQ   AX, DX
+	JGE    head4store
+	VMOVSS (R14), X4
+	VADDSS (R11), X4, X5
+	VADDSS (R11)(R10*1), X4, X6
+	VADDSS (R13), X4, X7
+	VADDSS (R13)(R10*1), X4, X8
+	VMINSS X5, X0, X0
+	VMINSS X6, X1, X1
+	VMINSS X7, X2, X2
+	VMINSS X8, X3, X3
+	ADDQ   $4, R11
+	ADDQ   $4, R13
+	ADDQ   $4, R14
+	INCQ   AX
+	JMP    head4rest
+
+head4store:
+	VMOVSS X0, (DI)
+	VMOVSS X1, 4(DI)
+	VMOVSS X2, 8(DI)
+	VMOVSS X3, 12(DI)
+	ADDQ   $16, DI
+	LEAQ   (BX)(R10*4), BX
+	SUBQ   $4, CX
+	JMP    head4
 
 headrow:
 	TESTQ   CX, CX
 	JZ      headdone
-	VMOVAPS Y5, Y2 // two running minima: one chain of VMINPS is latency-bound
-	VMOVAPS Y5, Y3
-	XORQ    AX, AX
+	VMOVAPS Y15, Y2
+	MOVQ    BX, R11
+	MOVQ    SI, R14
+	MOVQ    R8, R12
 
-head16:
-	CMPQ    AX, R8
-	JGE     head8
-	VMOVUPS (SI)(AX*4), Y0
-	VMOVUPS 32(SI)(AX*4), Y1
-	VADDPS  (BX)(AX*4), Y0, Y0
-	VADDPS  32(BX)(AX*4), Y1, Y1
+headchunks:
+	TESTQ   R12, R12
+	JZ      headreduce
+	VMOVUPS (R14), Y0
+	VADDPS  (R11), Y0, Y0
 	VMINPS  Y0, Y2, Y2
-	VMINPS  Y1, Y3, Y3
-	ADDQ    $16, AX
-	JMP     head16
-
-head8:
-	CMPQ    AX, R9
-	JGE     headreduce
-	VMOVUPS (SI)(AX*4), Y0
-	VADDPS  (BX)(AX*4), Y0, Y0
-	VMINPS  Y0, Y2, Y2
-	ADDQ    $8, AX
+	ADDQ    $32, R11
+	ADDQ    $32, R14
+	DECQ    R12
+	JMP     headchunks
 
 headreduce:
-	VMINPS       Y3, Y2, Y2
 	VEXTRACTF128 $1, Y2, X3
 	VMINPS       X3, X2, X2
 	VMOVHLPS     X2, X2, X3
 	VMINPS       X3, X2, X2
 	VSHUFPS      $0x55, X2, X2, X3
 	VMINSS       X3, X2, X2
+	MOVQ         R9, AX
 
 head1:
 	CMPQ   AX, DX
 	JGE    headstore
-	VMOVSS (SI)(AX*4), X0
-	VADDSS (BX)(AX*4), X0, X0
+	VMOVSS (R14), X0
+	VADDSS (R11), X0, X0
 	VMINSS X0, X2, X2
+	ADDQ   $4, R11
+	ADDQ   $4, R14
 	INCQ   AX
 	JMP    head1
 
