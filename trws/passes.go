@@ -61,7 +61,7 @@ func sumRowsScalar(d, u, block []float32) float32 {
 // independent minima (a single running minimum is a chain of dependent MINSS).
 func reparam(h, d, back []float32, g float32) float32 {
 	if vector && len(d) >= 8 {
-		return reparamAVX2(h, d, back, g)
+		return reparamVector(h, d, back, g)
 	}
 	return reparamScalar(h, d, back, g)
 }

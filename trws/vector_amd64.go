@@ -56,3 +56,9 @@ func truncLinear2(h, out []float32, w, top float32) float32 {
 	truncLinear2AVX2(h, out, w, top)
 	return normalizeAVX2(out)
 }
+
+// reparamVector is reparam in AVX2: h = g·d − back over d's labels.
+func reparamVector(h, d, back []float32, g float32) float32 {
+	k := len(d)
+	return reparamAVX2(h[:k], d, back[:k], g) // the assembly writes h and reads back up to k
+}
