@@ -2,6 +2,16 @@
 
 #include "textflag.h"
 
+// HMIN leaves in the low lane of x (the low half of y) the minimum of y's eight
+// lanes; t is scratch.
+#define HMIN(y, x, t) \
+	VEXTRACTF128 $1, y, t; \
+	VMINPS       t, x, x; \
+	VMOVHLPS     x, x, t; \
+	VMINPS       t, x, x; \
+	VSHUFPS      $0x55, x, x, t; \
+	VMINSS       t, x, x
+
 // func minPlusFromTailAVX2(h, out, tab []float32)
 // out[y] = min_x h[x] + tab[x*n + y], n = len(out). The minima stay in registers
 // while the rows go by — 32 labels at a time (four independent chains of VMINPS),
@@ -167,30 +177,10 @@ head4chunks:
 	JMP     head4chunks
 
 head4reduce:
-	VEXTRACTF128 $1, Y0, X5
-	VMINPS       X5, X0, X0
-	VMOVHLPS     X0, X0, X5
-	VMINPS       X5, X0, X0
-	VSHUFPS      $0x55, X0, X0, X5
-	VMINSS       X5, X0, X0
-	VEXTRACTF128 $1, Y1, X5
-	VMINPS       X5, X1, X1
-	VMOVHLPS     X1, X1, X5
-	VMINPS       X5, X1, X1
-	VSHUFPS      $0x55, X1, X1, X5
-	VMINSS       X5, X1, X1
-	VEXTRACTF128 $1, Y2, X5
-	VMINPS       X5, X2, X2
-	VMOVHLPS     X2, X2, X5
-	VMINPS       X5, X2, X2
-	VSHUFPS      $0x55, X2, X2, X5
-	VMINSS       X5, X2, X2
-	VEXTRACTF128 $1, Y3, X5
-	VMINPS       X5, X3, X3
-	VMOVHLPS     X3, X3, X5
-	VMINPS       X5, X3, X3
-	VSHUFPS      $0x55, X3, X3, X5
-	VMINSS       X5, X3, X3
+	HMIN(Y0, X0, X5)
+	HMIN(Y1, X1, X5)
+	HMIN(Y2, X2, X5)
+	HMIN(Y3, X3, X5)
 	MOVQ         R9, AX
 
 head4rest:
@@ -241,12 +231,7 @@ headchunks:
 	JMP     headchunks
 
 headreduce:
-	VEXTRACTF128 $1, Y2, X3
-	VMINPS       X3, X2, X2
-	VMOVHLPS     X2, X2, X3
-	VMINPS       X3, X2, X2
-	VSHUFPS      $0x55, X2, X2, X3
-	VMINSS       X3, X2, X2
+	HMIN(Y2, X2, X3)
 	MOVQ         R9, AX
 
 head1:
@@ -310,12 +295,7 @@ sumvecstore:
 	JMP     sumvec
 
 sumreduce:
-	VEXTRACTF128 $1, Y7, X6
-	VMINPS       X6, X7, X7
-	VMOVHLPS     X7, X7, X6
-	VMINPS       X6, X7, X7
-	VSHUFPS      $0x55, X7, X7, X6
-	VMINSS       X6, X7, X7
+	HMIN(Y7, X7, X6)
 
 sumscalar:
 	CMPQ   AX, DX
@@ -371,12 +351,7 @@ repvec:
 	JMP     repvec
 
 repreduce:
-	VEXTRACTF128 $1, Y7, X5
-	VMINPS       X5, X7, X7
-	VMOVHLPS     X7, X7, X5
-	VMINPS       X5, X7, X7
-	VSHUFPS      $0x55, X7, X7, X5
-	VMINSS       X5, X7, X7
+	HMIN(Y7, X7, X5)
 
 repscalar:
 	CMPQ   AX, DX
@@ -413,12 +388,7 @@ normvec:
 	JMP    normvec
 
 normreduce:
-	VEXTRACTF128 $1, Y7, X5
-	VMINPS       X5, X7, X7
-	VMOVHLPS     X7, X7, X5
-	VMINPS       X5, X7, X7
-	VSHUFPS      $0x55, X7, X7, X5
-	VMINSS       X5, X7, X7
+	HMIN(Y7, X7, X5)
 
 normscalar:
 	CMPQ   AX, DX
