@@ -85,8 +85,9 @@ type Spec struct {
 }
 
 // method is s.Method with its default: the strongest, pbp+iri, for a model
-// solved whole; pbp for windows (--window, .grid files), which label elimination
-// does not run out of core or over a cluster yet.
+// solved whole; pbp for windows (--window, .grid files): windows of any size run
+// out of core by pbp, while label elimination reads the model into memory
+// (MaxInMemoryPixels).
 func (s Spec) method() Method {
 	switch {
 	case s.Method != "":
