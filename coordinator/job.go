@@ -107,8 +107,8 @@ type Job struct {
 	// dispatched over all rounds.
 	Rounds, WindowsTotal int
 	// Label elimination (spec.Method iri): the plan's Level, raised after a
-	// round that eliminated nothing, up to MaxLevel; the labels Eliminated so
-	// far and in this round.
+	// round that eliminated nothing or little (partition.Grows), up to MaxLevel;
+	// the labels Eliminated so far and in this round.
 	Level, MaxLevel             int
 	Eliminated, RoundEliminated int64
 
@@ -213,9 +213,9 @@ func NewGraphJob(spec protocol.JobSpec, proven int64, plan func(round int) parti
 // NewEliminationJob starts an iri job (spec.Method protocol.MethodIRI) whose
 // plans plan returns by round and level (deterministic, as NewGraphJob's):
 // proven counts the variables with one label before round 0. Its rounds are
-// partition.Eliminate's: a round that eliminates nothing raises the level, and
-// the rounds end at MaxRounds, when every variable is decided, or after a round
-// at maxLevel that eliminated nothing.
+// partition.Eliminate's: a round that eliminates nothing or little raises the
+// level (partition.Grows), and the rounds end at MaxRounds, when every variable is
+// decided, or after a round at maxLevel that eliminated nothing.
 func NewEliminationJob(spec protocol.JobSpec, proven int64, maxLevel int, plan func(round, level int) partition.Plan) (*Job, []Action) {
 	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven, MaxLevel: maxLevel, plan: plan}
 	return j, j.startRound(0)
@@ -343,7 +343,7 @@ func (j *Job) endRound() []Action {
 		j.Phase = Finishing
 		return []Action{Finish{}}
 	}
-	if j.Spec.IRI() && j.RoundEliminated == 0 {
+	if j.Spec.IRI() && partition.Grows(j.RoundEliminated, j.Eliminated-j.RoundEliminated) && j.Level < j.MaxLevel {
 		j.Level++
 	}
 	return j.startRound(j.Round + 1)

@@ -15,8 +15,9 @@ import (
 // eliminationPlans are the plans of windowed label elimination of the solved
 // model m of p, by round and level: grid tiles for a raster model without
 // evidence ("raster"), BFS regions otherwise ("regions"). A round that
-// eliminates nothing raises the level: windows (and halos) twice the side on
-// rasters, four times the size on graphs, until one holds the model (maxLevel).
+// eliminates nothing or little (partition.Grows) raises the level: windows (and
+// halos) twice the side on rasters, four times the size on graphs, until one
+// holds the model (maxLevel).
 type eliminationPlans struct {
 	name          string // raster or regions
 	halo          int

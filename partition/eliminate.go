@@ -24,8 +24,9 @@ import (
 type EliminateOptions struct {
 	// Plan returns the plan of a round (0, 1, …) at a level (0, 1, …, MaxLevel)
 	// over the model's variables; variables left with one label are left out of
-	// the windows. The level is how many earlier rounds eliminated nothing: a
-	// caller gives larger windows at a higher level, so that what small windows
+	// the windows. The level is how many earlier rounds eliminated nothing or
+	// little (Grows): a caller gives larger windows at a higher level, so that
+	// what small windows
 	// cannot decide — regions whose proof needs more than a window, eroded from
 	// the window's free outside — gets windows that hold it, over the few
 	// variables still undecided.
@@ -114,7 +115,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		if !g.EndRound(len(plan.Windows), level, opt.MaxLevel) {
 			break
 		}
-		if g.RoundEliminated() == 0 {
+		if g.Grow() && level < opt.MaxLevel {
 			level++
 		}
 	}
@@ -139,7 +140,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 //		if !g.EndRound(len(wins), level, maxLevel) {
 //			break
 //		}
-//		if g.RoundEliminated() == 0 {
+//		if g.Grow() && level < maxLevel {
 //			level++
 //		}
 //	}
@@ -154,6 +155,7 @@ type Merger struct {
 	prior      [][]int // the domains before the current round
 	round      int
 	eliminated int // labels eliminated in the current round
+	before     int // labels eliminated in the rounds before it
 	persistent int // variables left with one label
 }
 
@@ -173,7 +175,7 @@ func NewMerger(m *model.Model) *Merger {
 
 // StartRound starts round: its windows work on the domains alive now.
 func (g *Merger) StartRound(round int) {
-	g.round, g.eliminated = round, 0
+	g.round, g.before, g.eliminated = round, g.before+g.eliminated, 0
 	g.prior = make([][]int, len(g.res.Alive))
 	for v, ls := range g.res.Alive {
 		g.prior[v] = slices.Clone(ls)
@@ -185,6 +187,19 @@ func (g *Merger) Persistent() int { return g.persistent }
 
 // RoundEliminated is the number of labels the current round eliminated so far.
 func (g *Merger) RoundEliminated() int { return g.eliminated }
+
+// Grow says whether, after the current round, the windows grow: see Grows.
+func (g *Merger) Grow() bool { return Grows(int64(g.eliminated), int64(g.before)) }
+
+// Grows says whether a round that eliminated roundEliminated labels, after rounds
+// that eliminated before, raises the level of the next: when it eliminated
+// nothing, or less than 1/16 of what came before. Such a round's windows have
+// done most of what their size allows — what is left erodes from their free
+// outside — and larger windows see farther, where more rounds of the same size
+// would each eliminate a little for the price of a full round.
+func Grows(roundEliminated, before int64) bool {
+	return roundEliminated == 0 || roundEliminated*16 < before
+}
 
 // WindowWork is what a window of a round eliminates over: Nodes, its nodes with
 // more than one label alive before the round (the variables its map may move),
@@ -257,7 +272,7 @@ func (g *Merger) Merge(win Window, w WindowWork, e *persistency.Elimination) int
 
 // EndRound ends the current round, of windows windows at level, and says whether
 // another is due: some variable is undecided, and the round eliminated a label or
-// a level above it remains (the caller raises the level when RoundEliminated is 0).
+// a level above it remains (the caller raises the level when Grow says so).
 func (g *Merger) EndRound(windows, level, maxLevel int) bool {
 	g.res.Rounds, g.res.Windows, g.res.Level = g.round+1, g.res.Windows+windows, level
 	return g.persistent < len(g.res.Alive) && (g.eliminated > 0 || level < maxLevel)

@@ -78,8 +78,8 @@ func TestWindowedEliminationKeepsTheOptimum(t *testing.T) {
 	}
 }
 
-// TestStalledRoundsGrowTheWindows: a round that eliminates nothing raises the level
-// the plan is asked for, never beyond MaxLevel, and only then; windows grown to
+// TestStalledRoundsGrowTheWindows: a round that eliminates nothing or little raises
+// the level the plan is asked for by one, never beyond MaxLevel; windows grown to
 // the whole grid then decide what windows of one pixel could not — on Potts grids,
 // whose relaxation is tight at these sizes, as much as one window over the model.
 func TestStalledRoundsGrowTheWindows(t *testing.T) {
@@ -122,6 +122,22 @@ func TestStalledRoundsGrowTheWindows(t *testing.T) {
 	}
 	if grew == 0 {
 		t.Fatal("no run raised the level: the test exercises nothing")
+	}
+}
+
+// TestGrowsAfterARoundThatEliminatedLittle: the level rises after a round that
+// eliminated nothing, or less than 1/16 of what the rounds before it eliminated.
+func TestGrowsAfterARoundThatEliminatedLittle(t *testing.T) {
+	for _, tc := range []struct {
+		round, before int64
+		want          bool
+	}{
+		{0, 0, true}, {0, 100, true}, {1, 0, false}, {50, 0, false},
+		{6, 100, true}, {7, 100, false}, {100, 100, false}, {1, 1000, true},
+	} {
+		if got := partition.Grows(tc.round, tc.before); got != tc.want {
+			t.Errorf("Grows(%d, %d) = %v, want %v", tc.round, tc.before, got, tc.want)
+		}
 	}
 }
 
