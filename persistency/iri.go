@@ -128,6 +128,11 @@ func tolerance(e float64) float64 { return EliminationTolerance * math.Max(1, ma
 // search, unless the solver sets its own cap (see firstCapped).
 const firstIterations = 500
 
+// earlyGap·tolerance is the gap at which a round's TRW-S stops to try its
+// certificate: the float64 polish closes gaps of float32 rounding, so waiting for
+// the strict gap (a float32 bound within tolerance) costs iterations for nothing.
+const earlyGap = 10
+
 // restartRounds is the rounds after which a search from the relaxation's labeling
 // tries a better one (Eliminate's guess).
 const restartRounds = 20
@@ -701,7 +706,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		if movable == 0 {
 			return finish(res, d, nil), nil
 		}
-		timed.r = targeted(roundSolver, -tol)
+		timed.r = targeted(roundSolver, -tol, earlyGap*tol)
 		// g is built when a round needs it as a model: a round on the solver of
 		// the last one rewrites in it only the factors whose map changed.
 		var g *model.Model
@@ -741,8 +746,11 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		prev = out
 		bound := out.LowerBound
 		// The solver's bound is an estimate (TRW-S sums in float32); a certificate
-		// costs about an iteration, so it is only made when it may succeed.
-		if bound >= -hopeless(res.Energy) {
+		// costs about an iteration, so it is only made when it may succeed. TRW-S
+		// stops early at a gap of earlyGap·tol; when the certificate does not
+		// close it, the round goes on in place, to the strict gap, for the rest of
+		// its iterations.
+		for retry := true; bound >= -hopeless(res.Energy); retry = false {
 			if g == nil {
 				if g, err = build(m, d, checking); err != nil {
 					return nil, err
@@ -760,6 +768,14 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 				report(round, movable, bound)
 				return finish(res, d, cert), nil
 			}
+			if _, inPlace := out.state.(*trws.Solver); !retry || !inPlace || out.Iterations >= rounds || out.Energy < -tol {
+				break
+			}
+			timed.r = targeted(capped(solver, rounds-out.Iterations), -tol, 0)
+			if out, err = solve(nil, &Warm{Prev: out, InPlace: true}); err != nil {
+				return nil, err
+			}
+			prev, bound = out, out.LowerBound
 		}
 		report(round, movable, bound)
 		// When nothing was fixed and the bound no longer rises, the dual is as

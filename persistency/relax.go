@@ -163,19 +163,25 @@ func capped(r Relaxation, n int) Relaxation {
 
 // targeted returns the capped r (see capped) stopping as soon as it finds a
 // labeling of energy < target: a round of label elimination ends at its first
-// violator, usually after one check (5 iterations) instead of its cap.
-func targeted(r Relaxation, target float64) Relaxation {
-	set := func(o trws.Options) trws.Options {
+// violator, usually after one check (5 iterations) instead of its cap. A gap > 0
+// also stops TRW-S once its labeling is within gap of its bound (absolute, for
+// labelings of energy within ±1): the float64 certificate may close what float32
+// messages leave (see search's retry).
+func targeted(r Relaxation, target, gap float64) Relaxation {
+	set := func(o trws.Options, gap float64) trws.Options {
 		o.HasTarget, o.Target = true, target
+		if gap > 0 {
+			o.GapTolerance = gap
+		}
 		return o
 	}
 	switch r := r.(type) {
 	case TRWS:
-		return TRWS{set(r.Options)}
+		return TRWS{set(r.Options, gap)}
 	case SRMP:
-		return SRMP{set(r.Options)}
+		return SRMP{set(r.Options, 0)}
 	case cappedAuto:
-		return cappedAuto{TRWS{set(r.t.Options)}, SRMP{set(r.s.Options)}}
+		return cappedAuto{TRWS{set(r.t.Options, gap)}, SRMP{set(r.s.Options, 0)}}
 	}
 	return r
 }
