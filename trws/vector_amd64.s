@@ -129,8 +129,9 @@ taildone:
 	RET
 
 // func minPlusFromHeadAVX2(h, out, tab []float32)
-// out[x] = min_y h[y] + tab[x*n + y], n = len(h): four rows at a time, each chunk of
-// h loaded once for the four, then one row at a time.
+// out[x] = min_y h[y] + tab[x*n + y], n = len(h): eight rows at a time when n is a
+// multiple of eight, then four, each chunk of h loaded once for them, then one row
+// at a time.
 TEXT ·minPlusFromHeadAVX2(SB), NOSPLIT, $0-72
 	MOVQ         h_base+0(FP), SI
 	MOVQ         h_len+8(FP), DX
@@ -145,6 +146,84 @@ TEXT ·minPlusFromHeadAVX2(SB), NOSPLIT, $0-72
 	MOVL         $0x7f800000, AX // +Inf
 	MOVL         AX, X15
 	VBROADCASTSS X15, Y15
+
+	CMPQ R9, DX
+	JNE  head4 // eight rows at a time need whole chunks of eight labels
+
+head8:
+	CMPQ    CX, $8
+	JLT     head4
+	VMOVAPS Y15, Y0
+	VMOVAPS Y15, Y1
+	VMOVAPS Y15, Y2
+	VMOVAPS Y15, Y3
+	VMOVAPS Y15, Y4
+	VMOVAPS Y15, Y5
+	VMOVAPS Y15, Y6
+	VMOVAPS Y15, Y7
+	MOVQ    BX, R11 // rows 0–2 at (R11), (R11)(R10*1), (R11)(R10*2)
+	LEAQ    (R10)(R10*2), AX
+	LEAQ    (BX)(AX*1), R13 // rows 3–5
+	LEAQ    (R13)(AX*1), AX // rows 6–7
+	MOVQ    SI, R14
+	MOVQ    R8, R12
+
+head8chunks:
+	TESTQ   R12, R12
+	JZ      head8reduce
+	VMOVUPS (R14), Y8
+	VADDPS  (R11), Y8, Y9
+	VMINPS  Y9, Y0, Y0
+	VADDPS  (R11)(R10*1), Y8, Y9
+	VMINPS  Y9, Y1, Y1
+	VADDPS  (R11)(R10*2), Y8, Y9
+	VMINPS  Y9, Y2, Y2
+	VADDPS  (R13), Y8, Y9
+	VMINPS  Y9, Y3, Y3
+	VADDPS  (R13)(R10*1), Y8, Y9
+	VMINPS  Y9, Y4, Y4
+	VADDPS  (R13)(R10*2), Y8, Y9
+	VMINPS  Y9, Y5, Y5
+	VADDPS  (AX), Y8, Y9
+	VMINPS  Y9, Y6, Y6
+	VADDPS  (AX)(R10*1), Y8, Y9
+	VMINPS  Y9, Y7, Y7
+	ADDQ    $32, R11
+	ADDQ    $32, R13
+	ADDQ    $32, AX
+	ADDQ    $32, R14
+	DECQ    R12
+	JMP     head8chunks
+
+head8reduce:
+	// The eight rows' minima at once: pairs of rows interleaved and folded,
+	// then pairs of pairs, then the two halves: lane r ends with row r's minimum.
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y9
+	VMINPS     Y9, Y8, Y8 // rows 0, 1
+	VUNPCKLPS  Y3, Y2, Y10
+	VUNPCKHPS  Y3, Y2, Y9
+	VMINPS     Y9, Y10, Y10 // rows 2, 3
+	VUNPCKLPS  Y5, Y4, Y11
+	VUNPCKHPS  Y5, Y4, Y9
+	VMINPS     Y9, Y11, Y11 // rows 4, 5
+	VUNPCKLPS  Y7, Y6, Y12
+	VUNPCKHPS  Y7, Y6, Y9
+	VMINPS     Y9, Y12, Y12 // rows 6, 7
+	VSHUFPS    $0x44, Y10, Y8, Y9
+	VSHUFPS    $0xEE, Y10, Y8, Y13
+	VMINPS     Y13, Y9, Y9 // rows 0–3, each half
+	VSHUFPS    $0x44, Y12, Y11, Y10
+	VSHUFPS    $0xEE, Y12, Y11, Y13
+	VMINPS     Y13, Y10, Y10 // rows 4–7, each half
+	VPERM2F128 $0x20, Y10, Y9, Y11
+	VPERM2F128 $0x31, Y10, Y9, Y12
+	VMINPS     Y12, Y11, Y11
+	VMOVUPS    Y11, (DI)
+	ADDQ       $32, DI
+	LEAQ       (BX)(R10*8), BX
+	SUBQ       $8, CX
+	JMP        head8
 
 head4:
 	CMPQ    CX, $4
