@@ -23,7 +23,9 @@ package persistency
 //     violator; settle then moves the violator's variables onto immovable labels
 //     where that does not raise g, so only the labels it still needs are marked;
 //   - a round rewrites, in the last round's TRW-S solver, only the factors around
-//     the variables whose immovable sets changed (rewrite.go), messages kept.
+//     the variables whose immovable sets changed (rewrite.go), messages kept;
+//   - a round's TRW-S tries the float64 certificate as soon as its float32 gap is
+//     within earlyGap tolerances, instead of waiting for float32 to close it.
 
 import (
 	"cmp"
