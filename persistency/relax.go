@@ -194,24 +194,34 @@ func targeted(r Relaxation, target, gap float64) Relaxation {
 // several iterations on f's own terms — tsukuba stopped at 100 iterations ran 40
 // rounds for 51k persistent pixels instead of one round for all 53k; where it
 // creeps (proteins), the rounds and refine's labelings do better than more
-// iterations.
+// iterations. search runs it with a looser rule first (firstStalled: 10
+// iterations, 1e-5) and goes on with this one only where the gap is nearly closed:
+// proteins save 7–12% of their iterations, stereo loses none of its proof.
 func firstCapped(r Relaxation, n int) Relaxation {
+	r, _ = firstStalled(r, n, 20, 1e-6)
+	return r
+}
+
+// firstStalled is firstCapped with the stall rule of its arguments: TRW-S ends
+// once its bound has not risen by tolerance (relative) in iterations. It says
+// whether it set them (not when the caller set a cap).
+func firstStalled(r Relaxation, n, iterations int, tolerance float64) (Relaxation, bool) {
 	first := func(t TRWS) TRWS {
 		t = capped(t, n).(TRWS)
-		t.Options.StallIterations, t.Options.StallTolerance = 20, 1e-6
+		t.Options.StallIterations, t.Options.StallTolerance = iterations, tolerance
 		return t
 	}
 	switch r := r.(type) {
 	case TRWS:
 		if r.Options.MaxIterations == 0 {
-			return first(r)
+			return first(r), true
 		}
 	case Auto:
 		if r.Options.MaxIterations == 0 {
-			return cappedAuto{first(TRWS(r)), SRMP(r)}
+			return cappedAuto{first(TRWS(r)), SRMP(r)}, true
 		}
 	}
-	return r
+	return r, false
 }
 
 // cappedAuto is Auto with each solver's options resolved.
