@@ -215,7 +215,7 @@ func NewGraphJob(spec protocol.JobSpec, proven int64, plan func(round int) parti
 // proven counts the variables with one label before round 0. Its rounds are
 // partition.Eliminate's: a round that eliminates nothing or little raises the
 // level (partition.Grows), and the rounds end at MaxRounds, when every variable is
-// decided, or after a round at maxLevel that eliminated nothing.
+// decided, or after a round at maxLevel that eliminated nothing or little.
 func NewEliminationJob(spec protocol.JobSpec, proven int64, maxLevel int, plan func(round, level int) partition.Plan) (*Job, []Action) {
 	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven, MaxLevel: maxLevel, plan: plan}
 	return j, j.startRound(0)
@@ -337,7 +337,7 @@ func (j *Job) endRound() []Action {
 	j.Rounds++
 	stalled := j.Proven == j.RoundStart
 	if j.Spec.IRI() {
-		stalled = j.RoundEliminated == 0 && j.Level >= j.MaxLevel
+		stalled = j.Level >= j.MaxLevel && partition.Grows(j.RoundEliminated, j.Eliminated-j.RoundEliminated)
 	}
 	if stalled || j.Rounds >= max(j.Spec.MaxRounds, 1) || j.Proven >= j.Pixels {
 		j.Phase = Finishing

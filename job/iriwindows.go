@@ -16,8 +16,8 @@ import (
 // model m of p, by round and level: grid tiles for a raster model without
 // evidence ("raster"), BFS regions otherwise ("regions"). A round that
 // eliminates nothing or little (partition.Grows) raises the level: windows (and
-// halos) twice the side on rasters, four times the size on graphs, until one
-// holds the model (maxLevel).
+// halos) twice the side on rasters, up to half the raster's side, and four times
+// the size on graphs, until one holds the model (maxLevel).
 type eliminationPlans struct {
 	name          string // raster or regions
 	halo          int
@@ -37,7 +37,15 @@ func planElimination(s Spec, p *Problem) eliminationPlans {
 	}
 	w, h, raster := rasterDims(m)
 	if raster && p.Evidence == nil {
-		e = eliminationPlans{name: "raster", halo: s.halo(DefaultRasterHalo), maxLevel: levelHolding(window, max(w, h), 1), raster: true, width: w, height: h}
+		// The windows grow to half the raster's side at most: one window over the
+		// raster is whole-model label elimination on the labels left, the cost
+		// windows are there to avoid (cones at 64+8: two such rounds, 224 s of
+		// 458, for 2 more persistent pixels).
+		top := levelHolding(window, max(w, h), 1)
+		if top > 1 {
+			top--
+		}
+		e = eliminationPlans{name: "raster", halo: s.halo(DefaultRasterHalo), maxLevel: top, raster: true, width: w, height: h}
 		e.plan = func(round, level int) partition.Plan {
 			size, shift := window<<level, round*(window<<level)/2
 			if size >= max(w, h) {

@@ -32,14 +32,14 @@ type EliminateOptions struct {
 	// variables still undecided.
 	Plan func(round, level int) Plan
 	// MaxLevel is the highest level (default 0): a round at MaxLevel that
-	// eliminates nothing ends the rounds.
+	// eliminates nothing or little (Grows) ends the rounds.
 	MaxLevel int
 	// Solver solves the windows' verification problems (default persistency.Auto).
 	Solver persistency.Relaxation
 	// Workers is the number of windows solved at once (default 1).
 	Workers int
 	// MaxRounds bounds the rounds (default 1); rounds also stop when one at
-	// MaxLevel eliminates nothing, or when no variable is left undecided.
+	// MaxLevel eliminates nothing or little, or when no variable is left undecided.
 	MaxRounds int
 	// Progress, if set, is called after every window (serially); Persistent
 	// counts the variables left with one label so far.
@@ -271,11 +271,13 @@ func (g *Merger) Merge(win Window, w WindowWork, e *persistency.Elimination) int
 }
 
 // EndRound ends the current round, of windows windows at level, and says whether
-// another is due: some variable is undecided, and the round eliminated a label or
-// a level above it remains (the caller raises the level when Grow says so).
+// another is due: some variable is undecided, and a level above it remains or the
+// round eliminated more than a little (Grows) — at the top level a round that
+// eliminated little ends the rounds, as one that eliminated nothing did before.
+// (The caller raises the level when Grow says so.)
 func (g *Merger) EndRound(windows, level, maxLevel int) bool {
 	g.res.Rounds, g.res.Windows, g.res.Level = g.round+1, g.res.Windows+windows, level
-	return g.persistent < len(g.res.Alive) && (g.eliminated > 0 || level < maxLevel)
+	return g.persistent < len(g.res.Alive) && (level < maxLevel || !g.Grow())
 }
 
 // Result is the merged elimination, with Persistent set and every variable's
