@@ -192,7 +192,9 @@ func TestForgedEliminationIsNotMerged(t *testing.T) {
 		t.Fatal("no result was forged: the test checks nothing")
 	}
 	// Checks end in any order: compare the sets.
-	byID := func(a, b coordinator.WindowID) int { return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Window, b.Window)) }
+	byID := func(a, b coordinator.WindowID) int {
+		return cmp.Or(cmp.Compare(a.Round, b.Round), cmp.Compare(a.Window, b.Window))
+	}
 	lost := slices.SortedFunc(slices.Values(sum.LostWindows), byID)
 	slices.SortFunc(forged, byID)
 	if sum.Phase != "done" || !slices.Equal(lost, forged) {
