@@ -336,14 +336,15 @@ func (j *Job) merges() []Action {
 func (j *Job) endRound() []Action {
 	j.Rounds++
 	stalled := j.Proven == j.RoundStart
+	grow := j.Spec.IRI() && partition.Grows(j.RoundEliminated, j.Eliminated-j.RoundEliminated)
 	if j.Spec.IRI() {
-		stalled = j.Level >= j.MaxLevel && partition.Grows(j.RoundEliminated, j.Eliminated-j.RoundEliminated)
+		stalled = j.Level >= j.MaxLevel && grow
 	}
 	if stalled || j.Rounds >= max(j.Spec.MaxRounds, 1) || j.Proven >= j.Pixels {
 		j.Phase = Finishing
 		return []Action{Finish{}}
 	}
-	if j.Spec.IRI() && partition.Grows(j.RoundEliminated, j.Eliminated-j.RoundEliminated) && j.Level < j.MaxLevel {
+	if grow { // below MaxLevel: a growing round at MaxLevel finished the job
 		j.Level++
 	}
 	return j.startRound(j.Round + 1)

@@ -115,7 +115,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		if !g.EndRound(len(plan.Windows), level, opt.MaxLevel) {
 			break
 		}
-		if g.Grow() && level < opt.MaxLevel {
+		if g.Grow() { // below MaxLevel: at MaxLevel EndRound ended the rounds
 			level++
 		}
 	}
@@ -140,7 +140,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 //		if !g.EndRound(len(wins), level, maxLevel) {
 //			break
 //		}
-//		if g.Grow() && level < maxLevel {
+//		if g.Grow() {
 //			level++
 //		}
 //	}

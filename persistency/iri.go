@@ -630,7 +630,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		return nil, err
 	}
 	res := &Elimination{Prior: opt.Domains, LowerBound: math.Inf(-1)}
-	timed := &timedSolver{r: firstCapped(solver, firstIterations), iterations: &res.SolverIterations}
+	timed := &timedSolver{iterations: &res.SolverIterations} // r: set before each solve
 	solve := func(p *model.Model, from *Warm) (*Outcome, error) { return timed.solve(ctx, p, from) }
 	defer func() { res.Seconds, res.SolverSeconds = time.Since(start).Seconds(), timed.elapsed.Seconds() }()
 
