@@ -56,6 +56,10 @@ type RunOptions struct {
 	// (partition.EliminateOptions's), required for one.
 	Plan     func(round, level int) partition.Plan
 	MaxLevel int
+	// Domains, if set, are an iri job's labels alive before its first round
+	// (partition.EliminateOptions's): what an earlier job in this process
+	// proved. They live in memory only, so such a job does not resume.
+	Domains [][]int
 }
 
 // Summary is a job's status with the totals a report needs.
@@ -154,7 +158,10 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 		if m == nil || m.NumVars() != spec.Width || opt.Plan == nil {
 			return nil, fmt.Errorf("iri job %s of %d variables: the runner needs its model and plans (RunOptions.Model, Plan)", spec.Job, spec.Width)
 		}
-		merger = partition.NewMerger(m)
+		var err error
+		if merger, err = partition.NewMergerFrom(m, opt.Domains); err != nil {
+			return nil, err
+		}
 		job, actions = NewEliminationJob(spec, int64(merger.Persistent()), opt.MaxLevel, opt.Plan)
 	case spec.Layout == protocol.LayoutGraph:
 		m := opt.Model

@@ -2,9 +2,11 @@ package job
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/persistency"
 )
 
@@ -41,5 +43,39 @@ func TestDefaultFallsBackToPBPOnHugeTables(t *testing.T) {
 	}
 	if rep, _ := run(PBPIRI); rep.(*IRIReport).Method != string(PBPIRI) {
 		t.Errorf("--method pbp+iri past the bound: %+v", rep)
+	}
+}
+
+// TestDefaultFallsBackToPBPOnGridsPastMemory: a .grid file without a method is
+// solved by windows with pbp+iri; one past the in-memory bound by pbp alone, out
+// of core, with a note that says why, while an explicit iri is refused.
+func TestDefaultFallsBackToPBPOnGridsPastMemory(t *testing.T) {
+	p, err := LoadProblem("../testdata/denoise32.uai.gz", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.grid")
+	if err := grid.WriteModelFile(path, p.Model, 32, 32, 16); err != nil {
+		t.Fatal(err)
+	}
+	run := func(m Method) (*WindowsReport, []string, error) {
+		var notes []string
+		res, err := Run(context.Background(), Spec{Model: path, Method: m, Window: 16, Output: t.TempDir()}, Options{Note: func(s string) { notes = append(notes, s) }})
+		if err != nil {
+			return nil, notes, err
+		}
+		return res.Report.(*WindowsReport), notes, nil
+	}
+	if rep, notes, err := run(""); err != nil || rep.Method != string(PBPIRI) || len(notes) != 0 {
+		t.Fatalf("default: %+v, notes %q, %v; want pbp+iri", rep, notes, err)
+	}
+	defer func(old int64) { maxInMemoryPixels = old }(maxInMemoryPixels)
+	maxInMemoryPixels = 32*32 - 1
+	rep, notes, err := run("")
+	if err != nil || rep.Method != string(PBP) || len(notes) != 1 || !strings.Contains(notes[0], "pbp alone") {
+		t.Errorf("default past the bound: %+v, notes %q, %v; want pbp with a note", rep, notes, err)
+	}
+	if _, _, err := run(IRI); err == nil || !strings.Contains(err.Error(), "into memory") {
+		t.Errorf("iri past the bound: %v", err)
 	}
 }

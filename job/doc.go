@@ -14,11 +14,12 @@
 //	fmt.Println(res.Summary)
 //	v, err := job.Verify("model.uai", "out", false, nil)
 //
-// A Spec's zero values are the defaults: method pbp with the
-// reparametrisation-invariant boundary, each relaxation solver's own iteration
-// cap, the whole model (a .grid file by 512-pixel windows). Window > 0 solves by
-// windows: tiles of a raster model, out of core, or BFS regions of any other
-// model, in memory. Options.Progress and Options.Note report progress and
+// A Spec's zero values are the defaults: method pbp+iri (Algorithm 1, then
+// label elimination on what it leaves) with the reparametrisation-invariant
+// boundary, each relaxation solver's own iteration cap, the whole model (a
+// .grid file by 512-pixel windows; past MaxInMemoryPixels by pbp alone, out of
+// core). Window > 0 solves by windows: tiles of a raster model or BFS regions of
+// any other model (pbp alone: tiles out of core). Options.Progress and Options.Note report progress and
 // messages for the user; the caller renders them (package job prints nothing).
 //
 // Errors of type InternalError are failures of the run (an interrupted proof, a

@@ -60,7 +60,10 @@ func planElimination(s Spec, p *Problem) eliminationPlans {
 // eliminateWindows is method iri by windows, in memory or by the runtime (an
 // iri job: the same plans, merged in the same order, so the same outputs);
 // every window's proof is re-checked (partition.CheckElimination here, the
-// coordinator before each merge there) before anything is written.
+// coordinator before each merge there) before anything is written. Method
+// pbp+iri first runs pbp by windows over the same layout (pbpWindows): the
+// elimination starts from its persistent labels, so it proves at least what
+// pbp proves.
 func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	s := r.spec
 	p, err := LoadProblem(s.Model, s.NoEvidence)
@@ -75,17 +78,40 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	plans := planElimination(s, p)
 	progress := r.windowProgress(int64(n))
 	start := time.Now()
-	var res *partition.Elimination
 	out := &Outcome{}
-	if r.opt.Runtime != nil && n > 0 {
-		res, out, err = r.distributeElimination(ctx, p, plans, progress)
+	var pbp *regionsOutcome
+	var domains [][]int // before the elimination: nil, every label
+	if s.Method == PBPIRI && n > 0 {
+		if pbp, err = r.pbpWindows(ctx, p, plans, progress); err != nil {
+			return nil, windowsFailed(ctx, err, s.Output)
+		}
+		domains = (&persistency.Result{Persistent: pbp.persistent}).Domains(m)
+		out.RasterResult, out.Runtime, out.Lost = pbp.RasterResult, pbp.Runtime, pbp.Lost
+	}
+	el := &runner{spec: s.stage(IRI), opt: r.opt}
+	var res *partition.Elimination
+	if pbp != nil && persistency.Count(pbp.persistent) == n {
+		// pbp proved every variable: nothing is left to eliminate.
+		g, err := partition.NewMergerFrom(m, domains)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		res = g.Result()
+	} else if r.opt.Runtime != nil && n > 0 {
+		var o *Outcome
+		if res, o, err = el.distributeElimination(ctx, p, plans, domains, progress); err == nil {
+			out.add(o)
+			out.Windows += res.Windows
+		}
 	} else {
-		opt := partition.EliminateOptions{Plan: plans.plan, MaxLevel: plans.maxLevel, Solver: s.persistency().Solver, Workers: s.Workers, MaxRounds: s.Rounds}
+		opt := partition.EliminateOptions{Plan: plans.plan, MaxLevel: plans.maxLevel, Solver: s.persistency().Solver, Workers: s.Workers,
+			MaxRounds: el.spec.Rounds, Domains: domains}
 		opt.Progress = windowsProgress(progress)
 		if res, err = partition.Eliminate(ctx, m, opt); err == nil {
 			if err := partition.CheckElimination(m, res); err != nil {
 				return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
 			}
+			out.Windows += res.Windows
 			for _, pr := range res.Proofs {
 				if pr.Result != nil {
 					out.Solved++
@@ -105,9 +131,9 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	energy := m.Energy(res.Labeling)
 	frac := fraction(int64(eliminated), int64(labels))
 	rep := &WindowsReport{
-		Method: string(IRI), Model: p.Path, Plan: plans.name, Window: window, Halo: plans.halo,
-		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds, Level: res.Level, Windows: res.Windows, WindowsSolved: out.Solved,
-		MaxWindowVariables: out.MaxWindowVars, SolverIterations: out.SolverIterations, WindowSeconds: out.WindowSeconds,
+		Method: string(s.Method), Model: p.Path, Plan: plans.name, Window: window, Halo: plans.halo,
+		Workers: s.Workers, MaxRounds: el.spec.Rounds, Rounds: out.Rounds + res.Rounds, Level: res.Level, Windows: out.Windows, WindowsSolved: out.Solved,
+		MaxWindowVariables: out.MaxWindowVars, PruningIterations: out.PruningIterations, SolverIterations: out.SolverIterations, WindowSeconds: out.WindowSeconds,
 		Runtime: out.Runtime, LostWindows: out.Lost,
 		Variables: int64(p.Model.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
 		PersistentFraction: score, Fraction: fraction(k, int64(n)),
@@ -115,22 +141,73 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 	}
+	if s.Method == PBPIRI {
+		rep.Boundary = s.Boundary.String()
+		rep.PBPPersistentVariables = new(int64)
+		if pbp != nil {
+			*rep.PBPPersistentVariables = int64(persistency.Count(pbp.persistent))
+		}
+	}
 	if plans.raster {
 		rep.Width, rep.Height = plans.width, plans.height
 	}
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
-	x, domains := p.Extend(res.Labeling), p.domains(res.Alive)
+	x, alive := p.Extend(res.Labeling), p.domains(res.Alive)
 	files := append(uaiOutputs(x, evidenceOf(p.Proven(res.Persistent))),
-		output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, domains) }})
-	files = append(files, aliveRasterOutputs(p.Model, x, domains, s.PNGMax)...)
+		output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, alive) }})
+	files = append(files, aliveRasterOutputs(p.Model, x, alive, s.PNGMax)...)
 	rep.Outputs = names(files)
 	if err := writeOutputs(s.Output, rep.Outputs, files, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",
-		score, k, n, eliminated, labels, frac, res.Windows, res.Rounds, seconds)}, nil
+		score, k, n, eliminated, labels, frac, rep.Windows, rep.Rounds, seconds)}, nil
+}
+
+// pbpWindows is pbp+iri's first stage: pbp by windows over p's solved model, in
+// the layout of the elimination's plans (raster tiles, or regions), in this
+// process or by the runtime; its proofs are checked as those of method pbp.
+func (r *runner) pbpWindows(ctx context.Context, p *Problem, plans eliminationPlans, progress func(partition.RasterProgress)) (*regionsOutcome, error) {
+	pr := &runner{spec: r.spec.stage(PBP), opt: r.opt}
+	s := pr.spec
+	if !plans.raster {
+		if r.opt.Runtime != nil {
+			return pr.distributeRegions(ctx, p, progress)
+		}
+		return solveRegionsHere(ctx, p, s, s.Window, s.halo(DefaultRegionHalo), progress)
+	}
+	w, h := plans.width, plans.height
+	raster, err := partition.RasterOf(p.Solved, w, h)
+	if err != nil {
+		return nil, err
+	}
+	pers, lab, scratch := partition.NewMemStore(w, h), partition.NewMemStore(w, h), partition.NewMemStore(w, h)
+	out := &regionsOutcome{}
+	if r.opt.Runtime != nil {
+		d := &Distributed{ModelPath: s.Model, Raster: raster, Persistent: pers, Labeling: lab, Scratch: scratch, Progress: progress}
+		if d.Spec, err = s.wire(false, w, h, maxLabels(p.Solved)); err != nil {
+			return nil, err
+		}
+		o, err := r.opt.Runtime.Windows(ctx, d)
+		if err != nil {
+			return nil, err
+		}
+		out.Outcome = *o
+	} else {
+		opt := partition.RasterOptions{Core: s.Window, Halo: s.halo(DefaultRasterHalo), Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds, Progress: progress}
+		res, err := partition.SolveRaster(ctx, raster, pers, lab, scratch, opt)
+		if err != nil {
+			return nil, err
+		}
+		out.RasterResult = *res
+	}
+	out.persistent, out.labeling = make([]int, w*h), make([]int, w*h)
+	for v := range out.persistent {
+		out.persistent[v], out.labeling[v] = int(pers.Values[v])-1, int(lab.Values[v])
+	}
+	return out, nil
 }
 
 // levelHolding is the first level at which a window grown by 2^step a level from
@@ -144,15 +221,15 @@ func levelHolding(window, extent, step int) int {
 }
 
 // distributeElimination is eliminateWindows's work done by the runtime as an iri
-// job over the solved model.
-func (r *runner) distributeElimination(ctx context.Context, p *Problem, plans eliminationPlans, progress func(partition.RasterProgress)) (*partition.Elimination, *Outcome, error) {
+// job over the solved model, from domains (nil: every label).
+func (r *runner) distributeElimination(ctx context.Context, p *Problem, plans eliminationPlans, domains [][]int, progress func(partition.RasterProgress)) (*partition.Elimination, *Outcome, error) {
 	m, n := p.Solved, p.Solved.NumVars()
 	spec, err := r.spec.wire(true, n, 1, maxLabels(m))
 	if err != nil {
 		return nil, nil, err
 	}
 	spec.Method, spec.Halo = protocol.MethodIRI, plans.halo
-	d := &Distributed{Spec: spec, ModelPath: p.Path, Graph: m, Plan: plans.plan, MaxLevel: plans.maxLevel,
+	d := &Distributed{Spec: spec, ModelPath: p.Path, Graph: m, Plan: plans.plan, MaxLevel: plans.maxLevel, Domains: domains,
 		Persistent: partition.NewMemStore(n, 1), Labeling: partition.NewMemStore(n, 1), Scratch: partition.NewMemStore(n, 1), Progress: progress}
 	if p.Evidence != nil {
 		d.EvidencePath = p.Evidence.Path

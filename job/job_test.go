@@ -89,7 +89,7 @@ func (r *inProcess) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 // runtime left in the stores are those of the job solved here.
 func TestRuntimeGetsTheJobAndWritesTheSameOutputs(t *testing.T) {
 	here, there := t.TempDir(), t.TempDir()
-	s := job.Spec{Model: denoise, Window: 12, Halo: 4, Output: here}
+	s := job.Spec{Model: denoise, Method: job.PBP, Window: 12, Halo: 4, Output: here}
 	if _, err := job.Run(context.Background(), s, job.Options{}); err != nil {
 		t.Fatal(err)
 	}
@@ -135,9 +135,16 @@ func TestWireRoundTrip(t *testing.T) {
 		t.Errorf("no halo: wire %d, %v", w.Halo, err)
 	}
 	// What a cluster cannot run is refused, not run as something else.
-	for _, bad := range []job.Spec{{Model: network}, {Model: network, Window: 3, Method: job.PBPIRI}} {
-		if _, err := job.Wire(bad); err == nil || !strings.Contains(err.Error(), "by windows only") {
-			t.Errorf("%+v: wire error %v", bad, err)
+	for _, bad := range []struct {
+		s    job.Spec
+		want string
+	}{
+		{job.Spec{Model: network}, "by windows only"},
+		{job.Spec{Model: network, Window: 3, Method: job.TRWS}, "by windows only"},
+		{job.Spec{Model: network, Window: 3, Method: job.PBPIRI}, "two jobs"},
+	} {
+		if _, err := job.Wire(bad.s); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%+v: wire error %v", bad.s, err)
 		}
 	}
 }
@@ -226,7 +233,9 @@ func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
 		spec job.Spec
 		want []string
 	}{
-		{job.Spec{Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
+		{job.Spec{Method: job.PBP, Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
+		{job.Spec{Window: 16}, []string{job.AliveTilesFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
+			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
 		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
 		{job.Spec{}, []string{job.AliveTilesFile, job.CertificateFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
 			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},

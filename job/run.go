@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,9 +63,9 @@ func (e InternalError) Unwrap() error { return e.Err }
 // Internal wraps err as an InternalError.
 func Internal(err error) error { return InternalError{err} }
 
-// Run runs the job s and writes its outputs in s.Output: whole (pbp, trws,
-// srmp) or by windows (pbp with a window, or a .grid file), in this process or
-// through opt.Runtime. A pbp run writes nothing unless its proof was checked;
+// Run runs the job s and writes its outputs in s.Output: whole or by windows
+// (with a window, or a .grid file: methods pbp, iri and pbp+iri), in this
+// process or through opt.Runtime. A pbp run writes nothing unless its proof was checked;
 // an interrupted pbp run writes nothing and returns an InternalError; an
 // interrupted trws or srmp solve writes the outputs of the work done.
 func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
@@ -73,15 +74,22 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 	}
 	r := &runner{spec: s.withDefaults(), opt: opt}
 	if r.spec.Method != PBP {
-		if err := r.spec.checkInMemory(); err != nil {
+		err := r.spec.checkInMemory()
+		if errors.Is(err, errTooLarge) && s.Method == "" {
+			// The default's label elimination reads the model into memory.
+			r.note(err.Error() + ": proving by pbp alone, out of core")
+			r.spec = s.stage(PBP).withDefaults()
+			err = nil
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	if r.spec.Windowed() {
-		if r.spec.Method == IRI {
-			return r.eliminateWindows(ctx)
+		if r.spec.Method == PBP {
+			return r.solveWindowed(ctx)
 		}
-		return r.solveWindowed(ctx)
+		return r.eliminateWindows(ctx)
 	}
 	p, err := LoadProblem(s.Model, s.NoEvidence)
 	if err != nil {

@@ -33,6 +33,9 @@ type Distributed struct {
 	// (partition.EliminateOptions's).
 	Plan     func(round, level int) partition.Plan
 	MaxLevel int
+	// Domains, if set, are an iri job's labels alive before its first round
+	// over Graph (pbp+iri: what Algorithm 1's windows proved).
+	Domains [][]int
 	// The labels: the persistent map (label+1, or 0), the labeling, and the
 	// labels fixed before a round. The persistent map holds the observed
 	// pixels already.
@@ -51,4 +54,16 @@ type Outcome struct {
 	// Elimination is an iri job's merged result (without Proofs: the
 	// coordinator checked each window's before merging it).
 	Elimination *partition.Elimination
+}
+
+// add counts o's windows (but not Windows: an elimination counts its own) and
+// reports, after out's: pbp+iri's two stages in one report.
+func (out *Outcome) add(o *Outcome) {
+	out.Solved += o.Solved
+	out.WindowSeconds += o.WindowSeconds
+	out.MaxWindowVars = max(out.MaxWindowVars, o.MaxWindowVars)
+	out.PruningIterations += o.PruningIterations
+	out.SolverIterations += o.SolverIterations
+	out.Runtime = o.Runtime
+	out.Lost = append(out.Lost, o.Lost...)
 }

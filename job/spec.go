@@ -58,13 +58,13 @@ const (
 
 // Spec is one job: what to solve, how, and where the outputs go. Its zero
 // values are the defaults, so Spec{Model: m, Output: dir} proves the persistent
-// labels of m whole by pbp+iri (or by windows and pbp for a .grid file).
+// labels of m by pbp+iri, whole (by windows for a .grid file).
 type Spec struct {
 	// Model is the model file (any format model/modelfile reads); MODEL.evid
 	// beside it is applied unless NoEvidence.
 	Model      string
 	NoEvidence bool
-	Method     Method              // "" is PBP
+	Method     Method              // "": PBPIRI (see method)
 	Boundary   persistency.Variant // PBP's boundary potentials
 	// Solver are the relaxation solver's options (its Progress is ignored: see
 	// Options.Progress); MaxIterations 0 is the solver's own cap (1500 for
@@ -77,38 +77,64 @@ type Spec struct {
 	// Halo extends the windows: pixels of a raster, graph steps otherwise; 0
 	// is the layout's default (DefaultRasterHalo, DefaultRegionHalo), NoHalo none.
 	Halo    int
-	Rounds  int // at most this many rounds of windows; 0: DefaultRounds (DefaultEliminationRounds for IRI)
+	Rounds  int // at most this many rounds of windows; 0: DefaultRounds (DefaultEliminationRounds for IRI and pbp+iri's elimination)
 	Workers int // windows solved at once in this process; 0: 1
 	PNGMax  int // largest side of persistency.png; 0: DefaultPNGSide
 	// Output is the output directory, created if missing.
 	Output string
 }
 
-// method is s.Method with its default: the strongest, pbp+iri, for a model
-// solved whole; pbp for windows (--window, .grid files): windows of any size run
-// out of core by pbp, while label elimination reads the model into memory
-// (MaxInMemoryPixels).
+// method is s.Method with its default: the strongest, pbp+iri, whole or by
+// windows (--window, .grid files). Run falls back to pbp alone, with a note,
+// where label elimination cannot run: a .grid file past MaxInMemoryPixels
+// (pbp solves it out of core), a whole model whose verification tables are
+// too large.
 func (s Spec) method() Method {
-	switch {
-	case s.Method != "":
+	if s.Method != "" {
 		return s.Method
-	case s.Window > 0 || IsGridFile(s.Model):
-		return PBP
 	}
 	return PBPIRI
 }
 
 // Windowed says whether the job is solved by windows.
 func (s Spec) Windowed() bool {
-	m := s.method()
-	return (m == PBP && (s.Window > 0 || IsGridFile(s.Model))) || (m == IRI && s.Window > 0)
+	switch s.method() {
+	case PBP, PBPIRI:
+		return s.Window > 0 || IsGridFile(s.Model)
+	case IRI:
+		return s.Window > 0
+	}
+	return false
+}
+
+// roundsFor is the rounds of windows of method m (pbp or iri): s.Rounds, or
+// the method's default.
+func (s Spec) roundsFor(m Method) int {
+	switch {
+	case s.Rounds > 0:
+		return s.Rounds
+	case m == IRI:
+		return DefaultEliminationRounds
+	}
+	return DefaultRounds
+}
+
+// stage is s for one method of a pbp+iri run: method m with its rounds.
+func (s Spec) stage(m Method) Spec {
+	s.Method, s.Rounds = m, s.roundsFor(m)
+	return s
 }
 
 // MaxInMemoryPixels bounds the .grid files that methods other than pbp read into
 // memory (pbp solves them out of core, of any size).
 const MaxInMemoryPixels = 1 << 24
 
-// checkInMemory refuses a .grid file too large to read into memory.
+var maxInMemoryPixels int64 = MaxInMemoryPixels // a variable for the tests
+
+// errTooLarge is checkInMemory's refusal.
+var errTooLarge = errors.New("too large to read into memory")
+
+// checkInMemory refuses a .grid file too large to read into memory (errTooLarge).
 func (s Spec) checkInMemory() error {
 	if !IsGridFile(s.Model) {
 		return nil
@@ -117,8 +143,9 @@ func (s Spec) checkInMemory() error {
 	if err != nil {
 		return err
 	}
-	if n := int64(h.Width) * int64(h.Height); n > MaxInMemoryPixels {
-		return fmt.Errorf("%s: %d×%d pixels: method %s reads the model into memory, up to %d pixels (pbp solves any size out of core)", s.Model, h.Width, h.Height, s.method(), MaxInMemoryPixels)
+	if n := int64(h.Width) * int64(h.Height); n > maxInMemoryPixels {
+		return fmt.Errorf("%s: %d×%d pixels: method %s reads the model into memory, up to %d pixels (pbp solves any size out of core): %w",
+			s.Model, h.Width, h.Height, s.method(), maxInMemoryPixels, errTooLarge)
 	}
 	return nil
 }
@@ -141,8 +168,8 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("gap tolerance %v: want a number ≥ 0", s.Solver.GapTolerance)
 	case s.Window < 0 || s.Halo < NoHalo || s.Rounds < 0 || s.Workers < 0 || s.PNGMax < 0:
 		return fmt.Errorf("window %d, halo %d, rounds %d, workers %d, png side %d: want ≥ 0 (halo: or NoHalo)", s.Window, s.Halo, s.Rounds, s.Workers, s.PNGMax)
-	case s.Window > 0 && m != PBP && m != IRI:
-		return fmt.Errorf("window: method %s does not solve by windows (pbp and iri do)", m)
+	case s.Window > 0 && m != PBP && m != IRI && m != PBPIRI:
+		return fmt.Errorf("window: method %s does not solve by windows (pbp, iri and pbp+iri do)", m)
 	}
 	return nil
 }
@@ -158,17 +185,14 @@ func (s Spec) withDefaults() Spec {
 	if s.Solver.CheckEvery == 0 {
 		s.Solver.CheckEvery = trws.DefaultOptions().CheckEvery
 	}
-	if s.Rounds == 0 {
-		s.Rounds = DefaultRounds
-		if s.Method == IRI {
-			s.Rounds = DefaultEliminationRounds
-		}
+	if s.Method != PBPIRI { // pbp+iri: each stage its own (stage)
+		s.Rounds = s.roundsFor(s.Method)
 	}
 	s.Workers = max(s.Workers, 1)
 	if s.PNGMax == 0 {
 		s.PNGMax = DefaultPNGSide
 	}
-	if s.Window == 0 && IsGridFile(s.Model) && s.Method == PBP {
+	if s.Window == 0 && IsGridFile(s.Model) && (s.Method == PBP || s.Method == PBPIRI) {
 		s.Window = DefaultRasterWindow
 	}
 	return s
@@ -229,13 +253,19 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 	return spec, spec.Validate()
 }
 
-// Wire is the cluster's description of the windowed job s (Window and Halo as
-// given, Rounds 0 as DefaultRounds): a raster for a .grid file or a model on a
+// Wire is the cluster's description of the windowed job s (Method "" as pbp,
+// Window and Halo as given, Rounds 0 as the method's default): a raster for a .grid file or a model on a
 // 4-connected grid, otherwise a graph of the variables left free by the
 // evidence. The model is referred to by its absolute path; a fresh id is drawn.
 func Wire(s Spec) (protocol.JobSpec, error) {
+	if s.Method == "" {
+		s.Method = PBP // a submitted job runs one method
+	}
 	s = s.withDefaults()
-	if (s.Method != PBP && s.Method != IRI) || !s.Windowed() {
+	switch {
+	case s.Method == PBPIRI:
+		return protocol.JobSpec{}, errors.New("method pbp+iri runs two jobs, one after the other: submit pbp, or iri, or run pbp+iri with partopt run")
+	case (s.Method != PBP && s.Method != IRI) || !s.Windowed():
 		return protocol.JobSpec{}, fmt.Errorf("a cluster runs methods pbp and iri by windows only, not %s with window %d", s.Method, s.Window)
 	}
 	if s.Method == IRI {

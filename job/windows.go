@@ -14,10 +14,10 @@ import (
 	"github.com/partopt/partopt/persistency"
 )
 
-// WindowsReport is report.json of a windowed pbp run.
+// WindowsReport is report.json of a windowed run (methods pbp, iri, pbp+iri).
 type WindowsReport struct {
 	Method              string  `json:"method"`
-	Boundary            string  `json:"boundary"`
+	Boundary            string  `json:"boundary,omitempty"`
 	Model               string  `json:"model"`
 	Evidence            string  `json:"evidence,omitempty"`
 	Plan                string  `json:"plan"` // raster or regions
@@ -50,9 +50,13 @@ type WindowsReport struct {
 	// unnecessary, and their fraction of Σ(|X_v| − 1).
 	EliminatedLabels        *int     `json:"eliminated_labels,omitempty"`
 	EliminatedLabelFraction *float64 `json:"eliminated_label_fraction,omitempty"`
-	Runtime                 string   `json:"runtime,omitempty"` // how windows were distributed: "nats-embedded" for run
-	LostWindows             []string `json:"lost_windows,omitempty"`
-	Outputs                 []string `json:"outputs"`
+	// PBPPersistentVariables (pbp+iri) are those Algorithm 1's windows proved,
+	// before the elimination; the rounds and window counters are of both stages
+	// (MaxRounds and Level the elimination's).
+	PBPPersistentVariables *int64   `json:"pbp_persistent_variables,omitempty"`
+	Runtime                string   `json:"runtime,omitempty"` // how windows were distributed: "nats-embedded" for run
+	LostWindows            []string `json:"lost_windows,omitempty"`
+	Outputs                []string `json:"outputs"`
 }
 
 // summary is the last line of a windowed run.

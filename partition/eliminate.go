@@ -44,6 +44,10 @@ type EliminateOptions struct {
 	// Progress, if set, is called after every window (serially); Persistent
 	// counts the variables left with one label so far.
 	Progress func(Progress)
+	// Domains, if set, are the labels alive before the first round, per
+	// variable (ascending): what an earlier proof left, e.g. Algorithm 1's
+	// persistent labels. nil: every label.
+	Domains [][]int
 }
 
 // Elimination is the merged outcome of all rounds of Eliminate.
@@ -58,6 +62,9 @@ type Elimination struct {
 	Rounds   int
 	Windows  int
 	Level    int // the level of the last round (see EliminateOptions.Plan)
+	// Initial are the domains before the first round (EliminateOptions.Domains),
+	// nil for every label: CheckElimination composes the windows' maps from them.
+	Initial [][]int
 	// Proofs holds every window's elimination, in order (round, plan order), with
 	// the variables it was solved over and the domains before its round;
 	// CheckElimination re-verifies them.
@@ -77,7 +84,10 @@ type EliminationProof struct {
 // depends only on the plans and the windows' results, never on the worker count
 // or completion order.
 func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimination, error) {
-	g := NewMerger(m)
+	g, err := NewMergerFrom(m, opt.Domains)
+	if err != nil {
+		return nil, err
+	}
 	g.KeepProofs = true
 	level := 0
 	for round := range max(opt.MaxRounds, 1) {
@@ -161,16 +171,52 @@ type Merger struct {
 
 // NewMerger starts the elimination of m: every label alive.
 func NewMerger(m *model.Model) *Merger {
+	g, _ := NewMergerFrom(m, nil) // nil domains are valid
+	return g
+}
+
+// NewMergerFrom starts the elimination of m from domains (nil: every label
+// alive), which must be non-empty ascending labels of each variable.
+func NewMergerFrom(m *model.Model, domains [][]int) (*Merger, error) {
 	n := m.NumVars()
 	res := &Elimination{Alive: make([][]int, n), Persistent: make([]int, n), Labeling: make([]int, n)}
+	if domains != nil {
+		if err := checkDomains(m, domains); err != nil {
+			return nil, err
+		}
+		res.Initial = domains
+	}
 	g := &Merger{m: m, res: res}
 	for v := range n {
-		res.Alive[v] = allLabels(m.NumLabels(v))
+		if domains != nil {
+			res.Alive[v] = slices.Clone(domains[v])
+		} else {
+			res.Alive[v] = allLabels(m.NumLabels(v))
+		}
 		if len(res.Alive[v]) == 1 {
 			g.persistent++
 		}
 	}
-	return g
+	return g, nil
+}
+
+// checkDomains checks that domains hold, for each variable of m, some of its
+// labels, strictly ascending.
+func checkDomains(m *model.Model, domains [][]int) error {
+	if len(domains) != m.NumVars() {
+		return fmt.Errorf("partition: %d domains for a model of %d variables", len(domains), m.NumVars())
+	}
+	for v, ls := range domains {
+		if len(ls) == 0 {
+			return fmt.Errorf("partition: variable %d: no label alive", v)
+		}
+		for i, l := range ls {
+			if l < 0 || l >= m.NumLabels(v) || (i > 0 && l <= ls[i-1]) {
+				return fmt.Errorf("partition: variable %d: domain %v: want ascending labels below %d", v, ls, m.NumLabels(v))
+			}
+		}
+	}
+	return nil
 }
 
 // StartRound starts round: its windows work on the domains alive now.
@@ -352,8 +398,9 @@ func windowModel(m *model.Model, w WindowWork) (*model.Model, error) {
 
 // CheckElimination re-verifies every window's elimination against the model: each
 // window model is rebuilt from m restricted to the domains before its round
-// (CheckWindow, the windows checked in parallel), and the merged domains must be
-// the composition of the windows' maps.
+// (CheckWindow, the windows checked in parallel), those domains must be what the
+// earlier rounds left, and the merged domains the composition of the windows'
+// maps applied to res.Initial — whose own proof, when set, is the caller's.
 func CheckElimination(m *model.Model, res *Elimination) error {
 	n := m.NumVars()
 	works := make([]WindowWork, len(res.Proofs))
@@ -387,14 +434,36 @@ func CheckElimination(m *model.Model, res *Elimination) error {
 		}
 	}
 	alive := make([][]int, n)
-	for v := range n {
-		alive[v] = allLabels(m.NumLabels(v))
+	if res.Initial != nil {
+		if err := checkDomains(m, res.Initial); err != nil {
+			return err
+		}
 	}
-	for _, pr := range res.Proofs {
-		if pr.Result != nil {
-			for j, v := range pr.Vars {
-				alive[v] = pr.Result.Image(j, alive[v])
+	for v := range n {
+		if res.Initial != nil {
+			alive[v] = slices.Clone(res.Initial[v])
+		} else {
+			alive[v] = allLabels(m.NumLabels(v))
+		}
+	}
+	// A window's map is proven on the domains before its round: they must be
+	// what the earlier rounds' maps left of the initial ones.
+	round, start := -1, alive
+	for i, pr := range res.Proofs {
+		if pr.Round < round {
+			return fmt.Errorf("partition: proof %d of round %d after round %d", i, pr.Round, round)
+		}
+		if pr.Round > round {
+			round, start = pr.Round, slices.Clone(alive) // Image never changes a list in place
+		}
+		if pr.Result == nil {
+			continue
+		}
+		for j, v := range pr.Vars {
+			if !slices.Equal(pr.Prior[v], start[v]) {
+				return fmt.Errorf("partition: proof %d (round %d): variable %d: proven on labels %v, alive before the round %v", i, pr.Round, v, pr.Prior[v], start[v])
 			}
+			alive[v] = pr.Result.Image(j, alive[v])
 		}
 	}
 	for v := range n {

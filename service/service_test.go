@@ -55,7 +55,7 @@ func quiet() *slog.Logger {
 // solved in this process, for a raster and for a higher-order model with
 // evidence (BFS regions).
 func TestEmbeddedWritesWhatThisProcessWrites(t *testing.T) {
-	for _, s := range []job.Spec{{Model: denoise, Window: 16, Halo: 8}, {Model: network, Window: 20}} {
+	for _, s := range []job.Spec{{Model: denoise, Method: job.PBP, Window: 16, Halo: 8}, {Model: network, Method: job.PBP, Window: 20}} {
 		t.Run(filepath.Base(s.Model), func(t *testing.T) {
 			here, there := t.TempDir(), t.TempDir()
 			s.Output, s.Workers = here, 2
@@ -109,7 +109,7 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Conn.Close()
-	for _, s := range []job.Spec{{Model: denoise, Window: 16, Halo: 8}, {Model: network, Window: 20}} {
+	for _, s := range []job.Spec{{Model: denoise, Method: job.PBP, Window: 16, Halo: 8}, {Model: network, Method: job.PBP, Window: 20}} {
 		here := t.TempDir()
 		s.Output = here
 		if _, err := job.Run(ctx, s, job.Options{}); err != nil {

@@ -129,7 +129,7 @@ func newLocalCluster(t *testing.T, side int) *localCluster {
 // newJobClient is the client side of a cluster at url (a localCluster without
 // processes): a side×side segmentation model and the CLI calls on it.
 func newJobClient(t *testing.T, url string, side int) *localCluster {
-	c := &localCluster{t: t, dir: t.TempDir(), url: url, margs: []string{"--window", "8", "--halo", "2"}}
+	c := &localCluster{t: t, dir: t.TempDir(), url: url, margs: []string{"--method", "pbp", "--window", "8", "--halo", "2"}}
 	c.model = filepath.Join(c.dir, "model.grid")
 	if code, _, stderr := partopt("gen", "tiled", filepath.Join(genTestdata, "blocks.png"), "-o", c.model,
 		"--width", fmt.Sprint(side), "--height", fmt.Sprint(side), "--labels", "4"); code != 0 {

@@ -168,7 +168,7 @@ func TestClusterGraphJobs(t *testing.T) {
 	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", c.url)...) }
 	for i, f := range graphFixtures {
 		n := map[string]int{"pairwise": 40, "higher order with evidence": 120}[f.name]
-		want := solveWindowed(t, f.model, n, 0, 0, f.args...)
+		want := solveWindowed(t, f.model, n, 0, 0, append([]string{"--method", "pbp"}, f.args...)...)
 		args := append([]string{"submit", f.model}, f.args...)
 		if i == 1 {
 			args = append(args, "--shared", "--job", "shared-graph")
@@ -235,7 +235,7 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	if err := os.WriteFile(gp+".evid", []byte("2 5 3 100 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--window", "8", "--halo", "2"}
+	args := []string{"--method", "pbp", "--window", "8", "--halo", "2"} // a submitted job's default
 	for _, c := range []struct {
 		model string
 		extra []string
@@ -473,7 +473,8 @@ func (r *command) kill() {
 // the coordinator before its merge — writes the outputs of solve --method iri
 // --window N byte for byte, with one worker slot or three: on a UAI raster
 // (square windows, alive masks) and on models that are not rasters, pairwise and
-// higher order with evidence (regions).
+// higher order with evidence (regions). So does the default of both, pbp+iri: a
+// pbp job, then an iri job from the domains it proved.
 func TestRunLabelEliminationEqualsWindowedSolve(t *testing.T) {
 	_, up := genGrid(t, "3")
 	graphFiles := []string{labelsFile, persistentFile, domainsFile}
@@ -486,35 +487,40 @@ func TestRunLabelEliminationEqualsWindowedSolve(t *testing.T) {
 		{graphFixtures[0].name, graphFixtures[0].model, 40, graphFiles, graphFixtures[0].args},
 		{graphFixtures[1].name, graphFixtures[1].model, 120, graphFiles, graphFixtures[1].args},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"--method", "iri"}, c.args...)
-			want := solveWindowed(t, c.model, c.n, 0, 0, args...)
-			w := want.report
-			if w.EliminatedLabels == nil || *w.EliminatedLabels == 0 || w.WindowsSolved < 2 {
-				t.Fatalf("solve --window eliminated %v labels in %d windows: the test checks too little", w.EliminatedLabels, w.WindowsSolved)
-			}
-			for _, workers := range []string{"1", "3"} {
-				dir := filepath.Join(t.TempDir(), "run")
-				code, stdout, stderr := partopt(append([]string{"run", "-o", dir, c.model, "--workers", workers}, args...)...)
-				if code != 0 {
-					t.Fatalf("run %s: exit %d: %s", c.model, code, stderr)
+		for _, method := range []string{"iri", "pbp+iri"} {
+			t.Run(c.name+"/"+method, func(t *testing.T) {
+				args := c.args
+				if method == "iri" { // pbp+iri: the default of both
+					args = append([]string{"--method", "iri"}, c.args...)
 				}
-				sameFiles(t, want.dir, dir, c.files)
-				var rep windowedReport
-				data, _ := os.ReadFile(filepath.Join(dir, reportFile))
-				if err := json.Unmarshal(data, &rep); err != nil {
-					t.Fatal(err)
+				want := solveWindowed(t, c.model, c.n, 0, 0, args...)
+				w := want.report
+				if w.EliminatedLabels == nil || *w.EliminatedLabels == 0 || w.WindowsSolved < 2 {
+					t.Fatalf("solve --window eliminated %v labels in %d windows: the test checks too little", w.EliminatedLabels, w.WindowsSolved)
 				}
-				if rep.Runtime != "nats-embedded" || rep.Method != "iri" || rep.Plan != w.Plan || rep.Windows != w.Windows || rep.WindowsSolved != w.WindowsSolved ||
-					rep.Rounds != w.Rounds || rep.Level != w.Level || rep.Halo != w.Halo || rep.PersistentVariables != w.PersistentVariables ||
-					*rep.EliminatedLabels != *w.EliminatedLabels || *rep.Energy != *w.Energy || rep.MaxWindowVariables != w.MaxWindowVariables ||
-					rep.SolverIterations != w.SolverIterations || !rep.Verified || len(rep.LostWindows) != 0 {
-					t.Errorf("run report %s\nsolve report %+v", data, w)
+				for _, workers := range []string{"1", "3"} {
+					dir := filepath.Join(t.TempDir(), "run")
+					code, stdout, stderr := partopt(append([]string{"run", "-o", dir, c.model, "--workers", workers}, args...)...)
+					if code != 0 {
+						t.Fatalf("run %s: exit %d: %s", c.model, code, stderr)
+					}
+					sameFiles(t, want.dir, dir, c.files)
+					var rep windowedReport
+					data, _ := os.ReadFile(filepath.Join(dir, reportFile))
+					if err := json.Unmarshal(data, &rep); err != nil {
+						t.Fatal(err)
+					}
+					if rep.Runtime != "nats-embedded" || rep.Method != method || rep.Plan != w.Plan || rep.Windows != w.Windows || rep.WindowsSolved != w.WindowsSolved ||
+						rep.Rounds != w.Rounds || rep.Level != w.Level || rep.Halo != w.Halo || rep.PersistentVariables != w.PersistentVariables ||
+						*rep.EliminatedLabels != *w.EliminatedLabels || *rep.Energy != *w.Energy || rep.MaxWindowVariables != w.MaxWindowVariables ||
+						rep.SolverIterations != w.SolverIterations || !rep.Verified || len(rep.LostWindows) != 0 {
+						t.Errorf("run report %s\nsolve report %+v", data, w)
+					}
+					if !strings.HasPrefix(stdout, "persistent ") {
+						t.Errorf("stdout %q", stdout)
+					}
 				}
-				if !strings.HasPrefix(stdout, "persistent ") {
-					t.Errorf("stdout %q", stdout)
-				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -10,8 +10,7 @@ import (
 
 // TestSolveIRIThenVerifyAndReduce: the label elimination methods through the
 // CLI: solve writes domains.txt and the report's elimination fields, verify
-// re-checks them, reduce writes a UAI model and refuses LG; a windowed label
-// elimination is refused with one line.
+// re-checks them, reduce writes a UAI model and refuses LG.
 func TestSolveIRIThenVerifyAndReduce(t *testing.T) {
 	model := filepath.Join(fixtures, "pedigree1.uai")
 	for _, method := range []string{"iri", "pbp+iri"} {
@@ -45,8 +44,46 @@ func TestSolveIRIThenVerifyAndReduce(t *testing.T) {
 			t.Errorf("%s: reduce to LG: exit %d, %s", method, code, errOut)
 		}
 	}
-	if code, _, errOut := partopt("solve", model, "-o", t.TempDir(), "--method", "pbp+iri", "--window", "10"); code != exitBadInput || !strings.Contains(errOut, "--window") {
-		t.Errorf("windowed pbp+iri: exit %d, %s", code, errOut)
+}
+
+// TestWindowedDefaultProvesAtLeastPBP: solve by windows without --method runs
+// pbp+iri — Algorithm 1's windows, then label elimination from what they
+// proved — so every label windowed pbp proves (same windows, same rounds) is
+// proven again, and the labels it leaves keep the optimum (toulbar2): a raster
+// by tiles, models by regions, with and without evidence.
+func TestWindowedDefaultProvesAtLeastPBP(t *testing.T) {
+	frustrated := writeFrustrated(t, t.TempDir())
+	for _, c := range []struct {
+		model        string
+		n, w, h      int
+		window, halo string
+		plan         string
+	}{
+		{filepath.Join(fixtures, "denoise32.uai.gz"), 32 * 32, 32, 32, "12", "4", "raster"},
+		{frustrated, 6, 0, 0, "2", "1", "regions"},
+		{filepath.Join(fixtures, "network-evid.uai"), 116 + 4, 0, 0, "30", "2", "regions"},
+	} {
+		args := []string{"--window", c.window, "--halo", c.halo}
+		pbp := solveWindowed(t, c.model, c.n, c.w, c.h, append(args, "--method", "pbp")...)
+		both := solveWindowed(t, c.model, c.n, c.w, c.h, args...)
+		var rep struct {
+			Method, Plan string
+			PBP          *int64 `json:"pbp_persistent_variables"`
+			Eliminated   *int   `json:"eliminated_labels"`
+		}
+		data, _ := os.ReadFile(filepath.Join(both.dir, reportFile))
+		if err := json.Unmarshal(data, &rep); err != nil || rep.Method != "pbp+iri" || rep.Plan != c.plan || rep.PBP == nil || *rep.PBP != pbp.report.PersistentVariables || rep.Eliminated == nil {
+			t.Errorf("%s: report %s (%v), pbp alone proved %d", c.model, data, err, pbp.report.PersistentVariables)
+		}
+		for v, l := range pbp.listed {
+			if l >= 0 && both.listed[v] != l {
+				t.Errorf("%s: variable %d: pbp proves label %d, pbp+iri lists %d", c.model, v, l, both.listed[v])
+			}
+		}
+		t.Logf("%s: pbp %d persistent, pbp+iri %d", c.model, pbp.report.PersistentVariables, both.report.PersistentVariables)
+		if c.w == 0 {
+			checkSoundWithToulbar2(t, c.model, both.listed)
+		}
 	}
 }
 

@@ -81,7 +81,7 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	def := trws.Options{GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	fl := cmd.Flags()
 	if method {
-		fl.StringVar(&f.method, "method", "", "solver: "+methodList()+" (default: pbp+iri for a model solved whole, pbp by windows)")
+		fl.StringVar(&f.method, "method", "", fmt.Sprintf("solver: %s (default: pbp+iri, both methods; pbp alone for a .grid file of more than %d pixels, which it solves out of core)", methodList(), job.MaxInMemoryPixels))
 		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	} else {
 		fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels")
@@ -95,15 +95,19 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	fl.IntVar(&f.checkEvery, "check-every", def.CheckEvery, "compute the labeling and agreement every this many iterations")
 	fl.BoolVar(&f.noEvid, "no-evid", false, "ignore MODEL.evid")
 	fl.IntVar(&f.halo, "halo", job.DefaultRasterHalo, "window halo: pixels for raster grids, graph steps otherwise (there 2 unless given)")
-	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("at most this many rounds of windows (each on what is left, with shifted windows); 0: %d, or %d for --method iri", job.DefaultRounds, job.DefaultEliminationRounds))
+	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("at most this many rounds of windows (each on what is left, with shifted windows); 0: %d for pbp, %d for iri (and for pbp+iri's elimination)", job.DefaultRounds, job.DefaultEliminationRounds))
 	fl.IntVar(&f.pngMax, "png-max", job.DefaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
 	cmd.MarkFlagRequired("output")
 }
 
-// addClusterMethodFlag defines --method of run and submit: the methods that
-// solve by windows over a cluster.
-func addClusterMethodFlag(cmd *cobra.Command, f *solveFlags) {
-	cmd.Flags().StringVar(&f.method, "method", string(job.PBP), "solver of the windows: pbp (Algorithm 1) or iri (label elimination)")
+// addClusterMethodFlag defines --method of run (default pbp+iri) and submit
+// (default pbp: a submitted job runs one method).
+func addClusterMethodFlag(cmd *cobra.Command, f *solveFlags, def job.Method) {
+	usage := "solver of the windows: pbp (Algorithm 1), iri (label elimination)"
+	if def == job.PBPIRI {
+		usage += " or pbp+iri (pbp's windows, then iri's from what they proved)"
+	}
+	cmd.Flags().StringVar(&f.method, "method", string(def), usage)
 }
 
 func methodList() string {
@@ -132,8 +136,8 @@ func (f solveFlags) validate() error {
 		return fmt.Errorf("--check-every %d: want at least 1", f.checkEvery)
 	case f.window < 0:
 		return fmt.Errorf("--window %d: want at least 1 (or 0 for the whole model)", f.window)
-	case f.window > 0 && f.method != "" && f.method != string(job.PBP) && f.method != string(job.IRI):
-		return fmt.Errorf("--method %s --window: only --method pbp and iri solve by windows (and over a cluster)", f.method)
+	case f.window > 0 && f.method != "" && f.method != string(job.PBP) && f.method != string(job.IRI) && f.method != string(job.PBPIRI):
+		return fmt.Errorf("--method %s --window: only --method pbp, iri and pbp+iri solve by windows (and over a cluster)", f.method)
 	case f.halo < 0:
 		return fmt.Errorf("--halo %d: want at least 0", f.halo)
 	case f.workers < 1:

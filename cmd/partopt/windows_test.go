@@ -229,7 +229,10 @@ func TestSolveWindowsGridEvidence(t *testing.T) {
 	if err := os.WriteFile(gp+".evid", []byte("1 5 9\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := partopt("solve", "-o", t.TempDir(), gp); code != exitBadInput || !strings.Contains(stderr, "observation 1") {
+	if code, _, stderr := partopt("solve", "-o", t.TempDir(), gp, "--method", "pbp"); code != exitBadInput || !strings.Contains(stderr, "observation 1") {
+		t.Errorf("a label out of range: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := partopt("solve", "-o", t.TempDir(), gp); code != exitBadInput || !strings.Contains(stderr, ".evid") || !strings.Contains(stderr, "label 9") {
 		t.Errorf("a label out of range: exit %d, %q", code, stderr)
 	}
 }
@@ -292,9 +295,9 @@ func TestSolveLeavesNoStaleOutputs(t *testing.T) {
 	}{
 		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
 		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
-		{[]string{"--window", "8"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
+		{[]string{"--window", "8", "--method", "pbp"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 		{[]string{"--method", "trws"}, []string{labelsFile, reportFile}},
-		{[]string{"--window", "8"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
+		{[]string{"--window", "8"}, []string{aliveTilesFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
 		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 	} {
