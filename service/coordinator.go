@@ -49,7 +49,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	s := &service{res: cfg.Res, data: cfg.Data, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
 	if cfg.HTTP != "" {
 		note := func(msg string) { cfg.Log.Info(msg) }
-		if err := ServeStatus(ctx, cfg.HTTP, note, s.views); err != nil {
+		if _, err := ServeStatus(ctx, cfg.HTTP, note, s.views); err != nil {
 			return err
 		}
 	}

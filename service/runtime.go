@@ -78,10 +78,21 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 	}
 	var page func(*coordinator.Runner) error
 	if e.HTTP != "" {
-		page = func(r *coordinator.Runner) error {
-			return ServeStatus(ctx, e.HTTP, note, func() []coordinator.JobView {
+		// The page ends with this job, so that the next (pbp+iri's second) can
+		// serve its own at the same address.
+		pageCtx, stop := context.WithCancel(ctx)
+		var stopped <-chan error
+		defer func() {
+			stop()
+			if stopped != nil {
+				<-stopped
+			}
+		}()
+		page = func(r *coordinator.Runner) (err error) {
+			stopped, err = ServeStatus(pageCtx, e.HTTP, note, func() []coordinator.JobView {
 				return []coordinator.JobView{{Summary: r.Summary(), PNG: d.PNG}}
 			})
+			return err
 		}
 	}
 	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, started: page})

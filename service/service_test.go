@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,43 @@ func TestStatusLineSaysWhatAJobProved(t *testing.T) {
 	if !strings.Contains(line, "persistent 25.0% of 120 variables, 512 labels eliminated (window level 1)") {
 		t.Errorf("iri: %q", line)
 	}
+}
+
+// TestEmbeddedServesEachJobsStatusPage: pbp+iri through the embedded runtime is
+// two jobs, a pbp one and an iri one; each serves the status page at the same
+// --http address, the first releasing it when it ends, and the outputs are
+// those of the job solved here.
+func TestEmbeddedServesEachJobsStatusPage(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	here, there := t.TempDir(), t.TempDir()
+	s := job.Spec{Model: denoise, Window: 12, Halo: 4, Output: here} // pbp leaves pixels to the elimination
+	if _, err := job.Run(context.Background(), s, job.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	s.Output = there
+	res, err := job.Run(context.Background(), s, job.Options{Runtime: &service.Embedded{Workers: 2, HTTP: addr, Log: quiet(),
+		Note: func(n string) { notes = append(notes, n) }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := res.Report.(*job.WindowsReport)
+	if rep.Method != string(job.PBPIRI) || rep.PBPPersistentVariables == nil || *rep.PBPPersistentVariables >= rep.PersistentVariables {
+		t.Fatalf("report %+v: the elimination did not run", rep)
+	}
+	pages := 0
+	for _, n := range notes {
+		if strings.Contains(n, "status page at http://"+addr) {
+			pages++
+		}
+	}
+	if pages != 2 {
+		t.Errorf("%d status pages served at %s: %q", pages, addr, notes)
+	}
+	sameOutputs(t, here, there)
 }

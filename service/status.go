@@ -25,15 +25,16 @@ func newRegistry() *prometheus.Registry {
 var Metrics = sync.OnceValue(func() *coordinator.Metrics { return coordinator.NewMetrics(registry) })
 
 // ServeStatus serves the status page of jobs and /metrics at addr until ctx
-// ends; note is told the address.
-func ServeStatus(ctx context.Context, addr string, note func(string), jobs func() []coordinator.JobView) error {
+// ends; note is told the address. The channel is closed once the server has
+// stopped and released addr.
+func ServeStatus(ctx context.Context, addr string, note func(string), jobs func() []coordinator.JobView) (<-chan error, error) {
 	page := &coordinator.StatusPage{Jobs: jobs, Gatherer: registry}
-	bound, _, err := coordinator.ListenStatus(ctx, addr, page.Handler())
+	bound, stopped, err := coordinator.ListenStatus(ctx, addr, page.Handler())
 	if err != nil {
-		return fmt.Errorf("--http %s: %w", addr, err)
+		return nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
 	noteFunc(note)(fmt.Sprintf("status page at http://%s/ (metrics at /metrics)", bound))
-	return nil
+	return stopped, nil
 }
 
 // StatusLine is the one-line status of a job.
