@@ -254,9 +254,9 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 }
 
 // Wire is the cluster's description of the windowed job s (Method "" as pbp,
-// Window and Halo as given, Rounds 0 as the method's default): a raster for a .grid file or a model on a
-// 4-connected grid, otherwise a graph of the variables left free by the
-// evidence. The model is referred to by its absolute path; a fresh id is drawn.
+// Window and Halo as given, Rounds 0 as the method's default): a raster for a
+// .grid file or a model on a 4-connected grid, otherwise a graph of the
+// variables left free by the evidence. The model is referred to by its absolute path; a fresh id is drawn.
 func Wire(s Spec) (protocol.JobSpec, error) {
 	if s.Method == "" {
 		s.Method = PBP // a submitted job runs one method
