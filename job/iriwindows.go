@@ -101,7 +101,6 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		var o *Outcome
 		if res, o, err = el.distributeElimination(ctx, p, plans, domains, progress); err == nil {
 			out.add(o)
-			out.Windows += res.Windows
 		}
 	} else {
 		opt := partition.EliminateOptions{Plan: plans.plan, MaxLevel: plans.maxLevel, Solver: s.persistency().Solver, Workers: s.Workers,
@@ -111,7 +110,6 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 			if err := partition.CheckElimination(m, res); err != nil {
 				return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
 			}
-			out.Windows += res.Windows
 			for _, pr := range res.Proofs {
 				if pr.Result != nil {
 					out.Solved++
@@ -124,6 +122,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, windowsFailed(ctx, err, s.Output)
 	}
+	out.Windows += res.Windows // after pbp's, if any
 	seconds := time.Since(start).Seconds()
 	eliminated, labels := eliminatedOf(m, res.Alive)
 	k := int64(persistency.Count(res.Persistent))

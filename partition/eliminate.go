@@ -178,26 +178,38 @@ func NewMerger(m *model.Model) *Merger {
 // NewMergerFrom starts the elimination of m from domains (nil: every label
 // alive), which must be non-empty ascending labels of each variable.
 func NewMergerFrom(m *model.Model, domains [][]int) (*Merger, error) {
-	n := m.NumVars()
-	res := &Elimination{Alive: make([][]int, n), Persistent: make([]int, n), Labeling: make([]int, n)}
-	if domains != nil {
-		if err := checkDomains(m, domains); err != nil {
-			return nil, err
-		}
-		res.Initial = domains
+	alive, err := startDomains(m, domains)
+	if err != nil {
+		return nil, err
 	}
+	n := m.NumVars()
+	res := &Elimination{Alive: alive, Persistent: make([]int, n), Labeling: make([]int, n), Initial: domains}
 	g := &Merger{m: m, res: res}
-	for v := range n {
-		if domains != nil {
-			res.Alive[v] = slices.Clone(domains[v])
-		} else {
-			res.Alive[v] = allLabels(m.NumLabels(v))
-		}
-		if len(res.Alive[v]) == 1 {
+	for _, ls := range alive {
+		if len(ls) == 1 {
 			g.persistent++
 		}
 	}
 	return g, nil
+}
+
+// startDomains is a copy of domains, checked (nil: every label of m's variables):
+// where an elimination starts.
+func startDomains(m *model.Model, domains [][]int) ([][]int, error) {
+	alive := make([][]int, m.NumVars())
+	if domains == nil {
+		for v := range alive {
+			alive[v] = allLabels(m.NumLabels(v))
+		}
+		return alive, nil
+	}
+	if err := checkDomains(m, domains); err != nil {
+		return nil, err
+	}
+	for v, ls := range domains {
+		alive[v] = slices.Clone(ls)
+	}
+	return alive, nil
 }
 
 // checkDomains checks that domains hold, for each variable of m, some of its
@@ -433,18 +445,9 @@ func CheckElimination(m *model.Model, res *Elimination) error {
 			return err // the first, in order
 		}
 	}
-	alive := make([][]int, n)
-	if res.Initial != nil {
-		if err := checkDomains(m, res.Initial); err != nil {
-			return err
-		}
-	}
-	for v := range n {
-		if res.Initial != nil {
-			alive[v] = slices.Clone(res.Initial[v])
-		} else {
-			alive[v] = allLabels(m.NumLabels(v))
-		}
+	alive, err := startDomains(m, res.Initial)
+	if err != nil {
+		return err
 	}
 	// A window's map is proven on the domains before its round: they must be
 	// what the earlier rounds' maps left of the initial ones.
