@@ -249,13 +249,16 @@ func parametric(fn *model.Function) bool {
 	return fn.Kind == model.Potts || fn.Kind == model.TruncatedLinear || fn.Kind == model.TruncatedQuadratic
 }
 
-// structured says whether the verification term of a parametric factor whose
-// variables have ka and kb alive labels, below r, is a model.Difference function
-// rather than a table: when the table's ka·kb entries cost more than the distance
-// transforms over r labels and the two label lists, about 8 table entries per
-// label (BenchmarkDifferenceMessage: even at 32 labels, 1.8× faster at 64, 1.8×
-// slower at 16).
-func structured(ka, kb, r int) bool { return forceStructured || ka*kb > 8*(r+ka+kb) }
+// structured says whether the verification term of a factor with the parametric
+// function fn, whose variables have ka and kb alive labels below r, is a
+// model.Difference function rather than a table. A Potts term always is: TRW-S
+// holds the small ones as a weight times a shared unit table (trws pattern edges),
+// which sends the table's messages without a table per edge to build or stream
+// from memory. A truncated one is when the table's messages cost more than the
+// Difference kernel's distance transforms (trws.TablesCheaper).
+func structured(fn *model.Function, ka, kb, r int) bool {
+	return forceStructured || fn.Kind == model.Potts || !trws.TablesCheaper(ka, kb, r)
+}
 
 // forceStructured makes every parametric verification term a Difference function
 // (the tests' small models check that path too).
@@ -274,7 +277,7 @@ func VerificationSize(m *model.Model) int64 {
 			k := m.NumLabels(int(v))
 			size, sum, r = size*int64(k), sum+int64(k), max(r, k)
 		}
-		if len(vars) == 2 && parametric(m.FactorFunction(f)) && structured(m.NumLabels(int(vars[0])), m.NumLabels(int(vars[1])), r) {
+		if fn := m.FactorFunction(f); len(vars) == 2 && parametric(fn) && structured(fn, m.NumLabels(int(vars[0])), m.NumLabels(int(vars[1])), r) {
 			size = sum
 		}
 		n += size
@@ -285,12 +288,12 @@ func VerificationSize(m *model.Model) int64 {
 // differenceFactor says whether the verification term of factor f of m is a
 // model.Difference function on the domains d.
 func differenceFactor(m *model.Model, d *domains, f int) bool {
-	vars := m.FactorVars(f)
-	if len(vars) != 2 || !parametric(m.FactorFunction(f)) {
+	vars, fn := m.FactorVars(f), m.FactorFunction(f)
+	if len(vars) != 2 || !parametric(fn) {
 		return false
 	}
 	a, b := d.labels[vars[0]], d.labels[vars[1]]
-	return structured(len(a), len(b), 1+max(a[len(a)-1], b[len(b)-1]))
+	return structured(fn, len(a), len(b), 1+max(a[len(a)-1], b[len(b)-1]))
 }
 
 // differenceTerm is g of the pairwise factor with the parametric function fn on
@@ -518,8 +521,22 @@ func addOnce[K comparable](b *model.Builder, ids map[K]int, key K, fn func() mod
 // verification problem g_F(x) = f_F(x) − f_F(p(x)), +Inf where f_F(x) is +Inf.
 func compactTable(m *model.Model, f int, d *domains, size int, verification bool) ([]float64, error) {
 	vars, fn := m.FactorVars(f), m.FactorFunction(f)
-	if len(vars) == 2 {
+	switch {
+	case len(vars) == 2:
 		return pairTable(fn, d, int(vars[0]), int(vars[1]), verification, f)
+	case len(vars) == 1 && fn.Kind == model.Explicit: // every variable's, without the enumeration
+		v, labels := int(vars[0]), d.labels[vars[0]]
+		t := make([]float64, len(labels))
+		for c, l := range labels {
+			if t[c] = fn.Table[l]; verification && !math.IsInf(t[c], 1) {
+				w := fn.Table[labels[d.image(v, c)]]
+				if math.IsInf(w, 1) {
+					return nil, movedToForbidden(f)
+				}
+				t[c] -= w
+			}
+		}
+		return t, nil
 	}
 	t := make([]float64, 0, size)
 	var bad error
@@ -531,11 +548,17 @@ func compactTable(m *model.Model, f int, d *domains, size int, verification bool
 		}
 		w := fn.Value(px)
 		if math.IsInf(w, 1) && bad == nil {
-			bad = fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
+			bad = movedToForbidden(f)
 		}
 		t = append(t, e-w)
 	})
 	return t, bad
+}
+
+// movedToForbidden is the error of a map that sends a finite entry of factor f to
+// a forbidden one (closeForbidden keeps such maps from being tested).
+func movedToForbidden(f int) error {
+	return fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
 }
 
 // pairTable is compactTable of a pairwise factor f on (u, v), the rounds' bulk,
@@ -558,7 +581,7 @@ func pairTable(fn *model.Function, d *domains, u, v int, verification bool, f in
 			}
 			w := prow[pv[b]]
 			if math.IsInf(w, 1) {
-				return nil, fmt.Errorf("persistency: the map moves factor %d from a finite entry to a forbidden one", f)
+				return nil, movedToForbidden(f)
 			}
 			t = append(t, e-w)
 		}

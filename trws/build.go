@@ -16,6 +16,7 @@ const (
 	kindTruncQuad
 	kindTable      // explicit table, row = tail label
 	kindDifference // model.Difference (difference.go)
+	kindPattern    // a Potts model.Difference as w times a shared unit table (pattern.go)
 )
 
 // Solver holds a pairwise model in the solver's layout and the TRW-S state (messages),
@@ -33,14 +34,15 @@ type Solver struct {
 	tail, head []int32
 	kind       []uint8
 	w, t       []float32 // Potts / truncated parameters
-	tab        []int32   // kindTable: offset of the table (row = tail label) in tables
+	tab        []int32   // kindTable, kindPattern: offset of the table (row = tail label) in tables
 	dif        []int32   // kindDifference: the edge's entry in difs (nil: no such edge)
 	difs       []difference
 	dbuf       []float32 // the Difference kernels' distance transforms
 	dlab       []int32   // and their labels and values, movable then immovable
 	dval       []float32
 	fn         []*model.Function
-	own        []bool  // SetTable wrote the edge's table slot for it alone (nil: none)
+	own        []bool // SetTable wrote the edge's table slot for it alone (nil: none, and tables may be shared)
+	pat        patterns
 	swap       []bool  // the model factor lists (head, tail)
 	mhead      []int32 // offset in msg of the message into the head
 	mtail      []int32 // and into the tail
@@ -137,6 +139,9 @@ func New(m *model.Model) (*Solver, error) {
 	}
 	for s.dif != nil && len(s.dif) < len(s.kind) {
 		s.dif = append(s.dif, -1)
+	}
+	if s.own != nil {
+		s.ownSlots()
 	}
 	s.big = float32(math.Min(Penalty(m), 1e30))
 	for i, v := range s.tables {

@@ -272,6 +272,9 @@ func (s *Solver) setDifference(e int, fn *model.Function, swap bool) error {
 	s.kind[e], s.w[e], s.t[e] = kindDifference, float32(fn.W), float32(math.Min(fn.T, math.MaxFloat32))
 	s.fn[e], s.allPotts = fn, false
 	s.sizeDifference(d.r)
+	if d.base == kindPotts && TablesCheaper(fn.Shape[0], fn.Shape[1], int(d.r)) {
+		s.setPattern(e, d)
+	}
 	return nil
 }
 

@@ -110,7 +110,12 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 	case kindDifference:
 		return s.differenceMessage(e, h, out, fromTail)
 	}
-	tab := s.tables[s.tab[e] : s.tab[e]+int32(len(h)*len(out))]
+	var tab []float32
+	if s.kind[e] == kindPattern {
+		tab = s.scaled(e, len(h)*len(out))
+	} else {
+		tab = s.tables[s.tab[e] : s.tab[e]+int32(len(h)*len(out))]
+	}
 	if fromTail {
 		return tableMessageFromTail(h, out, tab)
 	}

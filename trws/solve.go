@@ -140,6 +140,8 @@ func (s *Solver) pairValue(e int32, a, b int32) float32 {
 	switch s.kind[e] {
 	case kindTable:
 		return s.tables[s.tab[e]+a*s.labels[s.head[e]]+b]
+	case kindPattern:
+		return s.w[e] * s.tables[s.tab[e]+a*s.labels[s.head[e]]+b]
 	case kindDifference:
 		return s.differenceValue(e, a, b)
 	}
@@ -154,6 +156,9 @@ func (s *Solver) pairRow(e int32, a int32, out []float32) {
 	case kindTable:
 		base := s.tab[e] + a*s.labels[s.head[e]]
 		copy(out, s.tables[base:base+int32(len(out))])
+	case kindPattern:
+		base := s.tab[e] + a*s.labels[s.head[e]]
+		scale(out, s.tables[base:base+int32(len(out))], w)
 	case kindPotts:
 		for b := range out {
 			out[b] = w

@@ -27,6 +27,9 @@ func reparamAVX2(h, d, back []float32, gamma float32) float32
 func normalizeAVX2(out []float32) float32
 
 //go:noescape
+func scaleAVX2(dst, src []float32, w float32)
+
+//go:noescape
 func truncLinear2AVX2(h, out []float32, w, top float32)
 
 // minPlusFromTail sets out(y) = min_x h(x) + tab[x·len(out) + y].

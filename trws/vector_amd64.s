@@ -545,3 +545,35 @@ tl2last:
 tl2done:
 	VZEROUPPER
 	RET
+
+// func scaleAVX2(dst, src []float32, w float32)
+// dst[i] = w·src[i], len(dst) = len(src).
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), DX
+	MOVSS        w+48(FP), X6
+	VBROADCASTSS X6, Y6
+	MOVQ         DX, R9
+	ANDQ         $-8, R9
+	XORQ         AX, AX
+
+scalevec:
+	CMPQ    AX, R9
+	JGE     scalescalar
+	VMULPS  (SI)(AX*4), Y6, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	JMP     scalevec
+
+scalescalar:
+	CMPQ   AX, DX
+	JGE    scaledone
+	VMULSS (SI)(AX*4), X6, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ   AX
+	JMP    scalescalar
+
+scaledone:
+	VZEROUPPER
+	RET

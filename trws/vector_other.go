@@ -11,3 +11,4 @@ func sumRows(d, u, block []float32) float32                 { panic("trws: no ve
 func reparamVector(h, d, back []float32, g float32) float32 { panic("trws: no vector loops") }
 func normalizeAVX2(out []float32) float32                   { panic("trws: no vector loops") }
 func truncLinear2(h, out []float32, w, top float32) float32 { panic("trws: no vector loops") }
+func scaleAVX2(dst, src []float32, w float32)               { panic("trws: no vector loops") }

@@ -106,7 +106,7 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 			r.tail, r.head = append(r.tail, t), append(r.head, h)
 			r.kind, r.w, r.t, r.tab = append(r.kind, s.kind[e]), append(r.w, s.w[e]), append(r.t, s.t[e]), append(r.tab, s.tab[e])
 			r.fn, r.swap = append(r.fn, s.fn[e]), append(r.swap, s.swap[e])
-			if s.kind[e] == kindDifference {
+			if s.kind[e] == kindDifference || s.kind[e] == kindPattern {
 				if r.dif == nil {
 					r.dif = make([]int32, len(kept)-1, len(s.tail))
 					for i := range r.dif {
@@ -153,15 +153,10 @@ func (s *Solver) SetTable(e int, t []float64) error {
 		}
 	}
 	fn := &model.Function{Kind: model.Explicit, Shape: []int{int(first), int(second)}, Table: t}
-	if s.own == nil {
-		// The first rewrite since New or Restrict: the table array may be shared
-		// with a Restrict-ed solver, so new slots go to a private copy.
-		s.own, s.tables = make([]bool, len(s.tail)), slices.Clip(s.tables)
-	}
-	if !s.own[e] {
-		// A fresh slot: the old one may be shared with edges of the same function.
-		s.tab[e] = int32(len(s.tables))
-		s.tables = append(s.tables, make([]float32, len(t))...)
+	if s.own == nil || !s.own[e] {
+		// A fresh slot: the old one may be shared with edges of the same function
+		// (or, the first rewrite since New or Restrict, with a Restrict-ed solver).
+		s.tab[e] = s.newSlot(len(t))
 		s.own[e] = true
 	}
 	kt, kh := int(s.labels[s.tail[e]]), int(s.labels[s.head[e]])
