@@ -21,8 +21,8 @@ func TestDefaultFallsBackToPBPOnHugeTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries := persistency.VerificationSize(p.Solved)
-	if want := int64(32*32*4 + (2*32*31)*16); entries != want {
-		t.Fatalf("verification entries %d, want %d (unaries and the 4×4 tables of the Potts edges of a 32×32 grid)", entries, want)
+	if want := int64(32*32*4 + (2*32*31)*(4+4)); entries != want {
+		t.Fatalf("verification entries %d, want %d (unaries and the label maps of the Potts edges of a 32×32 grid)", entries, want)
 	}
 	run := func(m Method) (any, []string) {
 		var notes []string

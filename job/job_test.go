@@ -384,13 +384,18 @@ func TestRasterEliminationWritesItsMaps(t *testing.T) {
 	if err := uai.WriteFile(frustrated, random.PottsGrid(random.New(5), 12, 10, 4)); err != nil {
 		t.Fatal(err)
 	}
-	multi := false
+	many := filepath.Join(t.TempDir(), "many.uai") // 40 labels: two alive planes
+	if err := uai.WriteFile(many, random.PottsDenoising(random.New(6), 10, 8, 40, 6, 8, 1.5)); err != nil {
+		t.Fatal(err)
+	}
+	multi, upper := false, false
 	for _, c := range []struct {
 		model string
 		spec  job.Spec
 	}{
 		{denoise, job.Spec{Method: job.IRI}}, {denoise, job.Spec{Method: job.IRI, Window: 16, Halo: 4}},
 		{frustrated, job.Spec{Method: job.IRI}}, {frustrated, job.Spec{Method: job.PBPIRI}}, {frustrated, job.Spec{Method: job.IRI, Window: 6, Halo: 2, Rounds: 1}},
+		{many, job.Spec{Method: job.IRI}}, {many, job.Spec{Window: 6, Halo: 2}},
 	} {
 		dir := t.TempDir()
 		c.spec.Model, c.spec.Output = c.model, dir
@@ -426,19 +431,36 @@ func TestRasterEliminationWritesItsMaps(t *testing.T) {
 			}
 			return v
 		}
-		lab, alive, pers := read(job.LabelTilesFile), read(job.AliveTilesFile), read(job.PersistentTilesFile)
+		lab, pers := read(job.LabelTilesFile), read(job.PersistentTilesFile)
+		planes := labelfile.AlivePlanes(m.NumLabels(0))
+		for p := range planes + 1 { // and no plane beyond them
+			path := filepath.Join(dir, job.AlivePlaneFile(p))
+			if _, err := os.Stat(path); p == planes && !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%+v: %s of %d labels: %v, want no such file", c.spec, job.AlivePlaneFile(p), m.NumLabels(0), err)
+			}
+		}
+		alive := make([][]int32, planes)
+		for p := range alive {
+			alive[p] = read(job.AlivePlaneFile(p))
+		}
 		for v := range n {
-			var mask uint32
+			mask := make([]uint32, planes)
 			for _, l := range domains[v] {
-				mask |= 1 << l
+				mask[l/32] |= 1 << (l % 32)
 			}
 			want := int32(0)
 			if len(domains[v]) == 1 {
 				want = int32(domains[v][0] + 1)
 			}
 			multi = multi || len(domains[v]) > 1
-			if int(lab[v]) != x[v] || uint32(alive[v]) != mask || pers[v] != want {
-				t.Fatalf("%+v: pixel %d: label %d (labels.sol %d), mask %#b (domains %v), persistent %d", c.spec, v, lab[v], x[v], alive[v], domains[v], pers[v])
+			for p := range planes {
+				upper = upper || p > 0 && mask[p] != 0
+				if uint32(alive[p][v]) != mask[p] {
+					t.Fatalf("%+v: pixel %d: plane %d mask %#b, domains %v", c.spec, v, p, alive[p][v], domains[v])
+				}
+			}
+			if int(lab[v]) != x[v] || pers[v] != want {
+				t.Fatalf("%+v: pixel %d: label %d (labels.sol %d), persistent %d, domains %v", c.spec, v, lab[v], x[v], pers[v], domains[v])
 			}
 		}
 		f, err := os.Open(filepath.Join(dir, job.PersistencyPNG))
@@ -451,8 +473,18 @@ func TestRasterEliminationWritesItsMaps(t *testing.T) {
 			t.Errorf("%+v: persistency.png %+v, %v; want %d×%d", c.spec, cfg, err, w, h)
 		}
 	}
-	if !multi {
-		t.Error("every pixel ended persistent: the masks of several labels went unchecked")
+	if !multi || !upper {
+		t.Errorf("masks of several labels checked: %v; labels of a second plane: %v", multi, upper)
+	}
+	// A run on 4 labels into the directory of a run on 40 removes its second plane.
+	dir := t.TempDir()
+	for _, model := range []string{many, denoise} {
+		if _, err := job.Run(context.Background(), job.Spec{Model: model, Output: dir, Method: job.IRI}, job.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, job.AlivePlaneFile(1))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the earlier run's %s stayed: %v", job.AlivePlaneFile(1), err)
 	}
 }
 

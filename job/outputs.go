@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
@@ -24,8 +25,9 @@ import (
 // PersistentFile up to UAIOutputLimit variables; a windowed run of regions
 // LabelsFile, PersistentFile and ReportFile. Label elimination (iri, pbp+iri) adds
 // DomainsFile, and on a raster model LabelTilesFile, PersistentTilesFile,
-// AliveTilesFile (up to labelfile.MaxAliveLabels labels) and PersistencyPNG, which
-// then shows how many labels each pixel has left. ReportFile is written last: when
+// AliveTilesFile (the alive masks of labels 0–31, and AlivePlaneFile(p) for labels
+// 32p onwards when K > 32) and PersistencyPNG, which then shows how many labels
+// each pixel has left. ReportFile is written last: when
 // it exists, the others are complete.
 const (
 	LabelsFile          = "labels.sol"
@@ -111,7 +113,15 @@ type output struct {
 // not write (keep), so that a directory never mixes the results of two runs,
 // then writes files in order and the report last.
 func writeOutputs(dir string, keep []string, files []output, report any) error {
-	for _, name := range allOutputs {
+	stale := slices.Clone(allOutputs)
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if alivePlaneFile(e.Name()) {
+				stale = append(stale, e.Name())
+			}
+		}
+	}
+	for _, name := range stale {
 		if slices.Contains(keep, name) {
 			continue
 		}
@@ -157,10 +167,29 @@ func makeFileAtomic(path string, create func(string) error) error {
 	return nil
 }
 
+// AlivePlaneFile is the name of alive plane p (labelfile.Alive): AliveTilesFile
+// for labels 0–31, then "alive.1.plf" for labels 32–63, and so on.
+func AlivePlaneFile(p int) string {
+	if p == 0 {
+		return AliveTilesFile
+	}
+	return fmt.Sprintf("alive.%d.plf", p)
+}
+
+// alivePlaneFile says whether name is an alive plane beyond the first.
+func alivePlaneFile(name string) bool {
+	p, ok := strings.CutPrefix(name, "alive.")
+	if p, ok = strings.CutSuffix(p, ".plf"); !ok {
+		return false
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n > 0 && AlivePlaneFile(n) == name
+}
+
 // aliveRasterOutputs are the raster outputs of a label elimination on m when it is
 // a W×H grid of K labels everywhere (none otherwise): LabelTilesFile (x),
-// PersistentTilesFile, AliveTilesFile of domains (K ≤ labelfile.MaxAliveLabels)
-// and PersistencyPNG (by labels left when the alive map is written).
+// PersistentTilesFile, the alive planes of domains (AlivePlaneFile) and
+// PersistencyPNG (by labels left).
 func aliveRasterOutputs(m *model.Model, x []int, domains [][]int, pngSide int) []output {
 	w, h, ok := grid.Dims(m)
 	if !ok || m.NumVars() == 0 {
@@ -172,24 +201,26 @@ func aliveRasterOutputs(m *model.Model, x []int, domains [][]int, pngSide int) [
 			return nil
 		}
 	}
-	lab, per, alive := make([]int32, len(x)), make([]int32, len(x)), make([]int32, len(x))
+	lab, per := make([]int32, len(x)), make([]int32, len(x))
+	alive := make([][]int32, labelfile.AlivePlanes(k))
+	for p := range alive {
+		alive[p] = make([]int32, len(x))
+	}
 	for v, l := range x {
 		lab[v] = int32(l)
 		if len(domains[v]) == 1 {
 			per[v] = int32(domains[v][0] + 1)
 		}
-		var mask uint32
 		for _, l := range domains[v] {
-			mask |= 1 << l
+			alive[l/labelfile.AlivePlaneLabels][v] |= int32(uint32(1) << (l % labelfile.AlivePlaneLabels))
 		}
-		alive[v] = int32(mask)
 	}
-	header := func(kind labelfile.Kind) labelfile.Header {
-		return labelfile.Header{Width: w, Height: h, Labels: k, Kind: kind}
+	header := func(kind labelfile.Kind, plane int) labelfile.Header {
+		return labelfile.Header{Width: w, Height: h, Labels: k, Kind: kind, Plane: plane}
 	}
-	tiles := func(name string, kind labelfile.Kind, values []int32) output {
+	tiles := func(name string, hd labelfile.Header, values []int32) output {
 		return output{name: name, file: func(path string) error {
-			f, err := labelfile.Create(path, header(kind))
+			f, err := labelfile.Create(path, hd)
 			if err != nil {
 				return err
 			}
@@ -200,14 +231,14 @@ func aliveRasterOutputs(m *model.Model, x []int, domains [][]int, pngSide int) [
 			return f.Close()
 		}}
 	}
-	out := []output{tiles(LabelTilesFile, labelfile.Labeling, lab), tiles(PersistentTilesFile, labelfile.Persistent, per)}
-	if k > labelfile.MaxAliveLabels {
-		return append(out, output{name: PersistencyPNG, write: func(wr io.Writer) error {
-			return labelfile.RenderPNG(wr, labelfile.Slice(header(labelfile.Labeling), lab), labelfile.Slice(header(labelfile.Persistent), per), pngSide)
-		}})
+	out := []output{tiles(LabelTilesFile, header(labelfile.Labeling, 0), lab), tiles(PersistentTilesFile, header(labelfile.Persistent, 0), per)}
+	planes := make([]labelfile.Raster, len(alive))
+	for p, masks := range alive {
+		out = append(out, tiles(AlivePlaneFile(p), header(labelfile.Alive, p), masks))
+		planes[p] = labelfile.Slice(header(labelfile.Alive, p), masks)
 	}
-	return append(out, tiles(AliveTilesFile, labelfile.Alive, alive), output{name: PersistencyPNG, write: func(wr io.Writer) error {
-		return labelfile.RenderAlivePNG(wr, labelfile.Slice(header(labelfile.Labeling), lab), labelfile.Slice(header(labelfile.Alive), alive), pngSide)
+	return append(out, output{name: PersistencyPNG, write: func(wr io.Writer) error {
+		return labelfile.RenderAlivePNG(wr, labelfile.Slice(header(labelfile.Labeling, 0), lab), planes, pngSide)
 	}})
 }
 

@@ -266,8 +266,8 @@ var forceStructured bool
 
 // VerificationSize is the number of entries of label elimination's verification
 // problem on m with every label alive: Σ over its factors of the product of their
-// label counts, or for Potts and truncated factors that would hold label maps
-// instead of a table (structured), the sum.
+// label counts, or for the Potts factors and the truncated ones that hold label
+// maps instead of a table (structured), the sum.
 func VerificationSize(m *model.Model) int64 {
 	var n int64
 	for f := range m.NumFactors() {

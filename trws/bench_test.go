@@ -157,3 +157,76 @@ func BenchmarkResolveAfterBoundaryUnaries(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPottsVerification160x160K8: the verification problem of a 160×160
+// window of an 8-label segmentation (a 128+16 window: Potts with a weight per
+// edge, test labels in patches, every other label movable but one in every 16th
+// variable — in coffee.png's windows 50,000 edges share about 100 patterns), its
+// terms held as pattern edges ("patterns") against one explicit table per edge
+// ("tables", what label elimination built before): the same messages, without
+// 12 MB of tables to stream every pass.
+func BenchmarkPottsVerification160x160K8(b *testing.B) {
+	const w, h, k = 160, 160, 8
+	rng := random.New(3)
+	maps := make([]*model.LabelMap, w*h)
+	for v := range maps {
+		y := (v%w/20 + v/w/20) % k // test labels in 20×20 patches
+		mp := &model.LabelMap{Labels: make([]int, k), Images: make([]int, k)}
+		kept := -1 // an immovable label besides y
+		if rng.IntN(16) == 0 {
+			kept = rng.IntN(k)
+		}
+		for l := range k {
+			mp.Labels[l], mp.Images[l] = l, y
+			if l == kept {
+				mp.Images[l] = l
+			}
+		}
+		maps[v] = mp
+	}
+	build := func(tables bool) *model.Model {
+		labels := make([]int, w*h)
+		for v := range labels {
+			labels[v] = k
+		}
+		bd := model.NewBuilder(labels)
+		unary := make([]float64, k)
+		for v := range maps {
+			for l := range unary {
+				unary[l] = rng.NormFloat64()
+			}
+			if err := bd.AddTable([]int{v}, unary); err != nil {
+				b.Fatal(err)
+			}
+			for _, u := range []int{v + 1, v + w} {
+				if (u == v+1 && u%w == 0) || u >= w*h {
+					continue
+				}
+				fn := model.Function{Kind: model.Difference, Base: model.Potts, Shape: []int{k, k}, W: 0.5 + rng.Float64(), Args: [2]*model.LabelMap{maps[v], maps[u]}}
+				if tables {
+					t := make([]float64, k*k)
+					for a := range k {
+						for c := range k {
+							t[a*k+c] = fn.Pairwise(a, c)
+						}
+					}
+					fn = model.Function{Kind: model.Explicit, Shape: []int{k, k}, Table: t}
+				}
+				id, err := bd.AddOwnedFunction(fn)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := bd.AddFactor(id, v, u); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		m, err := bd.Build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	b.Run("patterns", func(b *testing.B) { benchIterations(b, build(false)) })
+	b.Run("tables", func(b *testing.B) { benchIterations(b, build(true)) })
+}

@@ -140,7 +140,7 @@ func TestOpenRejectsDamagedFiles(t *testing.T) {
 		{"bad header checksum", func(b []byte) []byte { b[16]++; return b }, "header checksum"},
 		{"version 2", func(b []byte) []byte { le.PutUint32(b[8:], 2); signHeader(b); return b }, "version"},
 		{"header size", func(b []byte) []byte { le.PutUint32(b[12:], 128); signHeader(b); return b }, "header size"},
-		{"reserved byte", func(b []byte) []byte { b[31] = 1; signHeader(b); return b }, "reserved"},
+		{"plane of a labeling", func(b []byte) []byte { b[31] = 1; signHeader(b); return b }, "plane"},
 		{"unknown kind", func(b []byte) []byte { b[28] = 7; signHeader(b); return b }, "kind"},
 		{"no labels", func(b []byte) []byte { le.PutUint32(b[24:], 0); signHeader(b); return b }, "labels"},
 		{"70000 labels", func(b []byte) []byte { le.PutUint32(b[24:], 70000); signHeader(b); return b }, "labels"},

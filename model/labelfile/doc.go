@@ -1,14 +1,14 @@
 // Package labelfile is a tiled, random-access on-disk raster of labels for W×H grid
 // models: a labeling (one label per pixel), a persistency map (label+1 where the
 // label is proven persistent, 0 elsewhere) or an alive map (the mask of the labels
-// label elimination left, up to 32 labels). Any rectangle is read or written by
-// touching only the tiles that meet it, from many goroutines at once, so workers can
-// store the results of their windows of a gigapixel model directly. Memory does not
-// grow with the raster's pixels: a call buffers the tiles it touches, and an opened
-// File holds the 4-byte checksum of each tile (300 KB for 40000×30000 pixels in the
-// default 128×128 tiles). RenderPNG draws a persistency map as the paper's figures
-// do, and RenderAlivePNG an alive map by the labels each pixel has left, streaming
-// the rasters band by band.
+// label elimination left, 32 labels per plane, one file each). Any rectangle is
+// read or written by touching only the tiles that meet it, from many goroutines at
+// once, so workers can store the results of their windows of a gigapixel model
+// directly. Memory does not grow with the raster's pixels: a call buffers the tiles
+// it touches, and an opened File holds the 4-byte checksum of each tile (300 KB for
+// 40000×30000 pixels in the default 128×128 tiles). RenderPNG draws a persistency
+// map as the paper's figures do, and RenderAlivePNG an alive map (all its planes)
+// by the labels each pixel has left, streaming the rasters band by band.
 //
 // Typical use:
 //
@@ -23,7 +23,8 @@
 //
 // Values are int32 in the API and stored in the fewest bytes that hold the kind's
 // largest value (Header.BytesPerValue): K−1 for a Labeling, K for a Persistent map,
-// 2^K − 1 for an Alive map (read as uint32: 32 labels fill the sign bit).
+// 2^n − 1 for an Alive plane of n labels (read as uint32: 32 labels fill the sign
+// bit).
 //
 // # Layout
 //
@@ -38,7 +39,7 @@
 //	24     4     labels K (1..65536)
 //	28     1     kind (0 labeling, 1 persistent, 2 alive)
 //	29     1     bytes per value B (1, 2 or 4, implied by kind and K)
-//	30     2     reserved, 0
+//	30     2     plane (alive: labels 32·plane onwards; 0 for the other kinds)
 //	32     4     tile width TW
 //	36     4     tile height TH
 //	40     8     number of tiles, ⌈W/TW⌉·⌈H/TH⌉

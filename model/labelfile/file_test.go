@@ -227,7 +227,7 @@ func TestCreateRejectsBadHeaders(t *testing.T) {
 		{"70000 labels", labelfile.Header{Width: 5, Height: 5, Labels: 70000}, "labels"},
 		{"65537 labels", labelfile.Header{Width: 5, Height: 5, Labels: 65537, Kind: labelfile.Persistent}, "labels"},
 		{"unknown kind", labelfile.Header{Width: 5, Height: 5, Labels: 2, Kind: 3}, "kind"},
-		{"alive masks of 33 labels", labelfile.Header{Width: 5, Height: 5, Labels: 33, Kind: labelfile.Alive}, "at most 32"},
+		{"alive plane 2 of 64 labels", labelfile.Header{Width: 5, Height: 5, Labels: 64, Kind: labelfile.Alive, Plane: 2}, "plane"},
 		{"negative tile width", labelfile.Header{Width: 5, Height: 5, Labels: 2, TileWidth: -1}, "tile size"},
 		{"huge tile height", labelfile.Header{Width: 5, Height: 5, Labels: 2, TileHeight: 1 << 40}, "tile size"},
 		{"tile over MaxTileBytes", labelfile.Header{Width: 1 << 14, Height: 1 << 14, Labels: 65536, Kind: labelfile.Persistent, TileWidth: 1 << 14, TileHeight: 1 << 14}, "exceeds"},

@@ -47,15 +47,20 @@ const (
 	// Persistent: label+1 for a proven (persistent) pixel, 0 for one not proven;
 	// values in [0, Labels].
 	Persistent
-	// Alive: the labels a pixel has left after label elimination, bit l set when
-	// label l is alive (one bit: persistent); values in [0, 2^Labels), Labels ≤
-	// MaxAliveLabels.
+	// Alive: the labels a pixel has left after label elimination, as a mask of
+	// up to AlivePlaneLabels bits: plane p (Header.Plane) holds labels
+	// [32p, min(32p+32, Labels)), bit l−32p set when label l is alive. A model
+	// of K labels takes AlivePlanes(K) planes (one file each); one plane when
+	// K ≤ 32, where one set bit means persistent.
 	Alive
 )
 
-// MaxAliveLabels is the largest label count of an Alive raster: its values are
+// AlivePlaneLabels is the number of labels of one Alive plane: its values are
 // 32-bit masks.
-const MaxAliveLabels = 32
+const AlivePlaneLabels = 32
+
+// AlivePlanes is the number of Alive planes of a model of k labels.
+func AlivePlanes(k int) int { return (k + AlivePlaneLabels - 1) / AlivePlaneLabels }
 
 func (k Kind) String() string {
 	switch k {
@@ -75,18 +80,19 @@ type Header struct {
 	Width, Height int // pixels; the value of pixel (x, y) is the (y·Width+x)-th in raster order
 	Labels        int // K ≥ 1, at most MaxLabels
 	Kind          Kind
+	Plane         int // Alive only: which 32 labels the masks hold (see Alive); 0 otherwise
 	// TileWidth × TileHeight pixels per tile (edge tiles are smaller).
 	TileWidth, TileHeight int
 }
 
-// MaxValue is the largest valid value: K−1 for Labeling, K for Persistent, 2^K − 1
-// for Alive.
+// MaxValue is the largest valid value: K−1 for Labeling, K for Persistent, 2^n − 1
+// for Alive with the n ≤ 32 labels of its plane.
 func (h Header) MaxValue() int {
 	switch h.Kind {
 	case Persistent:
 		return h.Labels
 	case Alive:
-		return 1<<min(h.Labels, MaxAliveLabels) - 1
+		return 1<<min(h.Labels-AlivePlaneLabels*h.Plane, AlivePlaneLabels) - 1
 	}
 	return h.Labels - 1
 }
@@ -139,8 +145,10 @@ func (h *Header) normalise() error {
 		return fmt.Errorf("%d labels out of range [1,%d]", h.Labels, MaxLabels)
 	case h.Kind != Labeling && h.Kind != Persistent && h.Kind != Alive:
 		return fmt.Errorf("unknown kind %d", h.Kind)
-	case h.Kind == Alive && h.Labels > MaxAliveLabels:
-		return fmt.Errorf("%v raster of %d labels, at most %d", h.Kind, h.Labels, MaxAliveLabels)
+	case h.Kind != Alive && h.Plane != 0:
+		return fmt.Errorf("%v raster of plane %d, want 0 (planes are Alive's)", h.Kind, h.Plane)
+	case h.Kind == Alive && (h.Plane < 0 || h.Plane >= AlivePlanes(h.Labels)):
+		return fmt.Errorf("%v plane %d of %d labels, want one of [0,%d)", h.Kind, h.Plane, h.Labels, AlivePlanes(h.Labels))
 	case h.TileWidth < 1 || h.TileWidth > MaxSide || h.TileHeight < 1 || h.TileHeight > MaxSide:
 		return fmt.Errorf("tile size %d×%d out of range [1,%d]", h.TileWidth, h.TileHeight, MaxSide)
 	}
@@ -172,6 +180,7 @@ func (f *fixed) encode() []byte {
 	le.PutUint32(b[24:], uint32(f.h.Labels))
 	b[28] = byte(f.h.Kind)
 	b[29] = byte(f.h.BytesPerValue())
+	le.PutUint16(b[30:], uint16(f.h.Plane))
 	le.PutUint32(b[32:], uint32(f.h.TileWidth))
 	le.PutUint32(b[36:], uint32(f.h.TileHeight))
 	le.PutUint64(b[40:], f.nTiles)
@@ -187,13 +196,10 @@ func decodeHeader(b []byte) (*fixed, error) {
 	if err := header.Check(b, Magic, "label file", Version, HeaderSize); err != nil {
 		return nil, err
 	}
-	if b[30] != 0 || b[31] != 0 {
-		return nil, fmt.Errorf("reserved bytes 30..31 are %d %d, want 0", b[30], b[31])
-	}
 	f := &fixed{
 		h: Header{
 			Width: int(le.Uint32(b[16:])), Height: int(le.Uint32(b[20:])), Labels: int(le.Uint32(b[24:])),
-			Kind: Kind(b[28]), TileWidth: int(le.Uint32(b[32:])), TileHeight: int(le.Uint32(b[36:])),
+			Kind: Kind(b[28]), Plane: int(le.Uint16(b[30:])), TileWidth: int(le.Uint32(b[32:])), TileHeight: int(le.Uint32(b[36:])),
 		},
 		nTiles: le.Uint64(b[40:]), indexOff: le.Uint64(b[48:]), indexCRC: le.Uint32(b[56:]),
 	}

@@ -82,7 +82,8 @@ const bandValues = 1 << 22
 func RenderPNG(w io.Writer, labels, persistent Raster, maxSide int) error {
 	K := labels.Header().Labels
 	var sum, red int
-	return render(w, labels, persistent, Persistent, maxSide, func(x, y int, l, p int32) error {
+	return render(w, labels, []Raster{persistent}, Persistent, maxSide, func(x, y int, l int32, ps []int32) error {
+		p := ps[0]
 		if uint32(l) >= uint32(K) || uint32(p) > uint32(K) { // negative values wrap above K
 			return fmt.Errorf("labelfile: RenderPNG: pixel (%d,%d): label %d, persistent %d, want [0,%d) and [0,%d]", x, y, l, p, K, K)
 		}
@@ -104,18 +105,34 @@ func RenderPNG(w io.Writer, labels, persistent Raster, maxSide int) error {
 }
 
 // RenderAlivePNG writes the map of what label elimination left, from labels (Kind
-// Labeling) and alive (Kind Alive, the same size and K): a pixel with one alive
-// label (persistent) in grey as in RenderPNG, one with n ≥ 2 labels left from
-// yellow (255,255,0) for 2 to pure red (255,0,0) for all K, green 255·(K−n)/(K−2).
-// Downsampling and streaming are RenderPNG's; an output pixel is the mean colour of
-// its block. Every value is checked: a label below K, a mask with 1 to K bits.
-func RenderAlivePNG(w io.Writer, labels, alive Raster, maxSide int) error {
+// Labeling) and alive, the AlivePlanes(K) Alive planes in order (the same size and
+// K): a pixel with one alive label (persistent) in grey as in RenderPNG, one with n
+// ≥ 2 labels left from yellow (255,255,0) for 2 to pure red (255,0,0) for all K,
+// green 255·(K−n)/(K−2). Downsampling and streaming are RenderPNG's (one band per
+// plane); an output pixel is the mean colour of its block. Every value is checked:
+// a label below K, masks with 1 to K bits in all.
+func RenderAlivePNG(w io.Writer, labels Raster, alive []Raster, maxSide int) error {
 	K := labels.Header().Labels
+	if len(alive) != AlivePlanes(K) {
+		return fmt.Errorf("labelfile: RenderAlivePNG: %d alive planes for %d labels, want %d", len(alive), K, AlivePlanes(K))
+	}
+	for p, a := range alive {
+		if a.Header().Plane != p {
+			return fmt.Errorf("labelfile: RenderAlivePNG: alive plane %d given as plane %d", a.Header().Plane, p)
+		}
+	}
 	var r, g, b float64
-	return render(w, labels, alive, Alive, maxSide, func(x, y int, l, a int32) error {
-		n := bits.OnesCount32(uint32(a))
-		if uint32(l) >= uint32(K) || n == 0 || uint64(uint32(a)) >= 1<<K {
-			return fmt.Errorf("labelfile: RenderAlivePNG: pixel (%d,%d): label %d, alive mask %#x, want a label below %d and 1 to %d labels", x, y, l, uint32(a), K, K)
+	return render(w, labels, alive, Alive, maxSide, func(x, y int, l int32, masks []int32) error {
+		n := 0
+		for p, a := range masks {
+			if uint64(uint32(a)) >= 1<<min(K-AlivePlaneLabels*p, AlivePlaneLabels) {
+				n = -1 // a label beyond K
+				break
+			}
+			n += bits.OnesCount32(uint32(a))
+		}
+		if uint32(l) >= uint32(K) || n <= 0 {
+			return fmt.Errorf("labelfile: RenderAlivePNG: pixel (%d,%d): label %d, alive masks %#x, want a label below %d and 1 to %d labels", x, y, l, masks, K, K)
 		}
 		switch {
 		case n == 1 && K > 1:
@@ -136,18 +153,22 @@ func RenderAlivePNG(w io.Writer, labels, alive Raster, maxSide int) error {
 	})
 }
 
-// render streams labels and the second raster other (of Kind kind) in bands (see
-// RenderPNG), calls pixel with every pixel's two values, block by block, and emit
-// after each block with its pixel count for the block's colour, then writes the PNG.
-func render(w io.Writer, labels, other Raster, kind Kind, maxSide int, pixel func(x, y int, l, v int32) error, emit func(n int) color.NRGBA) error {
-	lh, ph := labels.Header(), other.Header()
-	switch {
-	case lh.Kind != Labeling || ph.Kind != kind:
-		return fmt.Errorf("labelfile: render: kinds %v and %v, want %v and %v", lh.Kind, ph.Kind, Labeling, kind)
-	case lh.Width != ph.Width || lh.Height != ph.Height || lh.Labels != ph.Labels:
-		return fmt.Errorf("labelfile: render: labeling %d×%d with %d labels, %v map %d×%d with %d labels",
-			lh.Width, lh.Height, lh.Labels, kind, ph.Width, ph.Height, ph.Labels)
-	case maxSide < 1:
+// render streams labels and the rasters others (of Kind kind) in bands (see
+// RenderPNG), calls pixel with every pixel's label and values in others, block by
+// block, and emit after each block with its pixel count for the block's colour,
+// then writes the PNG.
+func render(w io.Writer, labels Raster, others []Raster, kind Kind, maxSide int, pixel func(x, y int, l int32, v []int32) error, emit func(n int) color.NRGBA) error {
+	lh := labels.Header()
+	for _, o := range others {
+		switch ph := o.Header(); {
+		case lh.Kind != Labeling || ph.Kind != kind:
+			return fmt.Errorf("labelfile: render: kinds %v and %v, want %v and %v", lh.Kind, ph.Kind, Labeling, kind)
+		case lh.Width != ph.Width || lh.Height != ph.Height || lh.Labels != ph.Labels:
+			return fmt.Errorf("labelfile: render: labeling %d×%d with %d labels, %v map %d×%d with %d labels",
+				lh.Width, lh.Height, lh.Labels, kind, ph.Width, ph.Height, ph.Labels)
+		}
+	}
+	if maxSide < 1 {
 		return fmt.Errorf("labelfile: render: maximum side %d, want ≥ 1", maxSide)
 	}
 	if err := lh.normalise(); err != nil {
@@ -157,14 +178,21 @@ func render(w io.Writer, labels, other Raster, kind Kind, maxSide int, pixel fun
 	s := (max(W, H) + maxSide - 1) / maxSide
 	img := image.NewNRGBA(image.Rect(0, 0, (W+s-1)/s, (H+s-1)/s))
 	b := s * max(1, min((lh.TileHeight+s-1)/s, bandValues/(W*s)))
-	lab, per := make([]int32, W*min(b, H)), make([]int32, W*min(b, H))
+	lab := make([]int32, W*min(b, H))
+	bands := make([][]int32, len(others))
+	for i := range bands {
+		bands[i] = make([]int32, len(lab))
+	}
+	vals := make([]int32, len(others))
 	for by := 0; by < H; by += b {
 		rows := min(b, H-by)
 		if err := labels.ReadRect(0, by, W, rows, lab[:W*rows]); err != nil {
 			return err
 		}
-		if err := other.ReadRect(0, by, W, rows, per[:W*rows]); err != nil {
-			return err
+		for o, band := range bands {
+			if err := others[o].ReadRect(0, by, W, rows, band[:W*rows]); err != nil {
+				return err
+			}
 		}
 		for j := 0; j < rows; j += s { // blocks start at multiples of s: b is one
 			bh := min(s, rows-j)
@@ -173,7 +201,10 @@ func render(w io.Writer, labels, other Raster, kind Kind, maxSide int, pixel fun
 				bw := min(s, W-x0)
 				for y := j; y < j+bh; y++ {
 					for i := y*W + x0; i < y*W+x0+bw; i++ {
-						if err := pixel(i%W, by+y, lab[i], per[i]); err != nil {
+						for o, band := range bands {
+							vals[o] = band[i]
+						}
+						if err := pixel(i%W, by+y, lab[i], vals); err != nil {
 							return err
 						}
 					}
