@@ -23,7 +23,11 @@
 // neighbours). Messages are float32 and stored in both directions; bounds and energies
 // are accumulated in float64. Each pairwise kind has its own message kernel, chosen per
 // edge outside the label loops: Potts O(K), truncated linear O(K) and truncated
-// quadratic O(K) by distance transforms, explicit tables O(K²). Where the CPU has
+// quadratic O(K) by distance transforms, explicit tables O(K²); label elimination's
+// verification terms (model.Difference) by two distance transforms, or, for small
+// Potts ones, as a weight times a unit table shared by the edges whose label maps
+// are alike (pattern.go: the table kernel's messages, without a table per edge to
+// stream). Where the CPU has
 // AVX2 (amd64, not built with -tags purego) the table messages, node sums,
 // reparametrisations, normalisations and truncated-linear messages with 1 < T ≤ 2 run in
 // assembly, eight labels an instruction, computing the Go loops' numbers bit for bit.
