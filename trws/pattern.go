@@ -41,13 +41,13 @@ func (p *patterns) mapID(mp *model.LabelMap) int32 {
 	if id, ok := p.id[mp]; ok {
 		return id
 	}
+	// Varints delimit themselves and both lists have the map's length: equal keys
+	// are equal maps.
 	p.key = p.key[:0]
-	for _, l := range mp.Labels {
-		p.key = binary.AppendUvarint(p.key, uint64(l))
-	}
-	p.key = append(p.key, 0xff) // not a varint's first byte of a label ≤ MaxMappedLabel: the lists' border
-	for _, l := range mp.Images {
-		p.key = binary.AppendUvarint(p.key, uint64(l))
+	for _, list := range [2][]int{mp.Labels, mp.Images} {
+		for _, l := range list {
+			p.key = binary.AppendUvarint(p.key, uint64(l))
+		}
 	}
 	id, ok := p.byKey[string(p.key)]
 	if !ok {

@@ -159,9 +159,12 @@ func RenderAlivePNG(w io.Writer, labels Raster, alive []Raster, maxSide int) err
 // then writes the PNG.
 func render(w io.Writer, labels Raster, others []Raster, kind Kind, maxSide int, pixel func(x, y int, l int32, v []int32) error, emit func(n int) color.NRGBA) error {
 	lh := labels.Header()
+	if lh.Kind != Labeling {
+		return fmt.Errorf("labelfile: render: kinds %v and %v, want %v and %v", lh.Kind, kind, Labeling, kind)
+	}
 	for _, o := range others {
 		switch ph := o.Header(); {
-		case lh.Kind != Labeling || ph.Kind != kind:
+		case ph.Kind != kind:
 			return fmt.Errorf("labelfile: render: kinds %v and %v, want %v and %v", lh.Kind, ph.Kind, Labeling, kind)
 		case lh.Width != ph.Width || lh.Height != ph.Height || lh.Labels != ph.Labels:
 			return fmt.Errorf("labelfile: render: labeling %d×%d with %d labels, %v map %d×%d with %d labels",
