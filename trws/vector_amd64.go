@@ -53,6 +53,9 @@ func sumRows(d, u, block []float32) float32 {
 // truncLinear2 is truncLinearNear's case 1 < T ≤ 2 for len(h) ≥ 10 labels.
 func truncLinear2(h, out []float32, w, top float32) float32 {
 	k := len(h)
+	if k < 10 { // the assembly's last eight labels would start before h and out
+		panic("trws: truncLinear2 needs at least 10 labels")
+	}
 	out = out[:k]
 	out[0] = min(h[0], top, h[1]+w)
 	out[k-1] = min(h[k-1], top, h[k-2]+w)
