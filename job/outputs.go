@@ -176,6 +176,16 @@ func AlivePlaneFile(p int) string {
 	return fmt.Sprintf("alive.%d.plf", p)
 }
 
+// ValidateOutputName checks that name is the name of a file a job writes (one of
+// the constants above, or an alive plane): names read back from a job's status,
+// which anyone who can write to the cluster may forge, are never paths.
+func ValidateOutputName(name string) error {
+	if name == ReportFile || slices.Contains(allOutputs, name) || alivePlaneFile(name) {
+		return nil
+	}
+	return fmt.Errorf("%q is not the name of an output file", name)
+}
+
 // alivePlaneFile says whether name is an alive plane beyond the first.
 func alivePlaneFile(name string) bool {
 	p, ok := strings.CutPrefix(name, "alive.")

@@ -150,6 +150,16 @@ func Fetch(ctx context.Context, res *cluster.Resources, jobID, dir string) ([]st
 	if s.Phase != "done" || len(s.Outputs) == 0 {
 		return nil, fmt.Errorf("nothing to fetch yet: %s", StatusLine(s))
 	}
+	// The status is data from the cluster: its job and output names are checked
+	// before anything is written, so that no name reaches outside dir.
+	if s.Job != jobID {
+		return nil, fmt.Errorf("the status of job %s names job %q", jobID, s.Job)
+	}
+	for _, name := range s.Outputs {
+		if err := job.ValidateOutputName(name); err != nil {
+			return nil, fmt.Errorf("the status of job %s: %w", jobID, err)
+		}
+	}
 	if err := job.PrepareOutput(dir); err != nil {
 		return nil, err
 	}

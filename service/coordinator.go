@@ -383,7 +383,7 @@ func (s *service) upload(ctx context.Context, jobID, dir string, sum *coordinato
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() {
+		if e.Type().IsRegular() && job.ValidateOutputName(e.Name()) == nil { // not a leftover temporary file
 			names = append(names, e.Name())
 		}
 	}

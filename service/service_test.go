@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/service"
 	"github.com/partopt/partopt/worker"
 )
@@ -211,4 +213,52 @@ func TestEmbeddedServesEachJobsStatusPage(t *testing.T) {
 		t.Errorf("%d status pages served at %s: %q", pages, addr, notes)
 	}
 	sameOutputs(t, here, there)
+}
+
+// TestFetchRefusesForgedOutputNames: a job's status is data anyone on the cluster
+// can write; fetch checks its job and output names before it writes anything, so
+// a forged "../" name never reaches outside the output directory.
+func TestFetchRefusesForgedOutputNames(t *testing.T) {
+	ctx := context.Background()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg := cluster.DefaultConfig()
+	cfg.Memory = true
+	res, err := cluster.DialService(ctx, cluster.ConnOptions{URL: srv.URL()}, cfg, "test-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Conn.Close()
+	root := t.TempDir()
+	dir := filepath.Join(root, "a", "out")
+	for _, c := range []struct {
+		job     string
+		outputs []string
+		want    string
+	}{
+		{"forged", []string{job.ReportFile, "../../escape.txt"}, "not the name of an output file"},
+		{"forged", []string{"/etc/passwd"}, "not the name of an output file"},
+		{"forged", []string{"alive.01.plf"}, "not the name of an output file"},
+		{"other", []string{job.ReportFile}, "names job"},
+	} {
+		var s coordinator.Summary
+		s.Job, s.Phase, s.Outputs = c.job, "done", c.outputs
+		data, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := res.Jobs.Put(ctx, protocol.JobStatusKey("forged"), data); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := service.Fetch(ctx, res, "forged", dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("outputs %q of job %s: %v, want an error saying %q", c.outputs, c.job, err, c.want)
+		}
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil || len(entries) != 0 {
+		t.Errorf("fetch wrote %v (%v) beside a refused status", entries, err)
+	}
 }
