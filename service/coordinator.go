@@ -33,6 +33,9 @@ type Config struct {
 	Raft *replica.Config
 	// HTTP, when set, serves the status page and /metrics there.
 	HTTP string
+	// SharedRoots are the directories below which a job's shared model path
+	// may lie (worker.SharedPath); none: only uploaded models are accepted.
+	SharedRoots []string
 	Log  *slog.Logger // nil: slog.Default()
 }
 
@@ -46,7 +49,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		return err
 	}
-	s := &service{res: cfg.Res, data: cfg.Data, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	s := &service{res: cfg.Res, data: cfg.Data, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
 	if cfg.HTTP != "" {
 		note := func(msg string) { cfg.Log.Info(msg) }
 		if _, err := ServeStatus(ctx, cfg.HTTP, note, s.views); err != nil {
@@ -69,10 +72,11 @@ func Serve(ctx context.Context, cfg Config) error {
 
 // service is a coordinator's state: the jobs it runs.
 type service struct {
-	res   *cluster.Resources
-	data  string
-	log   *slog.Logger
-	table jobTable
+	res         *cluster.Resources
+	data        string
+	sharedRoots []string
+	log         *slog.Logger
+	table       jobTable
 
 	mu   sync.Mutex
 	jobs map[string]*serviceJob
@@ -154,6 +158,9 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 		m.Respond(data)
 	}
 	spec, err := protocol.Decode[protocol.JobSpec](m.Data, protocol.MaxMessageBytes)
+	if err == nil && spec.Model.Path != "" {
+		_, err = worker.SharedPath(s.sharedRoots, spec.Model.Path) // checked again where it is opened
+	}
 	if err != nil {
 		s.log.Error("rejected submission", "err", err)
 		reply(submitReply{Error: err.Error()})
@@ -353,7 +360,11 @@ func (s *service) materialize(ctx context.Context, spec protocol.JobSpec, dir st
 	path := filepath.Join(dir, spec.Model.FileName())
 	os.Remove(path)
 	if spec.Model.Path != "" {
-		if err := os.Symlink(spec.Model.Path, path); err != nil {
+		shared, err := worker.SharedPath(s.sharedRoots, spec.Model.Path)
+		if err != nil {
+			return "", err
+		}
+		if err := os.Symlink(shared, path); err != nil {
 			return "", err
 		}
 	} else if err := worker.Download(ctx, s.res, spec.Model.Object, spec.Model.Size, spec.Model.CRC32C, path); err != nil {

@@ -262,3 +262,74 @@ func TestFetchRefusesForgedOutputNames(t *testing.T) {
 		t.Errorf("fetch wrote %v (%v) beside a refused status", entries, err)
 	}
 }
+
+// TestCoordinatorReadsSharedPathsOnlyBelowItsRoots: a submitted spec is data from
+// the network. Its shared model path is refused at submission, before anything
+// opens it, unless it lies below one of the coordinator's --shared-root
+// directories: a secret file's first token never comes back in an error.
+func TestCoordinatorReadsSharedPathsOnlyBelowItsRoots(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg := cluster.DefaultConfig()
+	cfg.Memory = true
+	res, err := cluster.DialService(ctx, cluster.ConnOptions{URL: srv.URL()}, cfg, "test-coordinator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Conn.Close()
+	root := t.TempDir()
+	served := make(chan error, 1)
+	go func() {
+		served <- service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), SharedRoots: []string{root}, Log: quiet()})
+	}()
+	secret := filepath.Join(t.TempDir(), "secret.uai")
+	if err := os.WriteFile(secret, []byte("TOPSECRET 1 2 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "link.uai")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{secret, "outside the shared roots"},
+		{link, "outside the shared roots"},
+		{root + "/../" + filepath.Base(filepath.Dir(secret)) + "/secret.uai", "not absolute and clean"},
+		{filepath.Join(root, "missing.uai"), "does not name a readable file"},
+	} {
+		spec, err := job.Wire(job.Spec{Model: denoise, Window: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Model = protocol.ModelRef{Path: c.path}
+		data, err := protocol.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg []byte
+		for start := time.Now(); ; time.Sleep(50 * time.Millisecond) { // until the coordinator listens
+			m, err := res.Conn.Request(protocol.SubjectSubmit, data, 2*time.Second)
+			if err == nil {
+				msg = m.Data
+				break
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatal(err)
+			}
+		}
+		if !strings.Contains(string(msg), c.want) || strings.Contains(string(msg), "TOPSECRET") || !strings.Contains(string(msg), `"error"`) {
+			t.Errorf("shared path %s: reply %s, want an error saying %q and nothing of the file", c.path, msg, c.want)
+		}
+		if _, err := service.Status(ctx, res, spec.Job); err == nil {
+			t.Errorf("shared path %s: the refused job %s has a status", c.path, spec.Job)
+		}
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}

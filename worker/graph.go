@@ -18,13 +18,20 @@ import (
 // are planned on, i.e. the file's model conditioned on the job's evidence.
 type GraphOpener func(ctx context.Context, spec protocol.JobSpec) (*model.Model, error)
 
-// ObjectGraphs loads graph models from a shared filesystem path or, for an
-// uploaded model, from the object store (downloaded into dir, read, removed), and
-// conditions them on the job's evidence (spec.Evidence) as the coordinator does.
-func ObjectGraphs(res *cluster.Resources, dir string) GraphOpener {
+// ObjectGraphs loads graph models from a shared filesystem path below one of
+// roots (SharedPath) or, for an uploaded model, from the object store
+// (downloaded into dir, read, removed), and conditions them on the job's
+// evidence (spec.Evidence) as the coordinator does.
+func ObjectGraphs(res *cluster.Resources, dir string, roots []string) GraphOpener {
 	return func(ctx context.Context, spec protocol.JobSpec) (*model.Model, error) {
 		ref := spec.Model
 		path := ref.Path
+		if ref.Path != "" {
+			var err error
+			if path, err = SharedPath(roots, ref.Path); err != nil {
+				return nil, err
+			}
+		}
 		if ref.Object != "" {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, err

@@ -21,13 +21,20 @@ import (
 // ModelOpener opens a job's model as a raster; the closer releases it.
 type ModelOpener func(ctx context.Context, spec protocol.JobSpec) (partition.Raster, io.Closer, error)
 
-// ObjectModels opens models from a shared filesystem path or, for an uploaded
-// model, from the object store, downloading it into dir first. A .grid file is
-// read by windows (out of core); a UAI raster is read into memory.
-func ObjectModels(res *cluster.Resources, dir string) ModelOpener {
+// ObjectModels opens models from a shared filesystem path below one of roots
+// (SharedPath) or, for an uploaded model, from the object store, downloading it
+// into dir first. A .grid file is read by windows (out of core); a UAI raster is
+// read into memory.
+func ObjectModels(res *cluster.Resources, dir string, roots []string) ModelOpener {
 	return func(ctx context.Context, spec protocol.JobSpec) (partition.Raster, io.Closer, error) {
 		ref := spec.Model
 		path, temp := ref.Path, false
+		if ref.Path != "" {
+			var err error
+			if path, err = SharedPath(roots, ref.Path); err != nil {
+				return partition.Raster{}, nil, err
+			}
+		}
 		if ref.Object != "" {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return partition.Raster{}, nil, err

@@ -30,6 +30,9 @@ type Options struct {
 	Models ModelOpener
 	// Graphs loads a graph job's model (default ObjectGraphs through CacheDir).
 	Graphs GraphOpener
+	// SharedRoots are the directories below which the default openers read a
+	// job's shared model path (SharedPath); none: only uploaded models.
+	SharedRoots []string
 	// CacheDir receives downloaded models (default a directory in os.TempDir).
 	CacheDir string
 	// MaxMessage is the largest task accepted (default protocol.MaxMessageBytes).
@@ -76,10 +79,10 @@ func Serve(ctx context.Context, res *cluster.Resources, o Options, stats *Stats)
 		dir = filepath.Join(os.TempDir(), "partopt-worker-"+o.ID)
 	}
 	if o.Models == nil {
-		o.Models = ObjectModels(res, dir)
+		o.Models = ObjectModels(res, dir, o.SharedRoots)
 	}
 	if o.Graphs == nil {
-		o.Graphs = ObjectGraphs(res, dir)
+		o.Graphs = ObjectGraphs(res, dir, o.SharedRoots)
 	}
 	w := &server{res: res, o: o, stats: stats, models: newModelCache(openJobModel(o.Models, o.Graphs), 2), specs: map[string]protocol.JobSpec{}}
 	defer w.models.close()

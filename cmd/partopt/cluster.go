@@ -121,6 +121,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Data, "data", "partopt-data", "directory for the jobs' label files and outputs")
 	fl.StringVar(&cfg.HTTP, "http", "localhost:8222", "status page and /metrics address (empty: none)")
+	fl.StringArrayVar(&cfg.SharedRoots, "shared-root", nil, "a directory below which jobs may name their model by path (submit --shared; repeatable; none: uploaded models only)")
 	fl.StringVar(&rf.id, "id", "", "this replica's raft id (with --raft-addr)")
 	fl.StringVar(&rf.addr, "raft-addr", "", "this replica's raft address HOST:PORT (empty: a single coordinator)")
 	fl.StringVar(&rf.dir, "raft-dir", "", "raft log and snapshots (default DATA/raft)")
@@ -166,6 +167,7 @@ back to the cluster for another worker. Models come from the path in the job
 	fl.IntVar(&o.Slots, "slots", runtime.NumCPU(), "tasks solved at once")
 	fl.StringVar(&o.ID, "id", "", "worker name in results and logs (default host-pid)")
 	fl.StringVar(&o.CacheDir, "cache", "", "directory for downloaded models (default in the temporary directory)")
+	fl.StringArrayVar(&o.SharedRoots, "shared-root", nil, "a directory below which jobs may name their model by path (submit --shared; repeatable; none: uploaded models only)")
 	fl.DurationVar(&o.Grace, "grace", 30*time.Second, "at shutdown, how long running tasks may finish before they are handed back")
 	return cmd
 }

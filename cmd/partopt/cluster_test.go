@@ -163,8 +163,12 @@ func TestRunGraphEqualsWindowedSolve(t *testing.T) {
 // job of method iri gives those of solve --method iri --window.
 func TestClusterGraphJobs(t *testing.T) {
 	c := newCommands(t)
-	c.start("coordinator", "coordinator", "--data", t.TempDir(), "--http", "")
-	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
+	testdata, err := filepath.Abs(filepath.Join("..", "..", "testdata")) // where the shared fixture lies
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.start("coordinator", "coordinator", "--data", t.TempDir(), "--http", "", "--shared-root", testdata)
+	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir(), "--shared-root", testdata)
 	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", c.url)...) }
 	for i, f := range graphFixtures {
 		n := map[string]int{"pairwise": 40, "higher order with evidence": 120}[f.name]
@@ -226,12 +230,13 @@ func submitAndFetch(t *testing.T, cli func(...string) (int, string, string), arg
 // them; cancel stops a running job; errors are clear.
 func TestClusterCommandsEndToEnd(t *testing.T) {
 	c := newCommands(t)
+	gp, up := genGrid(t, "3")
+	shared := filepath.Dir(up) // the root that shared jobs may read below
 	url, data := c.url, t.TempDir()
-	coord := c.start("coordinator", "coordinator", "--data", data, "--http", "")
-	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
+	coord := c.start("coordinator", "coordinator", "--data", data, "--http", "", "--shared-root", shared)
+	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir(), "--shared-root", shared)
 	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", url)...) }
 
-	gp, up := genGrid(t, "3")
 	if err := os.WriteFile(gp+".evid", []byte("2 5 3 100 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +259,21 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	}
 	if code, _, stderr := cli("submit", up, "--job", "shared-uai"); code != exitBadInput || !strings.Contains(stderr, "exists") {
 		t.Errorf("a second job of the same id: exit %d, %q", code, stderr)
+	}
+	// A shared path outside the coordinator's roots, directly or through a link
+	// below one, is refused at submission (service's tests send forged specs).
+	outside := filepath.Join(t.TempDir(), "b.uai")
+	if data, err := os.ReadFile(up); err != nil || os.WriteFile(outside, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(shared, "link.uai")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{outside, link} {
+		if code, _, stderr := cli("submit", path, "--shared", "--window", "8"); code == 0 || !strings.Contains(stderr, "outside the shared roots") {
+			t.Errorf("submit --shared %s: exit %d, %q; want a refusal", path, code, stderr)
+		}
 	}
 
 	// A job long enough to cancel: 400 windows.
