@@ -36,7 +36,7 @@ type Config struct {
 	// SharedRoots are the directories below which a job's shared model path
 	// may lie (worker.SharedPath); none: only uploaded models are accepted.
 	SharedRoots []string
-	Log  *slog.Logger // nil: slog.Default()
+	Log         *slog.Logger // nil: slog.Default()
 }
 
 // Serve runs the jobs submitted to the cluster until ctx ends: alone, or as a
