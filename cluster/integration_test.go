@@ -50,6 +50,8 @@ type env struct {
 	// plan and maxLevel are an iri job's plans (spec.Method iri) over graph.
 	plan     func(round, level int) partition.Plan
 	maxLevel int
+	// deadline, when set, is the coordinator's WindowDeadline.
+	deadline time.Duration
 }
 
 // persistentStore is a store holding the evidence, and its count.
@@ -176,7 +178,8 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
 	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
-		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Plan: e.plan, MaxLevel: e.maxLevel})
+		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Plan: e.plan, MaxLevel: e.maxLevel,
+			WindowDeadline: e.deadline})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -521,6 +524,135 @@ func TestLostWindowIsReportedNotHidden(t *testing.T) {
 	})
 	_, _, sum := e.mustRun()
 	e.checkLost(sum, "no result after 2 deliveries")
+}
+
+// TestUnusableResultsAreSentAgain: results are data from the network. A rogue
+// worker answers its first task with garbage, its second with a result for
+// another window's shape, and takes its third without ever answering; an
+// honest worker serves beside it. Each of those windows is sent again (the
+// silent one after the deadline), the honest worker solves it, and the job
+// ends with the labels of the local solve and nothing lost.
+func TestUnusableResultsAreSentAgain(t *testing.T) {
+	e := newEnv(t, "unusable", 40, 30, 3, 8)
+	e.deadline = time.Second
+	res, closeConn := e.connect("rogue")
+	defer closeConn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var taken atomic.Int32
+	rogueDone := make(chan struct{})
+	go func() {
+		defer close(rogueDone)
+		for ctx.Err() == nil && taken.Load() < 3 {
+			batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for m := range batch.Messages() {
+				task, err := protocol.Decode[protocol.WindowTask](m.Data(), protocol.MaxMessageBytes)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				subject := protocol.ResultSubject(task.Job, task.Round, task.Window)
+				switch taken.Add(1) {
+				case 1:
+					res.JS.Publish(ctx, subject, []byte("not a result"))
+				case 2:
+					wrong := protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: 1,
+						Persistent: protocol.EncodeLabels([]int32{1}, e.spec.Labels), Relaxed: protocol.EncodeLabels([]int32{1}, e.spec.Labels)}
+					data, err := protocol.Marshal(wrong)
+					if err != nil {
+						t.Error(err)
+					}
+					res.JS.Publish(ctx, subject, data)
+				} // 3: taken and never answered
+				m.Ack()
+			}
+		}
+	}()
+	type outcome struct {
+		pers, lab *partition.MemStore
+		sum       coordinator.Summary
+		err       error
+	}
+	ran := make(chan outcome, 1)
+	runCtx, stop := context.WithTimeout(ctx, 2*time.Minute)
+	defer stop()
+	go func() {
+		pers, lab, sum, err := e.run(runCtx)
+		ran <- outcome{pers, lab, sum, err}
+	}()
+	<-rogueDone // the rogue took its three tasks before the honest worker starts
+	e.startWorker("w", 2, nil)
+	o := <-ran
+	if o.err != nil {
+		t.Fatalf("%v\nlog:\n%s", o.err, e.log.String())
+	}
+	sum := o.sum
+	e.sameAsLocal(o.pers, o.lab)
+	if sum.Lost != 0 || sum.Resent < 3 || sum.Rejected < 2 {
+		t.Fatalf("lost %d %v, sent again %d, rejected %d: want nothing lost, 3 sent again, 2 rejected\nlog:\n%s", sum.Lost, sum.Errors, sum.Resent, sum.Rejected, e.log.String())
+	}
+	if !strings.Contains(e.log.String(), "no usable result within 1s") {
+		t.Errorf("the silent window was not sent again for its deadline:\n%s", e.log.String())
+	}
+}
+
+// TestReplacedStoredResultIsSentAgain: a garbage message that replaces a
+// window's stored result in the results stream before its merge (the stream
+// keeps one message per window) sends the window again instead of failing or
+// stalling the job.
+func TestReplacedStoredResultIsSentAgain(t *testing.T) {
+	e := newEnv(t, "replaced", 40, 30, 3, 9)
+	e.cacheBytes = 1 // every result is read again at its merge
+	res, closeConn := e.connect("rogue")
+	defer closeConn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Two slots of an honest worker, but for round 0's window 5, whose answer is
+	// replaced by garbage once stored, and window 0, answered only after that,
+	// so that window 5 waits for its merge with the garbage in its place.
+	var once sync.Once
+	replaced := make(chan struct{})
+	answer := func(task protocol.WindowTask) *protocol.WindowResult {
+		if task.Round == 0 && task.Window == 0 {
+			select {
+			case <-replaced:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "w")
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		first := false
+		if task.Round == 0 && task.Window == 5 {
+			once.Do(func() { first = true })
+		}
+		if !first {
+			return &out
+		}
+		data, err := protocol.Marshal(out)
+		if err != nil {
+			t.Error(err)
+		}
+		subject := protocol.ResultSubject(task.Job, task.Round, task.Window)
+		res.JS.Publish(ctx, subject, data)
+		time.Sleep(200 * time.Millisecond) // stored by the coordinator
+		res.JS.Publish(ctx, subject, []byte("garbage"))
+		close(replaced)
+		return nil // unacked: delivered again later, or sent again first
+	}
+	go pullTasks(ctx, t, res, answer)
+	go pullTasks(ctx, t, res, answer)
+	pers, lab, sum := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	if sum.Lost != 0 || sum.Resent != 1 || !strings.Contains(e.log.String(), "its stored result is unusable at its merge") {
+		t.Fatalf("lost %d %v, sent again %d: want window 0/5 sent again once, nothing lost\nlog:\n%s", sum.Lost, sum.Errors, sum.Resent, e.log.String())
+	}
 }
 
 // TestFailingWindowIsReportedAsLost: a window whose solve fails on every delivery

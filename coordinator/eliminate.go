@@ -104,8 +104,8 @@ func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) 
 	}()
 }
 
-// onChecked stores a checked iri result, or loses its window if the proof
-// failed.
+// onChecked stores a checked iri result, or sends its window again if the
+// proof failed (Runner.retry).
 func (r *Runner) onChecked(c checked) {
 	delete(r.checking, c.id)
 	if !r.job.current(c.id) || r.job.State[c.id.Window] != Queued {
@@ -116,7 +116,7 @@ func (r *Runner) onChecked(c checked) {
 	}
 	if c.err != nil {
 		r.reject(c.m, "", c.err)
-		r.lose(c.id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", c.id.Round, c.id.Window, c.worker, c.err))
+		r.retry(c.id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", c.id.Round, c.id.Window, c.worker, c.err))
 		return
 	}
 	r.stored(c.m, c.id, c.worker, c.dec)

@@ -130,6 +130,12 @@ type ResultStored WindowID
 // DeliveriesExhausted: JetStream gave up on the task (Round, Window).
 type DeliveriesExhausted WindowID
 
+// Requeue: the stored result of (Round, Window) turned out unusable when its
+// merge came (it was replaced in the results stream, or does not decode): the
+// window waits for a new result, and the merges issued after it are withdrawn,
+// to be issued again in plan order. The caller drops their queued actions.
+type Requeue WindowID
+
 // MergeDone: the Merge action of (Round, Window) completed; Added pixels became
 // proven that were not before; an iri window Eliminated labels.
 type MergeDone struct {
@@ -152,6 +158,7 @@ type Fail struct{ Reason string }
 
 func (ResultStored) event()        {}
 func (DeliveriesExhausted) event() {}
+func (Requeue) event()             {}
 func (MergeDone) event()           {}
 func (RoundPrepared) event()       {}
 func (OutputsWritten) event()      {}
@@ -291,6 +298,20 @@ func (j *Job) Apply(ev Event) []Action {
 		j.State[e.Window] = Lost
 		j.Lost = append(j.Lost, WindowID(e))
 		return j.merges()
+	case Requeue:
+		if !j.current(WindowID(e)) || e.Window != j.Next || j.State[e.Window] != Merging {
+			return nil
+		}
+		j.State[e.Window] = Queued
+		for k := e.Window + 1; k < j.count(); k++ {
+			switch j.State[k] {
+			case Merging:
+				j.State[k] = Stored
+			case LostMerging:
+				j.State[k] = Lost
+			}
+		}
+		return nil
 	case MergeDone:
 		if !j.current(e.WindowID) || e.Window != j.Next || (j.State[e.Window] != Merging && j.State[e.Window] != LostMerging) {
 			return nil

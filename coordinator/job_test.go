@@ -306,3 +306,40 @@ func TestGraphJobEqualsSolve(t *testing.T) {
 		})
 	}
 }
+
+// TestJobRequeueWithdrawsTheLaterMerges: a stored result found unusable at its
+// merge puts its window back to waiting; the merges issued after it are
+// withdrawn and come again, in plan order, once the window is stored anew.
+// Requeue of any other window (not the next to merge, or not merging) changes
+// nothing.
+func TestJobRequeueWithdrawsTheLaterMerges(t *testing.T) {
+	job, actions := coordinator.NewJob(spec(30, 24, 10, 2, 1), 0)
+	if _, ok := actions[0].(coordinator.PrepareRound); !ok {
+		t.Fatalf("first actions %v", actions)
+	}
+	job.Apply(coordinator.RoundPrepared{Round: 0})
+	var merges []coordinator.Action
+	for _, i := range []int{2, 1, 0} {
+		merges = append(merges, job.Apply(coordinator.ResultStored{Round: 0, Window: i})...)
+	}
+	want := []coordinator.Action{coordinator.Merge{WindowID: coordinator.WindowID{Window: 0}}, coordinator.Merge{WindowID: coordinator.WindowID{Window: 1}},
+		coordinator.Merge{WindowID: coordinator.WindowID{Window: 2}}}
+	if !reflect.DeepEqual(merges, want) {
+		t.Fatalf("merges %v, want 0, 1, 2", merges)
+	}
+	for _, id := range []coordinator.WindowID{{Window: 1}, {Window: 5}, {Round: 1}} {
+		if a := job.Apply(coordinator.Requeue(id)); a != nil || job.State[1] != coordinator.Merging {
+			t.Fatalf("requeue of %v: %v, states %v", id, a, job.State[:3])
+		}
+	}
+	job.Apply(coordinator.Requeue{Window: 0})
+	if got := job.State[:3]; !slices.Equal(got, []coordinator.WindowState{coordinator.Queued, coordinator.Stored, coordinator.Stored}) {
+		t.Fatalf("states after the requeue %v, want queued, stored, stored", got)
+	}
+	if a := job.Apply(coordinator.MergeDone{WindowID: coordinator.WindowID{Window: 1}}); a != nil || job.Next != 0 {
+		t.Fatalf("a withdrawn merge completed: %v, next %d", a, job.Next)
+	}
+	if got := job.Apply(coordinator.ResultStored{Round: 0, Window: 0}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("merges after the new result %v, want 0, 1, 2 again", got)
+	}
+}

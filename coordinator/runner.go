@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -60,6 +61,15 @@ type RunOptions struct {
 	// (partition.EliminateOptions's): what an earlier job in this process
 	// proved. They live in memory only, so such a job does not resume.
 	Domains [][]int
+	// Attempts bounds the dispatches of one window (default 3). A result is
+	// data from the network: one that does not decode, does not match its task,
+	// fails its proof check or reports an error, and a window without a result
+	// WindowDeadline after its dispatch, send the task again; the last attempt's
+	// failure loses the window, with the reason.
+	Attempts int
+	// WindowDeadline is how long a dispatched window may go without a usable
+	// result before it is sent again (default 30 minutes).
+	WindowDeadline time.Duration
 }
 
 // Summary is a job's status with the totals a report needs.
@@ -75,6 +85,7 @@ type Summary struct {
 	PruningIterations int
 	SolverIterations  int
 	Rejected          int // result messages rejected
+	Resent            int // tasks sent again: unusable results, failed proofs, deadlines
 	Workers           map[string]WorkerSeen
 	Errors            []string // the latest permanent errors reported by workers
 	LostWindows       []WindowID
@@ -125,6 +136,10 @@ type Runner struct {
 	// epoch makes this runner's task message ids its own: a resumed job's
 	// tasks must not be dropped as duplicates of its predecessor's.
 	epoch string
+	// The dispatches of each window, and when the current round's windows
+	// were last sent (their deadline runs from there).
+	attempts map[WindowID]int
+	sentAt   map[int]time.Time
 
 	live Summary // the loop's counters; snapshot publishes them as sum
 	mu   sync.Mutex
@@ -148,6 +163,12 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	}
 	if opt.MaxMessage <= 0 {
 		opt.MaxMessage = protocol.MaxMessageBytes
+	}
+	if opt.Attempts <= 0 {
+		opt.Attempts = 3
+	}
+	if opt.WindowDeadline <= 0 {
+		opt.WindowDeadline = 30 * time.Minute
 	}
 	var job *Job
 	var actions []Action
@@ -176,7 +197,8 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	}
 	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger,
 		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8),
-		checking: map[WindowID]bool{}, checks: make(chan checked), checkSlots: make(chan struct{}, runtime.GOMAXPROCS(0)), done: make(chan struct{})}
+		checking: map[WindowID]bool{}, checks: make(chan checked), checkSlots: make(chan struct{}, runtime.GOMAXPROCS(0)), done: make(chan struct{}),
+		attempts: map[WindowID]int{}, sentAt: map[int]time.Time{}}
 	r.live.Workers = map[string]WorkerSeen{}
 	r.live.Started = time.Now()
 	r.snapshot()
@@ -314,7 +336,8 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		case reason := <-r.cancels:
 			r.log.Info("job cancelled", "reason", reason)
 			r.apply(Cancel{Reason: "cancelled: " + reason})
-		case <-tick.C:
+		case now := <-tick.C:
+			r.overdue(now)
 			r.publishStatus(ctx)
 		}
 	}
@@ -330,12 +353,64 @@ func (r *Runner) perform(ctx context.Context) error {
 	for len(r.queue) > 0 {
 		a := r.queue[0]
 		r.queue = r.queue[1:]
-		if err := r.do(ctx, a); err != nil {
+		err := r.do(ctx, a)
+		var bad unusableStored
+		if errors.As(err, &bad) {
+			// A stored result replaced or unreadable by its merge: the window
+			// waits for a new one, and the merges after it come again in order.
+			r.queue = slices.DeleteFunc(r.queue, func(a Action) bool { _, merge := a.(Merge); return merge })
+			r.apply(Requeue(bad.id))
+			r.retry(bad.id, bad.Error())
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}
 	r.snapshot()
 	return nil
+}
+
+// resend: publish the task of a window again (Runner.retry).
+type resend struct{ WindowID }
+
+func (resend) action() {}
+
+// unusableStored is a merge's failure to read a stored result it was told of.
+type unusableStored struct {
+	id  WindowID
+	err error
+}
+
+func (u unusableStored) Error() string {
+	return fmt.Sprintf("window %d/%d: its stored result is unusable at its merge: %v", u.id.Round, u.id.Window, u.err)
+}
+
+// retry sends window id's task again after a failure (reason), or loses the
+// window when its attempts are spent. Only a window still waiting for its result
+// is sent again.
+func (r *Runner) retry(id WindowID, reason string) {
+	if !r.job.current(id) || r.job.State[id.Window] != Queued || r.checking[id] {
+		return
+	}
+	if n := r.attempts[id]; n >= r.opt.Attempts {
+		r.lose(id, fmt.Sprintf("%s (after %d attempts)", reason, n))
+		return
+	}
+	r.log.Warn("sending a window again", "round", id.Round, "window", id.Window, "attempt", r.attempts[id]+1, "why", reason)
+	r.sentAt[id.Window] = time.Now() // not again before the resend is out
+	r.queue = append(r.queue, resend{id})
+}
+
+// overdue sends again the windows of the round still without a result
+// WindowDeadline after they were sent: their worker died after acking the task,
+// or took it and never answers.
+func (r *Runner) overdue(now time.Time) {
+	for i, at := range r.sentAt {
+		if id := (WindowID{r.job.Round, i}); now.Sub(at) > r.opt.WindowDeadline {
+			r.retry(id, fmt.Sprintf("window %d/%d: no usable result within %v", id.Round, id.Window, r.opt.WindowDeadline))
+		}
+	}
 }
 
 func (r *Runner) do(ctx context.Context, a Action) error {
@@ -348,10 +423,26 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 		} else if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
 			return fmt.Errorf("preparing round %d: %w", a.Round, err)
 		}
-		r.skipped, r.cached, r.cache = map[int]bool{}, map[int]decoded{}, 0
+		r.skipped, r.cached, r.cache, r.sentAt = map[int]bool{}, map[int]decoded{}, 0, map[int]time.Time{}
 		r.apply(RoundPrepared{Round: a.Round})
 	case Dispatch:
 		return r.dispatch(ctx, a)
+	case resend:
+		if !r.job.current(a.WindowID) || r.job.State[a.Window] != Queued {
+			return nil // its result came meanwhile
+		}
+		f, err := r.publish(ctx, a.WindowID)
+		if err != nil || f == nil {
+			return err
+		}
+		r.live.Resent++
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("publishing a task: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	case Merge:
 		return r.merge(ctx, a)
 	case Finish:
@@ -394,33 +485,13 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 				continue
 			}
 		}
-		task, objects, free, err := r.prepare(WindowID{a.Round, i})
+		f, err := r.publish(ctx, WindowID{a.Round, i})
 		if err != nil {
 			return err
 		}
-		if !free {
-			r.skipped[i] = true
-			r.live.Skipped++
-			r.m.Skipped.Inc()
-			r.apply(ResultStored{Round: a.Round, Window: i})
-			continue
+		if f != nil {
+			futures = append(futures, f)
 		}
-		for _, o := range objects {
-			if err := r.res.PutBytes(ctx, o.name, o.content); err != nil {
-				return err
-			}
-		}
-		data, err := protocol.Marshal(task)
-		if err != nil {
-			return err
-		}
-		f, err := r.res.JS.PublishAsync(protocol.TaskSubject(r.spec.Job), data, jetstream.WithMsgID(protocol.TaskMsgID(r.spec.Job, a.Round, i, r.epoch)))
-		if err != nil {
-			return fmt.Errorf("publishing task %d: %w", i, err)
-		}
-		futures = append(futures, f)
-		r.live.Dispatched++
-		r.m.Dispatched.Inc()
 	}
 	for _, f := range futures {
 		select {
@@ -433,6 +504,42 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 	}
 	r.log.Info("round dispatched", "round", a.Round, "windows", len(a.Windows), "tasks", len(futures))
 	return nil
+}
+
+// publish publishes the task of window id (its attempt counted, its deadline
+// started) and returns the publication's future; a window without a free node
+// is not sent but merged as empty (nil future).
+func (r *Runner) publish(ctx context.Context, id WindowID) (jetstream.PubAckFuture, error) {
+	task, objects, free, err := r.prepare(id)
+	if err != nil {
+		return nil, err
+	}
+	if !free {
+		r.skipped[id.Window] = true
+		r.live.Skipped++
+		r.m.Skipped.Inc()
+		r.apply(ResultStored(id))
+		return nil, nil
+	}
+	for _, o := range objects {
+		if err := r.res.PutBytes(ctx, o.name, o.content); err != nil {
+			return nil, err
+		}
+	}
+	data, err := protocol.Marshal(task)
+	if err != nil {
+		return nil, err
+	}
+	r.attempts[id]++
+	msgID := protocol.TaskMsgID(r.spec.Job, id.Round, id.Window, r.epoch+"-"+strconv.Itoa(r.attempts[id])) // a resend is no duplicate
+	f, err := r.res.JS.PublishAsync(protocol.TaskSubject(r.spec.Job), data, jetstream.WithMsgID(msgID))
+	if err != nil {
+		return nil, fmt.Errorf("publishing task %d: %w", id.Window, err)
+	}
+	r.sentAt[id.Window] = time.Now()
+	r.live.Dispatched++
+	r.m.Dispatched.Inc()
+	return f, nil
 }
 
 // storedResults lists the result subjects of a round already in the results
@@ -591,14 +698,14 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		var err error
 		if res, err = r.readRef(ctx, v); err != nil {
 			r.reject(m, "result object "+v.Result.Object, err)
-			r.lose(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d: unreadable result object: %v", v.Round, v.Window, err))
+			r.retry(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d: unreadable result object: %v", v.Round, v.Window, err))
 			return
 		}
 	case protocol.Error:
 		m.Ack()
 		r.log.Error("worker reported an error", "worker", v.Worker, "round", v.Round, "window", v.Window, "permanent", v.Permanent, "err", v.Message)
 		if v.Permanent && v.Window >= 0 {
-			r.lose(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d on %s: %s", v.Round, v.Window, v.Worker, v.Message))
+			r.retry(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d on %s: %s", v.Round, v.Window, v.Worker, v.Message))
 		}
 		return
 	default:
@@ -623,7 +730,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 	dec, err := r.decode(id, res)
 	if err != nil {
 		r.reject(m, "", err)
-		r.lose(id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", id.Round, id.Window, res.Worker, err))
+		r.retry(id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", id.Round, id.Window, res.Worker, err))
 		return
 	}
 	r.stored(m, id, res.Worker, dec)
@@ -632,6 +739,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 // stored keeps a decoded result of a current window until its merge, acks its
 // message and reports it stored.
 func (r *Runner) stored(m jetstream.Msg, id WindowID, worker string, dec decoded) {
+	delete(r.sentAt, id.Window)
 	r.keep(id.Window, dec)
 	ws := r.live.Workers[worker]
 	ws.Windows++
@@ -710,7 +818,10 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 		if !ok {
 			var err error
 			if dec, err = r.fetch(ctx, a.WindowID); err != nil {
-				return err
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return unusableStored{a.WindowID, err}
 			}
 		} else {
 			delete(r.cached, i)
