@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/modelfile"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/persistency"
@@ -48,7 +49,7 @@ func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, er
 	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) && windowedOutput(dir) {
 		return Verified{}, fmt.Errorf("%s holds a windowed result, which has no whole-model certificate to verify: every window's certificate was checked as it was solved (report.json \"verified\")", dir)
 	}
-	res, err := readResultFile(certPath)
+	res, err := readResultFile(certPath, p.Model)
 	if err != nil {
 		return Verified{}, err
 	}
@@ -139,14 +140,15 @@ func windowedOutput(dir string) bool {
 	return json.Unmarshal(data, &rep) == nil && rep.Plan != ""
 }
 
-// readResultFile reads a result file; errors name it.
-func readResultFile(path string) (*persistency.Result, error) {
+// readResultFile reads a result file of a result of m (persistency.ResultBudget
+// bounds what it may make the reader allocate); errors name it.
+func readResultFile(path string, m *model.Model) (*persistency.Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w (partopt solve --method pbp writes it)", err)
 	}
 	defer f.Close()
-	res, err := persistency.ReadResult(f)
+	res, err := persistency.ReadResultFor(f, m)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

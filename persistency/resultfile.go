@@ -58,6 +58,7 @@ import (
 	"io"
 	"math"
 
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/srmp"
 	"github.com/partopt/partopt/trws"
 )
@@ -305,7 +306,17 @@ func checkLabels(x []int) error {
 // that says which, never a panic; memory stays proportional to the file's content.
 // The result's shape is checked (the certificate covers the persistent variables, its
 // edges lie among them); whether it proves anything is for Verify to decide.
-func ReadResult(r io.Reader) (*Result, error) {
+func ReadResult(r io.Reader) (*Result, error) { return readResult(r, -1) }
+
+// ReadResultFor is ReadResult of a result of model m: a file that holds more than
+// such a result can (ResultBudget) is refused as it is read, in memory
+// proportional to m.
+func ReadResultFor(r io.Reader, m *model.Model) (*Result, error) {
+	return readResult(r, ResultBudget(m))
+}
+
+// readResult is ReadResult within budget list entries (−1: no bound).
+func readResult(r io.Reader, budget int64) (*Result, error) {
 	br := bufio.NewReader(r)
 	head := make([]byte, len(resultMagic)+2)
 	if n, err := io.ReadFull(br, head); err != nil {
@@ -329,7 +340,7 @@ func ReadResult(r io.Reader) (*Result, error) {
 		return nil, resultFileError(err)
 	}
 	zr.Multistream(false)
-	d := &resultDecoder{r: bufio.NewReaderSize(zr, 1<<16), version: version}
+	d := &resultDecoder{r: bufio.NewReaderSize(zr, 1<<16), version: version, left: budget}
 	res, err := d.result()
 	if err != nil {
 		return nil, resultFileError(err)
@@ -361,6 +372,10 @@ func resultFileError(err error) error {
 		return errors.New("persistency: result file truncated")
 	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader):
 		return fmt.Errorf("persistency: result file damaged (%w)", err)
+	}
+	var beyond errBeyondBudget
+	if errors.As(err, &beyond) {
+		return beyond
 	}
 	var fe *fileFormatError
 	if errors.As(err, &fe) {
@@ -406,6 +421,58 @@ type resultDecoder struct {
 	r       *bufio.Reader
 	err     error
 	version uint16
+	// left is how many more list entries (ints and floats) the file may hold
+	// (ResultBudget), −1 for no bound.
+	left int64
+}
+
+// take charges n list entries of what to the budget, failing beyond it.
+func (d *resultDecoder) take(n int, what string) {
+	if d.err != nil || d.left < 0 {
+		return
+	}
+	if int64(n) > d.left {
+		d.fail(errBeyondBudget{what, n})
+		return
+	}
+	d.left -= int64(n)
+}
+
+// errBeyondBudget is a file that holds more than a result of the model can.
+type errBeyondBudget struct {
+	what string
+	n    int
+}
+
+func (e errBeyondBudget) Error() string {
+	return fmt.Sprintf("persistency: the result file holds more than a result of this model can (%s: %d entries): a result of another model, or a forged one", e.what, e.n)
+}
+
+// ResultBudget is the most list entries (ints and floats) that a result file of
+// m can hold, whatever its content: its labelings, a certificate's messages over
+// m's factors, and a label elimination with every earlier stage the format
+// allows, each with its own certificate. ReadResultFor refuses a file beyond it,
+// so that what a file makes the reader allocate is tied to the model's size
+// (a gzip stream expands a thousandfold: without the bound a 130 KB file made
+// verify allocate 3 GB).
+func ResultBudget(m *model.Model) int64 {
+	n := int64(m.NumVars())
+	var labels, edges, messages int64
+	for v := range m.NumVars() {
+		labels += int64(m.NumLabels(v))
+	}
+	for f := range m.NumFactors() {
+		vars := m.FactorVars(f)
+		if len(vars) >= 2 {
+			edges++
+		}
+		for _, v := range vars {
+			messages += int64(m.NumLabels(int(v)))
+		}
+	}
+	certificate := 2*n + 3*edges + messages // two labelings; edges' ends and shares; messages
+	stage := n + labels + certificate       // test labeling, alive labels, certificate
+	return 2*n + (maxFileStages+2)*stage + 1024
 }
 
 // certificate writes a certificate's kind byte and body.
@@ -510,6 +577,7 @@ func (d *resultDecoder) count(limit uint64, what string) int {
 // intsIn reads an int list with values in [lo, hi), at most maxFileVars long.
 func (d *resultDecoder) intsIn(lo, hi int64, what string) []int {
 	n := d.count(maxFileVars, what)
+	d.take(n, what)
 	x := make([]int, 0, min(n, readChunk))
 	for i := 0; i < n && d.err == nil; i++ {
 		v := d.varint()
@@ -523,6 +591,7 @@ func (d *resultDecoder) intsIn(lo, hi int64, what string) []int {
 
 // floats reads n float64 values, allocating as the data arrives.
 func (d *resultDecoder) floats(n int) []float64 {
+	d.take(n, "values")
 	x := make([]float64, 0, min(n, readChunk))
 	var b [8 * 512]byte
 	for len(x) < n && d.err == nil {
@@ -639,6 +708,7 @@ func (d *resultDecoder) certificate() *Certificate {
 		dual.Labeling = d.intsIn(0, math.MaxInt32, "dual certificate labels")
 		k := uint64(len(dual.Labeling))
 		edges := d.count(maxFileVars, "edges")
+		d.take(2*edges, "edges")
 		dual.Edges = make([][2]int, 0, min(edges, readChunk))
 		for i := 0; i < edges && d.err == nil; i++ {
 			a, b := d.uvarint(), d.uvarint()

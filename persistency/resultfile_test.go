@@ -434,3 +434,63 @@ func resultHasNaN(r *persistency.Result) bool {
 	}
 	return false
 }
+
+// TestResultFileBombIsRefusedWithinTheModelsBudget: gzip expands a thousandfold, so
+// a small file can hold real data far beyond any result of its model — here 64 MB
+// of zero messages in 70 KB. ReadResult reads it all; ReadResultFor refuses it
+// before allocating, against ResultBudget of the model, and reads the genuine
+// results of its fixtures.
+func TestResultFileBombIsRefusedWithinTheModelsBudget(t *testing.T) {
+	const messages = 8 << 20
+	body := binary.AppendUvarint(nil, 0) // variant
+	body = binary.AppendVarint(body, 1)  // pruning iterations
+	body = binary.AppendVarint(body, 1)  // solver iterations
+	body = append(body, make([]byte, 7*8)...)
+	body = binary.AppendUvarint(body, 1)
+	body = binary.AppendVarint(body, 0) // persistent: variable 0 at label 0
+	body = binary.AppendUvarint(body, 1)
+	body = binary.AppendVarint(body, 0) // labeling
+	body = append(body, 1)              // dual certificate
+	for range 2 {
+		body = binary.AppendUvarint(body, 1)
+		body = binary.AppendVarint(body, 0) // labels
+	}
+	body = binary.AppendUvarint(body, 0) // no edges
+	body = binary.AppendUvarint(body, messages)
+	body = append(body, make([]byte, 8*messages)...)
+	data := craftResultFile(body)
+	b := model.NewBuilder([]int{2})
+	if err := b.AddTable([]int{0}, []float64{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if budget := persistency.ResultBudget(m); budget >= messages {
+		t.Fatalf("budget %d for a one-variable model", budget)
+	}
+	alloc := func(read func() error) (uint64, error) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err := read()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc, err
+	}
+	n, err := alloc(func() error { _, err := persistency.ReadResultFor(bytes.NewReader(data), m); return err })
+	if err == nil || !strings.Contains(err.Error(), "more than a result of this model can") || n > 8<<20 {
+		t.Errorf("a %d-byte bomb read within the budget: %v, %d bytes allocated", len(data), err, n)
+	}
+	if n, err := alloc(func() error { _, err := persistency.ReadResult(bytes.NewReader(data)); return err }); err != nil || n < 8*messages {
+		t.Errorf("the bomb read without a budget: %v, %d bytes allocated (the test shows nothing)", err, n)
+	}
+	for name, f := range resultFileFixtures(t) {
+		var buf bytes.Buffer
+		if err := persistency.WriteResult(&buf, f.res); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := persistency.ReadResultFor(&buf, f.m); err != nil {
+			t.Errorf("%s: a genuine result refused within its model's budget: %v", name, err)
+		}
+	}
+}

@@ -398,7 +398,7 @@ func TestVerifyRejectsTampering(t *testing.T) {
 		{"certificate of another model", func(t *testing.T, dir string) {
 			data, _ := os.ReadFile(filepath.Join(other, "certificate.gob"))
 			os.WriteFile(filepath.Join(dir, "certificate.gob"), data, 0o644)
-		}, 2, "a result for 1024 variables"},
+		}, 2, "a result of another model"},
 		{"certificate label differs from its proof", forge(false), 1, "NOT verified: " + "%s/certificate.gob: persistency: the certificate's labeling differs"},
 		{"forged proof", forge(true), 1, "NOT verified: " + "%s/certificate.gob: persistency: certificate gap"},
 	}
