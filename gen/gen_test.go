@@ -2,13 +2,17 @@ package gen
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"image"
+	"image/png"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -304,6 +308,35 @@ func TestBadInputs(t *testing.T) {
 	os.WriteFile(p, []byte("not an image"), 0o644)
 	if _, err := LoadImage(p); err == nil {
 		t.Error("junk image decoded")
+	}
+}
+
+// TestImageDeclaringBillionsOfPixelsIsRefused: a PNG whose header declares
+// 60000×60000 pixels (its data a single pixel's) is refused from its header, with
+// the size named, before anything is allocated for its pixels.
+func TestImageDeclaringBillionsOfPixelsIsRefused(t *testing.T) {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	// IHDR follows the 8-byte signature: length (4), "IHDR" (4), width, height, ….
+	binary.BigEndian.PutUint32(data[16:], 60000)
+	binary.BigEndian.PutUint32(data[20:], 60000)
+	binary.BigEndian.PutUint32(data[29:], crc32.ChecksumIEEE(data[12:29]))
+	p := filepath.Join(t.TempDir(), "bomb.png")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := LoadImage(p)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "60000×60000") {
+		t.Errorf("%v, want the declared size refused", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("refusing it allocated %d bytes", n)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	_ "image/gif" // registered decoders for LoadImage
 	_ "image/jpeg"
 	_ "image/png"
+	"io"
 	"math"
 	"os"
 
@@ -15,13 +16,31 @@ import (
 	_ "golang.org/x/image/tiff"
 )
 
-// LoadImage decodes a PNG, JPEG, GIF, BMP or TIFF file.
+// MaxImagePixels bounds the images LoadImage decodes: models are built from them
+// in memory (about 40 bytes per pixel with the decoded image), 2^26 pixels (an
+// 8192×8192 image) at most.
+const MaxImagePixels = 1 << 26
+
+// LoadImage decodes a PNG, JPEG, GIF, BMP or TIFF file of at most MaxImagePixels
+// pixels. The size is read from the header first: a small file may declare an
+// image of billions of pixels (an 8.8 KB PNG of 60000² once made gen allocate
+// 14 GB), and is refused before anything is allocated for it.
 func LoadImage(path string) (image.Image, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	cfg, _, err := image.DecodeConfig(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable image (PNG, JPEG, GIF, BMP or TIFF): %w", path, err)
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > MaxImagePixels {
+		return nil, fmt.Errorf("%s: an image of %d×%d pixels; gen builds models of images up to %d pixels in memory", path, cfg.Width, cfg.Height, MaxImagePixels)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
 	img, _, err := image.Decode(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable image (PNG, JPEG, GIF, BMP or TIFF): %w", path, err)
