@@ -2,7 +2,16 @@ package cluster_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,4 +143,104 @@ func embeddedConn(tb testing.TB) *nats.Conn {
 	}
 	tb.Cleanup(nc.Close)
 	return nc
+}
+
+// TestEmbeddedServerRequiresAuthenticationBeyondLoopback: partopt's own server
+// admits only clients with its token, or user and password (its in-process
+// clients included), over TLS when given a certificate; one that listens beyond
+// this machine without authentication refuses to start unless told --insecure;
+// contradictory options are refused.
+func TestEmbeddedServerRequiresAuthenticationBeyondLoopback(t *testing.T) {
+	cert, key := selfSigned(t)
+	for _, c := range []struct {
+		name      string
+		opts      cluster.EmbeddedOptions
+		good, bad cluster.ConnOptions
+	}{
+		{"token", cluster.EmbeddedOptions{Token: "s3cret"}, cluster.ConnOptions{Token: "s3cret"}, cluster.ConnOptions{}},
+		{"user", cluster.EmbeddedOptions{User: "ann", Password: "pw"}, cluster.ConnOptions{User: "ann", Password: "pw"}, cluster.ConnOptions{User: "ann", Password: "no"}},
+		{"token over TLS", cluster.EmbeddedOptions{Token: "s3cret", TLSCert: cert, TLSKey: key}, cluster.ConnOptions{Token: "s3cret", TLSCA: cert}, cluster.ConnOptions{Token: "s3cret"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.opts
+			o.Dir, o.Listen = t.TempDir(), "127.0.0.1:0"
+			srv, err := cluster.StartEmbedded(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			c.good.URL, c.bad.URL = srv.URL(), srv.URL()
+			if c.opts.TLSCert != "" {
+				c.good.URL = strings.Replace(c.good.URL, "nats://", "tls://", 1)
+			}
+			nc, err := cluster.Connect(c.good, "test")
+			if err != nil {
+				t.Fatalf("good credentials: %v", err)
+			}
+			nc.Close()
+			if nc, err := cluster.Connect(c.bad, "test"); err == nil {
+				nc.Close()
+				t.Fatal("bad credentials connected")
+			}
+			in, err := cluster.Connect(cluster.ConnOptions{Server: srv}, "in-process")
+			if err != nil {
+				t.Fatalf("the server's own in-process client: %v", err)
+			}
+			in.Close()
+		})
+	}
+	for _, c := range []struct {
+		opts cluster.EmbeddedOptions
+		want string
+	}{
+		{cluster.EmbeddedOptions{Listen: "0.0.0.0:0"}, "--insecure"},
+		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", Token: "t", User: "u", Password: "p"}, "not both"},
+		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", User: "u"}, "password"},
+		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", TLSCert: cert}, "key"},
+	} {
+		c.opts.Dir = t.TempDir()
+		if srv, err := cluster.StartEmbedded(c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
+			if err == nil {
+				srv.Close()
+			}
+			t.Errorf("%+v: %v, want an error saying %q", c.opts, err, c.want)
+		}
+	}
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "0.0.0.0:0", Insecure: true})
+	if err != nil {
+		t.Fatalf("--insecure beyond loopback: %v", err)
+	}
+	srv.Close()
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key, and
+// returns their paths.
+func selfSigned(t *testing.T) (cert, key string) {
+	t.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "partopt test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &priv.PublicKey, priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return cert, key
 }

@@ -20,11 +20,56 @@ type EmbeddedOptions struct {
 	Listen string
 	// MaxPayload overrides the server's message size limit (default 1 MiB).
 	MaxPayload int32
+	// Clients authenticate with Token, or with User and Password (one of the
+	// two); TLSCert and TLSKey make the server speak TLS only. The server's own
+	// in-process connections (ConnOptions.Server) authenticate the same way.
+	Token, User, Password string
+	TLSCert, TLSKey       string
+	// Insecure lets a server that listens beyond this machine (Listen not on a
+	// loopback address) accept clients without authentication; without it such a
+	// server refuses to start: a cluster's NATS gives whoever reaches it the
+	// power to submit jobs, forge results and read models.
+	Insecure bool
+}
+
+// auth checks the options' authentication and returns the server options that
+// enforce it.
+func (o EmbeddedOptions) auth(opts *server.Options, host string) error {
+	switch {
+	case o.Token != "" && (o.User != "" || o.Password != ""):
+		return errors.New("nats: give a token or a user and password, not both")
+	case (o.User == "") != (o.Password == ""):
+		return errors.New("nats: a user needs a password, and a password a user")
+	case (o.TLSCert == "") != (o.TLSKey == ""):
+		return errors.New("nats: TLS needs both the certificate and the key file")
+	case o.Listen != "" && !loopback(host) && o.Token == "" && o.User == "" && !o.Insecure:
+		return fmt.Errorf("nats: listening on %s, beyond this machine, without authentication: give --token, or --user and --password (with --tls-cert and --tls-key for TLS), or --insecure to accept anyone who reaches the address", o.Listen)
+	}
+	opts.Authorization, opts.Username, opts.Password = o.Token, o.User, o.Password
+	if o.TLSCert != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLSCert, KeyFile: o.TLSKey})
+		if err != nil {
+			return fmt.Errorf("nats: TLS: %w", err)
+		}
+		opts.TLSConfig, opts.TLS = tc, true
+	}
+	return nil
+}
+
+// loopback says whether host names this machine only.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
 	Server *server.Server
+	// what its in-process clients authenticate with
+	token, user, password string
 }
 
 // StartEmbedded starts a server and waits until it accepts connections.
@@ -47,6 +92,9 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 			opts.Port = server.RANDOM_PORT
 		}
 	}
+	if err := o.auth(opts, opts.Host); err != nil {
+		return nil, err
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("nats: embedded server: %w", err)
@@ -56,7 +104,7 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		s.Shutdown()
 		return nil, errors.New("nats: the embedded server did not start within 30 s")
 	}
-	return &Embedded{Server: s}, nil
+	return &Embedded{Server: s, token: o.Token, user: o.User, password: o.Password}, nil
 }
 
 // URL is where other processes connect ("" when the server does not listen).

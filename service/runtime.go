@@ -26,7 +26,9 @@ type Embedded struct {
 	Workers int // worker slots (at least 1)
 	// Listen, when set, also accepts workers of other machines at HOST:PORT; the
 	// model (and its evidence) is then uploaded to the object store for them.
+	// Server holds the server's authentication (its Dir and Listen are set here).
 	Listen string
+	Server cluster.EmbeddedOptions
 	// HTTP, when set, serves the status page and /metrics there.
 	HTTP string
 	Log  *slog.Logger // nil: warnings to stderr
@@ -46,7 +48,9 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: dir, Listen: e.Listen})
+	opts := e.Server
+	opts.Dir, opts.Listen = dir, e.Listen
+	srv, err := cluster.StartEmbedded(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +67,14 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 	defer startLocalWorkers(ctx, res, d.Raster, d.Graph, max(e.Workers, 1), log)()
 	note := noteFunc(e.Note)
 	if url := srv.URL(); url != "" {
-		note("workers of other machines may join with: partopt worker --nats " + url)
+		join := "partopt worker --nats " + url
+		switch {
+		case e.Server.Token != "":
+			join += " --token …" // the secret is not printed
+		case e.Server.User != "":
+			join += " --user " + e.Server.User + " --password …"
+		}
+		note("workers of other machines may join with: " + join)
 	}
 	spec := d.Spec
 	if e.Listen != "" {

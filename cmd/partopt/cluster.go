@@ -175,12 +175,18 @@ back to the cluster for another worker. Models come from the path in the job
 func newServerCmd() *cobra.Command {
 	var o cluster.EmbeddedOptions
 	cmd := &cobra.Command{
-		Use:   "server --listen HOST:PORT --dir DIR",
+		Use:   "server --listen HOST:PORT --dir DIR [--token T | --user U --password P] [--tls-cert F --tls-key F]",
 		Short: "Run a NATS server with JetStream for a cluster (no separate install)",
 		Long: `Run the NATS server that "partopt run" embeds as a process of its own, for a
 cluster of coordinator and workers on machines that reach HOST:PORT. JetStream
-keeps its files in --dir, so jobs survive a restart. For production, a
-nats-server deployment with authentication and TLS is the better choice.`,
+keeps its files in --dir, so jobs survive a restart.
+
+Whoever reaches the server can submit jobs, read models and publish results, so
+a server that listens beyond this machine (HOST not a loopback address) needs
+authentication: --token, or --user and --password, which every coordinator,
+worker and client then gives with the same flags (--tls-cert and --tls-key add
+TLS; clients verify it with --tls-ca). --insecure accepts anyone instead. For
+accounts, nkeys or JWT credentials, run nats-server itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -200,5 +206,18 @@ nats-server deployment with authentication and TLS is the better choice.`,
 	}
 	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:4222", "address to listen on (port 0: any free port, printed)")
 	cmd.Flags().StringVar(&o.Dir, "dir", "partopt-nats", "JetStream storage directory")
+	addServerAuthFlags(cmd, &o)
 	return cmd
+}
+
+// addServerAuthFlags are the authentication flags of an embedded server that
+// listens: the names the clients' flags have.
+func addServerAuthFlags(cmd *cobra.Command, o *cluster.EmbeddedOptions) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.Token, "token", "", "clients must give this token (--token)")
+	fl.StringVar(&o.User, "user", "", "clients must give this user (--user) and password")
+	fl.StringVar(&o.Password, "password", "", "the password of --user")
+	fl.StringVar(&o.TLSCert, "tls-cert", "", "server certificate file: TLS only")
+	fl.StringVar(&o.TLSKey, "tls-key", "", "server key file")
+	fl.BoolVar(&o.Insecure, "insecure", false, "listen beyond this machine without authentication (anyone who reaches it may submit and forge)")
 }

@@ -34,7 +34,8 @@ func newRunCmd() *cobra.Command {
 	}
 	addSolveFlags(cmd, &f, false)
 	addClusterMethodFlag(cmd, &f, job.PBPIRI)
-	cmd.Flags().StringVar(&e.Listen, "listen", "", "also accept workers of other machines at HOST:PORT (default: in-process only)")
+	cmd.Flags().StringVar(&e.Listen, "listen", "", "also accept workers of other machines at HOST:PORT (default: in-process only; beyond this machine, with --token or --user/--password, or --insecure)")
+	addServerAuthFlags(cmd, &e.Server)
 	cmd.Flags().StringVar(&e.HTTP, "http", "", "serve the status page and /metrics at ADDR (e.g. localhost:8222)")
 	return cmd
 }
