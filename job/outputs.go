@@ -77,44 +77,94 @@ func PrepareOutput(dir string) error {
 	return os.Remove(probe.Name())
 }
 
-// writeFileAtomic writes path through a temporary file in the same directory and
-// renames it into place, so readers never see a partial file.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	err = write(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// output is one file to write: by write, or by file when the file is made at a
-// path (label files), both under a temporary name renamed into place.
+// output is one file to write into a run's stage: by write, or by file when the
+// file is made at a path (label files).
 type output struct {
 	name  string
 	write func(io.Writer) error
 	file  func(path string) error
 }
 
-// writeOutputs deletes the outputs of an earlier job into dir that this one does
-// not write (keep), so that a directory never mixes the results of two runs,
-// then writes files in order and the report last.
-func writeOutputs(dir string, keep []string, files []output, report any) error {
-	stale := slices.Clone(allOutputs)
-	if entries, err := os.ReadDir(dir); err == nil {
+// stage is a run's private directory inside its output directory, where every
+// output is written before any is moved into place (commit). A run that fails
+// or is interrupted before its commit leaves the output directory as it found
+// it, and two runs into one directory never share a temporary name.
+type stage struct{ out, dir string }
+
+// newStage makes a fresh stage in the output directory out.
+func newStage(out string) (*stage, error) {
+	dir, err := os.MkdirTemp(out, ".partopt-run-")
+	if err != nil {
+		return nil, err
+	}
+	return &stage{out: out, dir: dir}, nil
+}
+
+// path is where output name is staged.
+func (st *stage) path(name string) string { return filepath.Join(st.dir, name) }
+
+// abort removes the stage and whatever it holds (nothing after a commit).
+func (st *stage) abort() { os.RemoveAll(st.dir) }
+
+// write stages files in order, then the report.
+func (st *stage) write(files []output, report any) error {
+	files = append(files, output{name: ReportFile, write: func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}})
+	for _, o := range files {
+		path := st.path(o.name)
+		var err error
+		if writeFault != nil {
+			err = writeFault(o.name)
+		}
+		switch {
+		case err != nil:
+		case o.file != nil:
+			err = o.file(path)
+		default:
+			err = writeFile(path, o.write)
+		}
+		if err == nil {
+			err = os.Chmod(path, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(st.out, o.name), err)
+		}
+	}
+	return nil
+}
+
+// writeFault, set by tests, fails the writing of an output (a full disk).
+var writeFault func(name string) error
+
+// writeFile writes path with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// commit moves the staged outputs keep, then the report, into the output
+// directory, under a lock on it: first it removes the earlier run's report (a
+// directory without report.json holds no complete run) and the outputs this run
+// does not write, so that the directory never mixes two runs. The stage goes.
+func (st *stage) commit(keep []string) error {
+	unlock, err := lockDir(st.out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	defer st.abort()
+	stale := append([]string{ReportFile}, allOutputs...) // the report first
+	if entries, err := os.ReadDir(st.out); err == nil {
 		for _, e := range entries {
 			if alivePlaneFile(e.Name()) {
 				stale = append(stale, e.Name())
@@ -122,49 +172,40 @@ func writeOutputs(dir string, keep []string, files []output, report any) error {
 		}
 	}
 	for _, name := range stale {
-		if slices.Contains(keep, name) {
-			continue
+		if name != ReportFile && slices.Contains(keep, name) {
+			continue // replaced below
 		}
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(st.out, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
-	files = append(files, output{name: ReportFile, write: func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(report)
-	}})
-	for _, o := range files {
-		path := filepath.Join(dir, o.name)
-		if o.file != nil {
-			if err := makeFileAtomic(path, o.file); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := writeFileAtomic(path, o.write); err != nil {
-			return err
+	for _, name := range append(slices.DeleteFunc(slices.Clone(keep), func(n string) bool { return n == ReportFile }), ReportFile) {
+		if err := os.Rename(st.path(name), filepath.Join(st.out, name)); err != nil {
+			return fmt.Errorf("moving %s into place: %w", name, err)
 		}
 	}
 	return nil
 }
 
-// makeFileAtomic has create make the file at a temporary name beside path and
-// renames it into place.
-func makeFileAtomic(path string, create func(string) error) error {
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf(".%s.tmp-%d", filepath.Base(path), os.Getpid()))
-	err := create(tmp)
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
+// writeOutputs writes files and the report into dir, all or nothing: staged
+// first, then moved in (stage.commit) with the earlier run's other outputs
+// removed. keep lists the files' names.
+func writeOutputs(dir string, keep []string, files []output, report any) error {
+	st, err := newStage(dir)
 	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return err
 	}
-	return nil
+	defer st.abort()
+	return st.writeOutputs(keep, files, report)
+}
+
+// writeOutputs stages files and the report beside what the run staged before,
+// then commits keep.
+func (st *stage) writeOutputs(keep []string, files []output, report any) error {
+	if err := st.write(files, report); err != nil {
+		return err
+	}
+	return st.commit(keep)
 }
 
 // AlivePlaneFile is the name of alive plane p (labelfile.Alive): AliveTilesFile
@@ -271,19 +312,18 @@ func uaiOutputs(x []int, ev uai.Evidence) []output {
 	return []output{{name: PersistentFile, write: func(w io.Writer) error { return uai.WriteEvidence(w, ev) }}, labelsOutput(x)}
 }
 
-// rasterFiles are the label files of a windowed run: written under temporary names
-// and renamed into place by finish, so a failed or interrupted run leaves nothing.
+// rasterFiles are the label files of a windowed run, written in its stage (dir)
+// under their own names and moved into place with the other outputs.
 type rasterFiles struct {
 	dir                         string
 	persistent, labels, scratch *labelfile.File
-	done                        bool
 }
 
 func newRasterFiles(dir string, h labelfile.Header) (*rasterFiles, error) {
 	fs := &rasterFiles{dir: dir}
 	create := func(name string, kind labelfile.Kind) (*labelfile.File, error) {
 		h.Kind = kind
-		return labelfile.Create(filepath.Join(dir, ".partopt-"+name+".tmp"), h)
+		return labelfile.Create(filepath.Join(dir, name), h)
 	}
 	var err error
 	if fs.persistent, err = create(PersistentTilesFile, labelfile.Persistent); err == nil {
@@ -298,28 +338,24 @@ func newRasterFiles(dir string, h labelfile.Header) (*rasterFiles, error) {
 	return fs, nil
 }
 
-// finish closes the files (writing their checksums) and renames the outputs.
+// finish closes the output files (writing their checksums) and removes the
+// scratch file.
 func (fs *rasterFiles) finish() error {
 	for _, f := range []*labelfile.File{fs.persistent, fs.labels} {
 		if err := f.Close(); err != nil {
 			return err
 		}
 	}
-	if err := os.Rename(fs.persistent.Name(), filepath.Join(fs.dir, PersistentTilesFile)); err != nil {
-		return err
-	}
-	fs.done = true
-	return os.Rename(fs.labels.Name(), filepath.Join(fs.dir, LabelTilesFile))
+	fs.scratch.Close()
+	return os.Remove(fs.scratch.Name())
 }
 
-// remove deletes the scratch file, and the outputs unless finish renamed them.
+// remove closes the files (the stage's removal deletes them).
 func (fs *rasterFiles) remove() {
 	for _, f := range []*labelfile.File{fs.scratch, fs.persistent, fs.labels} {
-		if f == nil || (fs.done && f != fs.scratch) {
-			continue
+		if f != nil {
+			f.Close()
 		}
-		f.Close()
-		os.Remove(f.Name())
 	}
 }
 

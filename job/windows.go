@@ -167,7 +167,12 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 	if window == 0 {
 		window = DefaultRasterWindow
 	}
-	files, err := newRasterFiles(s.Output, labelfile.Header{Width: w, Height: h, Labels: job.labels})
+	st, err := newStage(s.Output)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	defer st.abort()
+	files, err := newRasterFiles(st.dir, labelfile.Header{Width: w, Height: h, Labels: job.labels})
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -242,7 +247,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 		outputs = append(outputs, uaiOutputs(x, evidenceOf(proven))...)
 		rep.Outputs = append(rep.Outputs, LabelsFile, PersistentFile)
 	}
-	if err := writeOutputs(s.Output, rep.Outputs, outputs, rep); err != nil {
+	if err := st.writeOutputs(rep.Outputs, outputs, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: rep.summary()}, nil

@@ -1,0 +1,132 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// dirFiles is every entry of dir (hidden ones included) with its content.
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		out[e.Name()] = string(data)
+	}
+	return out
+}
+
+// TestFailedRunLeavesTheDirectoryAsItWas: a run that fails while writing its
+// outputs (a full disk, injected at each output in turn) leaves the directory
+// exactly as the earlier run left it — no new file beside the old report, no
+// temporary file — whether the outputs are label files made by windows, a
+// certificate or the report itself.
+func TestFailedRunLeavesTheDirectoryAsItWas(t *testing.T) {
+	const model = "../testdata/denoise32.uai.gz"
+	dir := t.TempDir()
+	if _, err := Run(context.Background(), Spec{Model: model, Method: IRI, Output: dir}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	before := dirFiles(t, dir)
+	defer func() { writeFault = nil }()
+	failed := 0
+	for _, spec := range []Spec{{Model: model, Method: PBP, Window: 16, Halo: 4}, {Model: model, Method: PBP}} {
+		for _, name := range []string{PersistencyPNG, LabelsFile, CertificateFile, ReportFile} {
+			writeFault = func(n string) error {
+				if n == name {
+					return syscall.ENOSPC
+				}
+				return nil
+			}
+			spec.Output = dir
+			_, err := Run(context.Background(), spec, Options{})
+			if err == nil { // a run without that output: its outputs are the earlier ones now
+				before = dirFiles(t, dir)
+				continue
+			}
+			failed++
+			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), name) {
+				t.Errorf("%+v failing at %s: %v", spec, name, err)
+			}
+			if after := dirFiles(t, dir); !maps.Equal(after, before) {
+				t.Fatalf("%+v failing at %s left %v, want the earlier run's %v", spec, name, keys(after), keys(before))
+			}
+		}
+	}
+	if failed < 6 {
+		t.Errorf("only %d runs failed: the faults were not injected", failed)
+	}
+}
+
+// TestConcurrentRunsIntoOneDirectory: two runs writing into one directory at
+// once both succeed, and the directory ends with one run's complete set of
+// outputs, its report among them, and nothing else.
+func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
+	const model = "../testdata/denoise32.uai.gz"
+	for range 3 {
+		dir := t.TempDir()
+		specs := []Spec{{Model: model, Method: IRI, Output: dir}, {Model: model, Method: PBP, Window: 16, Halo: 4, Output: dir}}
+		var wg sync.WaitGroup
+		for _, s := range specs {
+			wg.Go(func() {
+				if _, err := Run(context.Background(), s, Options{}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		got := dirFiles(t, dir)
+		var rep struct {
+			Method  string   `json:"method"`
+			Outputs []string `json:"outputs"`
+		}
+		if err := json.Unmarshal([]byte(got[ReportFile]), &rep); err != nil || len(rep.Outputs) == 0 {
+			t.Fatalf("report.json %q: %v", got[ReportFile], err)
+		}
+		if want := append(rep.Outputs, ReportFile); !sameSet(keys(got), want) {
+			t.Fatalf("directory holds %v, want the %s run's %v", keys(got), rep.Method, want)
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, x := range a {
+		seen[x] = true
+	}
+	for _, x := range b {
+		if !seen[x] {
+			return false
+		}
+	}
+	return true
+}
