@@ -230,12 +230,17 @@ func submitAndFetch(t *testing.T, cli func(...string) (int, string, string), arg
 // them; cancel stops a running job; errors are clear.
 func TestClusterCommandsEndToEnd(t *testing.T) {
 	c := newCommands(t)
-	gp, up := genGrid(t, "3")
-	shared := filepath.Dir(up) // the root that shared jobs may read below
+	shared := t.TempDir() // the root that shared jobs may read below
 	url, data := c.url, t.TempDir()
 	coord := c.start("coordinator", "coordinator", "--data", data, "--http", "", "--shared-root", shared)
 	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir(), "--shared-root", shared)
 	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", url)...) }
+
+	gp, generated := genGrid(t, "3")
+	up := filepath.Join(shared, "b.uai") // submitted by its path below the root too
+	if data, err := os.ReadFile(generated); err != nil || os.WriteFile(up, data, 0o644) != nil {
+		t.Fatal(err)
+	}
 
 	if err := os.WriteFile(gp+".evid", []byte("2 5 3 100 1\n"), 0o644); err != nil {
 		t.Fatal(err)
