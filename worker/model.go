@@ -41,7 +41,6 @@ func ObjectModels(res *cluster.Resources, dir string, roots []string) ModelOpene
 			}
 			path, temp = filepath.Join(dir, spec.Job+"-"+ref.FileName()), true
 			if err := Download(ctx, res, ref.Object, ref.Size, ref.CRC32C, path); err != nil {
-				os.Remove(path)
 				return partition.Raster{}, nil, err
 			}
 		}
@@ -59,8 +58,18 @@ func ObjectModels(res *cluster.Resources, dir string, roots []string) ModelOpene
 	}
 }
 
-// Download fetches an object to path and checks its size and CRC32C.
+// Download fetches an object to path and checks its size and CRC32C; on any
+// failure path is removed, so that no partial or damaged copy stays behind for a
+// later job to read.
 func Download(ctx context.Context, res *cluster.Resources, name string, size int64, crc32c uint32, path string) error {
+	err := download(ctx, res, name, size, crc32c, path)
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+func download(ctx context.Context, res *cluster.Resources, name string, size int64, crc32c uint32, path string) error {
 	if err := res.GetFile(ctx, name, path, size); err != nil {
 		return fmt.Errorf("object %s: %w", name, err)
 	}
