@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"slices"
 	"time"
 
 	"github.com/partopt/partopt/model"
@@ -255,6 +256,10 @@ type WindowResult struct {
 	// persistency.Result's; Seconds the time of SolveWindow.
 	Vars, PruningIterations, SolverIterations int
 	Seconds                                   float64
+	// Proof is the window's Algorithm 1 result over its extent model (the
+	// window's nodes and their neighbours, conditioned on the fixed labels),
+	// certificate included: what CheckRasterWindow re-checks. Nil when Vars is 0.
+	Proof *persistency.Result
 }
 
 // rasterResult is a solved window waiting for its turn to be merged.
@@ -379,30 +384,18 @@ func SolveWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, o
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e := win.Nodes.grow(2, r.Width, r.Height)
-	vals := make([]int32, e.Pixels())
-	if err := fixed.ReadRect(e.X0, e.Y0, e.W, e.H, vals); err != nil {
-		return nil, err
+	p, err := rasterWindowProblem(r, win, fixed)
+	if err != nil || p.sub == nil {
+		return out, err
 	}
-	var nodes []int // window nodes as variables of e's model
-	labels := make([]int, len(vals))
-	for i, v := range vals {
-		labels[i] = int(v) - 1
-		if x, y := e.X0+i%e.W, e.Y0+i/e.W; v == 0 && win.Nodes.contains(x, y) {
-			nodes = append(nodes, i)
-		}
-	}
-	if len(nodes) == 0 {
-		return out, nil
-	}
-	m, err := r.Window(e.X0, e.Y0, e.W, e.H)
+	e := p.e
+	opt.Candidates = p.candidates
+	res, err := persistency.Run(ctx, p.sub, opt)
 	if err != nil {
 		return nil, err
 	}
-	pr, err := solveConditioned(ctx, m, labels, nodes, opt)
-	if err != nil {
-		return nil, err
-	}
+	pr := Proof{Vars: p.vars, Result: res}
+	out.Proof = res
 	out.Persistent = make([]int32, win.Nodes.Pixels())
 	out.Labeling = make([]int32, win.Core.Pixels())
 	for i := range out.Labeling {
@@ -424,6 +417,113 @@ func SolveWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, o
 	out.SolverIterations = pr.Result.SolverIterations
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// rasterProblem is the model Algorithm 1 solves for a raster window: the window's
+// nodes grown by two pixels (e), conditioned on the fixed labels, restricted to the
+// free nodes and their neighbours (sub, the extent; nil when no node is free);
+// vars are the extent's variables as pixels of e (y·e.W + x), candidates which of
+// them are nodes.
+type rasterProblem struct {
+	e          Rect
+	sub        *model.Model
+	vars       []int
+	candidates []bool
+}
+
+// rasterWindowProblem builds the problem of window win conditioned on fixed, as
+// SolveWindow solves it and CheckRasterWindow re-checks it.
+func rasterWindowProblem(r Raster, win RasterWindow, fixed Store) (rasterProblem, error) {
+	p := rasterProblem{e: win.Nodes.grow(2, r.Width, r.Height)}
+	e := p.e
+	vals := make([]int32, e.Pixels())
+	if err := fixed.ReadRect(e.X0, e.Y0, e.W, e.H, vals); err != nil {
+		return p, err
+	}
+	var nodes []int // window nodes as variables of e's model
+	labels := make([]int, len(vals))
+	for i, v := range vals {
+		labels[i] = int(v) - 1
+		if x, y := e.X0+i%e.W, e.Y0+i/e.W; v == 0 && win.Nodes.contains(x, y) {
+			nodes = append(nodes, i)
+		}
+	}
+	if len(nodes) == 0 {
+		return p, nil
+	}
+	m, err := r.Window(e.X0, e.Y0, e.W, e.H)
+	if err != nil {
+		return p, err
+	}
+	c, err := m.Condition(labels)
+	if err != nil {
+		return p, fmt.Errorf("fixed labels: %w", err)
+	}
+	local := make([]int, len(labels)) // e's variable → conditioned variable, or −1
+	for v := range local {
+		local[v] = -1
+	}
+	for i, v := range c.Vars {
+		local[v] = i
+	}
+	var free []int
+	for _, v := range nodes {
+		if l := local[v]; l >= 0 {
+			free = append(free, l)
+		}
+	}
+	if len(free) == 0 {
+		return p, nil
+	}
+	ext := grow(c.Model, free, 1)
+	sub, err := c.Model.Induced(ext)
+	if err != nil {
+		return p, err
+	}
+	p.sub, p.vars, p.candidates = sub.Model, make([]int, len(ext)), make([]bool, len(ext))
+	for i, v := range ext {
+		p.vars[i] = c.Vars[v]
+		_, p.candidates[i] = slices.BinarySearch(free, v)
+	}
+	return p, nil
+}
+
+// CheckRasterWindow re-checks a window's result res against the model, as a
+// coordinator does for a result from the network: it rebuilds the window's
+// problem from r and the labels fixed before its round (fixed), checks res.Proof's
+// certificate on it (persistency.Verify), and checks that the persistent labels
+// res claims over the window's nodes are exactly those the proof proves. A window
+// without a free node must claim nothing.
+func CheckRasterWindow(r Raster, win RasterWindow, fixed Store, res *WindowResult) error {
+	p, err := rasterWindowProblem(r, win, fixed)
+	if err != nil {
+		return err
+	}
+	want := make([]int32, win.Nodes.Pixels())
+	if p.sub != nil {
+		if res.Proof == nil {
+			return errors.New("partition: a window result without its proof")
+		}
+		if len(res.Proof.Persistent) != len(p.vars) {
+			return fmt.Errorf("partition: a proof over %d variables for a window problem of %d", len(res.Proof.Persistent), len(p.vars))
+		}
+		if _, err := persistency.Verify(p.sub, res.Proof); err != nil {
+			return err
+		}
+		n := win.Nodes
+		for j, v := range p.vars {
+			if x, y := p.e.X0+v%p.e.W, p.e.Y0+v/p.e.W; n.contains(x, y) {
+				want[(y-n.Y0)*n.W+x-n.X0] = int32(res.Proof.Persistent[j] + 1)
+			}
+		}
+	}
+	if res.Persistent == nil && !slices.ContainsFunc(want, func(l int32) bool { return l != 0 }) {
+		return nil
+	}
+	if !slices.Equal(res.Persistent, want) {
+		return errors.New("partition: the persistent labels claimed over the window's nodes are not those its proof proves")
+	}
+	return nil
 }
 
 // solveConditioned solves the window nodes (variables of m, free in labels) of m

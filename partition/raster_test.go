@@ -221,3 +221,63 @@ func TestOutOfCoreSolveReportsFailures(t *testing.T) {
 		t.Error("core 0 accepted")
 	}
 }
+
+// TestRasterWindowProofsAreChecked: a window's result is accepted by
+// CheckRasterWindow from the model and the fixed labels alone, and every forgery
+// a worker could send is refused: a label claimed persistent that the proof does
+// not prove, a persistent label changed, "every node persistent at label 0", a
+// missing proof, another window's proof, or labels fixed otherwise than the
+// round's.
+func TestRasterWindowProofsAreChecked(t *testing.T) {
+	const w, h = 24, 20
+	m := random.PottsDenoising(random.New(11), w, h, 3, 0.9, 4, 1.3)
+	r := rasterOf(t, m, w, h)
+	fixed := partition.NewMemStore(w, h)
+	for v := 0; v < w*h; v += 7 { // some labels fixed by an earlier round
+		fixed.Values[v] = int32(v%3 + 1)
+	}
+	opt := persistency.Options{Solver: persistency.TRWS{}}
+	wins := partition.RasterWindows(w, h, 8, 3, 0)
+	checked, forged := 0, 0
+	for i, win := range wins {
+		res, err := partition.SolveWindow(context.Background(), r, win, fixed, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := partition.CheckRasterWindow(r, win, fixed, res); err != nil {
+			t.Fatalf("window %d: the genuine result refused: %v", i, err)
+		}
+		checked++
+		if res.Vars == 0 {
+			continue
+		}
+		tamper := func(what string, change func(*partition.WindowResult), store partition.Store, win partition.RasterWindow) {
+			t.Helper()
+			f := *res
+			f.Persistent = slices.Clone(res.Persistent)
+			change(&f)
+			if err := partition.CheckRasterWindow(r, win, store, &f); err == nil {
+				t.Errorf("window %d: %s accepted", i, what)
+			}
+			forged++
+		}
+		unproven, proven := slices.Index(res.Persistent, 0), slices.IndexFunc(res.Persistent, func(l int32) bool { return l > 0 })
+		if unproven >= 0 {
+			tamper("an unproven node claimed", func(f *partition.WindowResult) { f.Persistent[unproven] = 1 }, fixed, win)
+		}
+		if proven >= 0 {
+			tamper("a persistent label changed", func(f *partition.WindowResult) { f.Persistent[proven] = f.Persistent[proven]%3 + 1 }, fixed, win)
+		}
+		tamper("every node at label 0", func(f *partition.WindowResult) {
+			for k := range f.Persistent {
+				f.Persistent[k] = 1
+			}
+		}, fixed, win)
+		tamper("no proof", func(f *partition.WindowResult) { f.Proof = nil }, fixed, win)
+		tamper("another window", func(*partition.WindowResult) {}, fixed, wins[(i+1)%len(wins)])
+		tamper("other fixed labels", func(*partition.WindowResult) {}, partition.NewMemStore(w, h), win)
+	}
+	if checked != len(wins) || forged < 4*len(wins) {
+		t.Fatalf("%d windows checked, %d forgeries tried", checked, forged)
+	}
+}
