@@ -60,7 +60,7 @@ func BenchmarkCoordinatorTrivialWindows(b *testing.B) {
 		spec := protocol.JobSpec{Job: fmt.Sprintf("bench-%d", i), Model: protocol.ModelRef{Path: "/m.uai"}, Width: w, Height: h, Labels: 2,
 			Core: core, Halo: 0, MaxRounds: 1, Variant: protocol.VariantInvariant}
 		r, err := coordinator.NewRunner(cres, spec, 0, coordinator.Stores{Persistent: partition.NewMemStore(w, h),
-			Labeling: partition.NewMemStore(w, h), Scratch: partition.NewMemStore(w, h)}, coordinator.RunOptions{Log: quiet})
+			Labeling: partition.NewMemStore(w, h), Scratch: partition.NewMemStore(w, h)}, coordinator.RunOptions{Log: quiet, Raster: raster})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,9 @@ type env struct {
 	maxLevel int
 	// deadline, when set, is the coordinator's WindowDeadline.
 	deadline time.Duration
+	// workerRaster, when set, is the workers' model instead of raster (the
+	// coordinator checks the proofs on raster).
+	workerRaster *partition.Raster
 }
 
 // persistentStore is a store holding the evidence, and its count.
@@ -137,6 +141,9 @@ func (e *env) startWorker(id string, slots int, onTask func(protocol.WindowTask)
 	ctx, cancel := context.WithCancel(context.Background())
 	tw := &testWorker{cancel: cancel, close: closeConn, done: make(chan struct{})}
 	models := func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) {
+		if e.workerRaster != nil {
+			return *e.workerRaster, nil, nil
+		}
 		return e.raster, nil, nil
 	}
 	go func() {
@@ -178,7 +185,7 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
 	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
-		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Plan: e.plan, MaxLevel: e.maxLevel,
+		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Raster: e.raster, Plan: e.plan, MaxLevel: e.maxLevel,
 			WindowDeadline: e.deadline})
 	if err != nil {
 		e.t.Fatal(err)
@@ -599,6 +606,79 @@ func TestUnusableResultsAreSentAgain(t *testing.T) {
 	}
 }
 
+// TestForgedRasterProofIsNotMerged: a rogue worker answers its first tasks with
+// forged results — every node claimed persistent at label 0 without a proof, and
+// the genuine result with one persistent label changed, its genuine proof
+// attached — then leaves; an honest worker serves beside it. The coordinator
+// re-checks every proof, rejects the forgeries and sends those windows again: the
+// job ends with the labels of the local solve, nothing lost.
+func TestForgedRasterProofIsNotMerged(t *testing.T) {
+	e := newEnv(t, "forged-pbp", 40, 30, 3, 10)
+	res, closeConn := e.connect("rogue")
+	defer closeConn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var forged atomic.Int32
+	rogueDone := make(chan struct{})
+	go func() {
+		defer close(rogueDone)
+		pullTasks(ctx, t, res, func(task protocol.WindowTask) *protocol.WindowResult {
+			if forged.Load() >= 4 {
+				cancel() // enough: the rogue leaves
+				return nil
+			}
+			out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "rogue")
+			if err != nil || len(out.Persistent.Data) == 0 {
+				return &out // nothing free to forge in this window
+			}
+			vals, err := out.Persistent.DecodeMax(e.spec.Labels)
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			if forged.Add(1)%2 == 1 {
+				for i := range vals {
+					vals[i] = 1 // every node persistent at label 0
+				}
+				out.Proof = nil
+			} else {
+				k := slices.IndexFunc(vals, func(l int32) bool { return l > 0 })
+				if k < 0 {
+					k = 0
+				}
+				vals[k] = vals[k]%int32(e.spec.Labels) + 1
+			}
+			out.Persistent = protocol.EncodeLabels(vals, e.spec.Labels)
+			return &out
+		})
+	}()
+	type outcome struct {
+		pers, lab *partition.MemStore
+		sum       coordinator.Summary
+		err       error
+	}
+	ran := make(chan outcome, 1)
+	runCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	go func() {
+		pers, lab, sum, err := e.run(runCtx)
+		ran <- outcome{pers, lab, sum, err}
+	}()
+	<-rogueDone
+	e.startWorker("w", 2, nil)
+	o := <-ran
+	if o.err != nil {
+		t.Fatalf("%v\nlog:\n%s", o.err, e.log.String())
+	}
+	e.sameAsLocal(o.pers, o.lab)
+	if n := int(forged.Load()); n < 4 || o.sum.Lost != 0 || o.sum.Rejected != n || o.sum.Resent != n {
+		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, o.sum.Lost, o.sum.Rejected, o.sum.Resent, e.log.String())
+	}
+	if !strings.Contains(e.log.String(), "its proof does not hold") {
+		t.Errorf("no proof named in the log:\n%s", e.log.String())
+	}
+}
+
 // TestReplacedStoredResultIsSentAgain: a garbage message that replaces a
 // window's stored result in the results stream before its merge (the stream
 // keeps one message per window) sends the window again instead of failing or
@@ -662,16 +742,17 @@ func TestFailingWindowIsReportedAsLost(t *testing.T) {
 	e := newEnv(t, "fail", 40, 30, 3, 7)
 	var poisoned sync.Map // slot → whether its task is round 0's window 3 (one slot)
 	good := e.raster.Window
-	e.raster.Window = func(x0, y0, w, h int) (*model.Model, error) {
+	bad := e.raster // the worker's; the coordinator checks the proofs on the good one
+	bad.Window = func(x0, y0, w, h int) (*model.Model, error) {
 		if v, _ := poisoned.Load(0); v == true {
 			return nil, errors.New("disk on fire")
 		}
 		return good(x0, y0, w, h)
 	}
+	e.workerRaster = &bad
 	e.startWorker("w", 1, func(task protocol.WindowTask) { poisoned.Store(0, task.Round == 0 && task.Window == 3) })
 	pers, _, sum := e.mustRun()
 	e.checkLost(sum, "disk on fire")
-	e.raster.Window = good
 	wantP, _ := e.local()
 	// The optimum of a random real-valued model is unique, so labels proven by
 	// both runs agree.

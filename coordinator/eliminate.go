@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,11 +41,35 @@ func (d decoded) size() int64 {
 
 // decode checks a result message against the task of window id and decodes it.
 func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error) {
-	if r.merger == nil {
-		res, err := protocol.DecodeResult(r.spec, r.task(id), msg)
-		return decoded{WindowResult: res}, err
+	switch {
+	case r.merger != nil:
+		return r.decodeElimination(id, r.work(id.Window), msg)
+	case r.graph == nil:
+		return r.decodeRaster(id, r.task(id), r.job.Windows[id.Window], msg)
 	}
-	return r.decodeElimination(id, r.work(id.Window), msg)
+	res, err := protocol.DecodeResult(r.spec, r.task(id), msg)
+	return decoded{WindowResult: res}, err
+}
+
+// decodeRaster decodes the result of raster pbp window id (its task and window
+// given) and checks its proof against the model and the round's fixed labels
+// (Stores.Scratch, unchanged while the round's results are checked). Like
+// decodeElimination it may run on other goroutines than Run's.
+func (r *Runner) decodeRaster(id WindowID, task protocol.WindowTask, win partition.RasterWindow, msg protocol.WindowResult) (decoded, error) {
+	res, err := protocol.DecodeResult(r.spec, task, msg)
+	if err != nil {
+		return decoded{}, err
+	}
+	if len(msg.Proof) > 0 {
+		if res.Proof, err = persistency.ReadResult(bytes.NewReader(msg.Proof)); err != nil {
+			return decoded{}, fmt.Errorf("its proof: %w", err)
+		}
+	}
+	if err := partition.CheckRasterWindow(r.opt.Raster, win, r.stores.Scratch, res); err != nil {
+		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
+	}
+	res.Proof = nil // merging needs the labels only
+	return decoded{WindowResult: res}, nil
 }
 
 // decodeElimination decodes the result of iri window id, whose work is w, and
@@ -77,8 +102,8 @@ func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg prot
 	return decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, elim: e}, nil
 }
 
-// checked is the outcome of an iri result's proof check, run off Run's
-// goroutine (Runner.check) and handed back to it.
+// checked is the outcome of a result's proof check (an iri or raster pbp
+// window's), run off Run's goroutine (Runner.check) and handed back to it.
 type checked struct {
 	m      jetstream.Msg
 	id     WindowID
@@ -87,15 +112,22 @@ type checked struct {
 	err    error
 }
 
-// check checks an iri result's proof on a goroutine of its own, at most
+// check checks an iri or raster pbp result's proof on a goroutine of its own, at most
 // GOMAXPROCS at once, so that the coordinator checks as fast as its cores
 // allow while it goes on receiving; Run merges the outcome (onChecked).
 func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
 	r.checking[id] = true
-	w := r.work(id.Window)
+	var decode func() (decoded, error)
+	if r.merger != nil {
+		w := r.work(id.Window)
+		decode = func() (decoded, error) { return r.decodeElimination(id, w, msg) }
+	} else {
+		task, win := r.task(id), r.job.Windows[id.Window]
+		decode = func() (decoded, error) { return r.decodeRaster(id, task, win, msg) }
+	}
 	go func() {
 		r.checkSlots <- struct{}{}
-		dec, err := r.decodeElimination(id, w, msg)
+		dec, err := decode()
 		<-r.checkSlots
 		select {
 		case r.checks <- checked{m: m, id: id, worker: msg.Worker, dec: dec, err: err}:

@@ -53,6 +53,10 @@ type RunOptions struct {
 	// it (partition.RegionPlan) and reads the fixed labels of each window's
 	// extent (partition.WindowExtent) for its task. An iri job needs it too.
 	Model *model.Model
+	// Raster is a raster pbp job's model, required for one: the coordinator
+	// re-checks each window's proof on it (partition.CheckRasterWindow) before
+	// it merges the window, so that no worker can get a false proof merged.
+	Raster partition.Raster
 	// Plan and MaxLevel are an iri job's plans over Model, by round and level
 	// (partition.EliminateOptions's), required for one.
 	Plan     func(round, level int) partition.Plan
@@ -193,6 +197,9 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 			return partition.RegionPlan(m, spec.Core, spec.Halo, partition.RegionShift(round, spec.Core))
 		})
 	default:
+		if r := opt.Raster; r.Window == nil || r.Width != spec.Width || r.Height != spec.Height {
+			return nil, fmt.Errorf("raster job %s of %d×%d pixels: the runner needs its model to check the windows' proofs (RunOptions.Raster)", spec.Job, spec.Width, spec.Height)
+		}
 		job, actions = NewJob(spec, proven)
 	}
 	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger,
@@ -417,6 +424,9 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 	w, h := r.spec.Width, r.spec.Height
 	switch a := a.(type) {
 	case PrepareRound:
+		for len(r.checking) > 0 { // a lost window's check reads the fixed labels about to change
+			r.onChecked(<-r.checks)
+		}
 		if r.merger != nil {
 			r.merger.StartRound(a.Round)
 			r.works = map[int]partition.WindowWork{}
@@ -723,7 +733,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.apply(ResultStored(id)) // counted as a duplicate
 		return
 	}
-	if r.merger != nil {
+	if r.merger != nil || r.graph == nil {
 		r.check(m, id, res) // stored by onChecked
 		return
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/partopt/partopt/model"

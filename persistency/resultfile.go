@@ -756,8 +756,14 @@ func (d *resultDecoder) iterations(what string) int {
 // persistent labels and e): how a window's elimination travels to the process
 // that merges it, certificates included.
 func EncodeElimination(e *Elimination) ([]byte, error) {
+	return EncodeResult(&Result{Persistent: e.Persistent, Elimination: e})
+}
+
+// EncodeResult is res in the result file format, in memory: how a window's
+// proof travels to the process that checks it (ReadResult reads it back).
+func EncodeResult(res *Result) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, &Result{Persistent: e.Persistent, Elimination: e}); err != nil {
+	if err := WriteResult(&buf, res); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -13,8 +13,10 @@ import (
 // bump it when a field is removed or changes meaning (adding a field does not
 // need a bump, receivers skip unknown fields). Version 2 added label elimination
 // (JobSpec.Method, GraphWindow.Domains, WindowResult.Elimination): a version 1
-// worker would solve an iri job's task as pbp, so it must refuse it.
-const Version uint16 = 2
+// worker would solve an iri job's task as pbp, so it must refuse it. Version 3
+// added WindowResult.Proof: a coordinator refuses a raster window's result
+// without its proof, so a version 2 worker's results would all be refused.
+const Version uint16 = 3
 
 // Magic starts every message.
 const Magic = "popt"

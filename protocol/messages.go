@@ -337,6 +337,12 @@ type WindowResult struct {
 	// result file format (persistency.WriteResult), certificate included; empty
 	// when nothing was eliminated. Persistent and Relaxed are empty then.
 	Elimination []byte `msgpack:"e,omitempty"`
+	// Proof is a raster pbp window's proof (partition.WindowResult.Proof, in the
+	// result file format, persistency.EncodeResult): its Algorithm 1 result over
+	// the window's extent, certificate included, which the coordinator re-checks
+	// (partition.CheckRasterWindow) before merging Persistent. Empty when the
+	// window had no free node.
+	Proof []byte `msgpack:"pf,omitempty"`
 }
 
 // Validate checks the ids, the shapes of the labels and the counters.

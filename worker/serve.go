@@ -152,7 +152,7 @@ func (w *server) handle(ctx context.Context, m jetstream.Msg) {
 	}
 	out, err := w.solve(sctx, task)
 	if err == nil {
-		err = w.publish(sctx, out)
+		err = w.publish(sctx, out, resultMsgID(m, out))
 	}
 	hb()
 	switch {
@@ -279,9 +279,21 @@ func (w *server) spec(ctx context.Context, job string) (protocol.JobSpec, error)
 	return s, nil
 }
 
-// publish sends the result on its subject, through the object store when the
-// message would exceed the server's limit.
-func (w *server) publish(ctx context.Context, out protocol.WindowResult) error {
+// resultMsgID is the message id of the result of task message m: the task's own
+// (protocol.TaskMsgID: a redelivery's result is dropped as a duplicate, a task
+// the coordinator sent again gets its result through), else the window's.
+func resultMsgID(m jetstream.Msg, out protocol.WindowResult) string {
+	if h := m.Headers(); h != nil {
+		if id := h.Get(jetstream.MsgIDHeader); id != "" {
+			return id
+		}
+	}
+	return protocol.MsgID(out.Job, out.Round, out.Window)
+}
+
+// publish sends the result on its subject with message id msgID, through the
+// object store when the message would exceed the server's limit.
+func (w *server) publish(ctx context.Context, out protocol.WindowResult, msgID string) error {
 	data, err := protocol.Marshal(out)
 	if err != nil {
 		return err
@@ -297,8 +309,7 @@ func (w *server) publish(ctx context.Context, out protocol.WindowResult) error {
 			return err
 		}
 	}
-	_, err = w.res.JS.Publish(ctx, protocol.ResultSubject(out.Job, out.Round, out.Window), data,
-		jetstream.WithMsgID(protocol.MsgID(out.Job, out.Round, out.Window)))
+	_, err = w.res.JS.Publish(ctx, protocol.ResultSubject(out.Job, out.Round, out.Window), data, jetstream.WithMsgID(msgID))
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/protocol"
 )
 
@@ -37,6 +38,11 @@ func Solve(ctx context.Context, spec protocol.JobSpec, task protocol.WindowTask,
 		return out, err
 	}
 	fill(&out, res, spec.Labels)
+	if res.Proof != nil {
+		if out.Proof, err = persistency.EncodeResult(res.Proof); err != nil {
+			return out, err
+		}
+	}
 	return out, nil
 }
 

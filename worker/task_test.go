@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/worker"
 )
@@ -65,6 +67,18 @@ func TestSolveThroughMessagesEqualsSolveWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			got.Seconds, want.Seconds = 0, 0
+			if (len(back.Proof) > 0) != (want.Proof != nil) {
+				t.Fatalf("window %d, %s: a proof of %d bytes, SolveWindow's %v", i, mode, len(back.Proof), want.Proof != nil)
+			}
+			if len(back.Proof) > 0 { // it travels with the result, and checks
+				if got.Proof, err = persistency.ReadResult(bytes.NewReader(back.Proof)); err != nil {
+					t.Fatal(err)
+				}
+				if err := partition.CheckRasterWindow(raster, win, store, got); err != nil {
+					t.Fatalf("window %d, %s: its proof: %v", i, mode, err)
+				}
+			}
+			got.Proof, want.Proof = nil, nil // timings apart, the same result
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("window %d, %s: the result through messages differs from SolveWindow's", i, mode)
 			}
