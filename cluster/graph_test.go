@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
@@ -227,5 +228,62 @@ func TestBadGraphTasksAreReported(t *testing.T) {
 	}
 	if w.stats.Failed.Load() < 3 || w.stats.Solved.Load() != 0 {
 		t.Errorf("worker stats: %d failed, %d solved", w.stats.Failed.Load(), w.stats.Solved.Load())
+	}
+}
+
+// TestForgedGraphProofIsNotMerged: on a graph job, a rogue worker's first
+// results claim every node persistent at label 0 without a proof; the
+// coordinator re-checks every proof, sends those windows again to the honest
+// worker that joins, and the job gives partition.Solve's labels, nothing lost.
+func TestForgedGraphProofIsNotMerged(t *testing.T) {
+	e := newGraphEnv(t, "graph-forged", random.DensePairwise(random.New(11), 60, 4, 0.08), 8, 1, 4<<20)
+	res, closeConn := e.connect("rogue")
+	defer closeConn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var forged atomic.Int32
+	rogueDone := make(chan struct{})
+	go func() {
+		defer close(rogueDone)
+		pullTasks(ctx, t, res, func(task protocol.WindowTask) *protocol.WindowResult {
+			if forged.Load() >= 3 {
+				cancel()
+				return nil
+			}
+			nodes, err := protocol.DecodeNodes(e.spec, *task.Graph, nil)
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			forged.Add(1)
+			lie := make([]int32, len(nodes))
+			for i := range lie {
+				lie[i] = 1
+			}
+			return &protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: len(nodes),
+				Persistent: protocol.EncodeLabels(lie, e.spec.Labels), Relaxed: protocol.EncodeLabels(lie, e.spec.Labels)}
+		})
+	}()
+	type outcome struct {
+		pers, lab *partition.MemStore
+		sum       coordinator.Summary
+		err       error
+	}
+	ran := make(chan outcome, 1)
+	runCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	go func() {
+		pers, lab, sum, err := e.run(runCtx)
+		ran <- outcome{pers, lab, sum, err}
+	}()
+	<-rogueDone
+	e.startWorker("w", 1, nil)
+	o := <-ran
+	if o.err != nil {
+		t.Fatalf("%v\nlog:\n%s", o.err, e.log.String())
+	}
+	e.sameAsSolve(o.pers, o.lab)
+	if n := int(forged.Load()); n < 3 || o.sum.Lost != 0 || o.sum.Rejected != n || o.sum.Resent != n {
+		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, o.sum.Lost, o.sum.Rejected, o.sum.Resent, e.log.String())
 	}
 }

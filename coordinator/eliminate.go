@@ -47,8 +47,42 @@ func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error)
 	case r.graph == nil:
 		return r.decodeRaster(id, r.task(id), r.job.Windows[id.Window], msg)
 	}
-	res, err := protocol.DecodeResult(r.spec, r.task(id), msg)
-	return decoded{WindowResult: res}, err
+	return r.decodeGraph(r.task(id), r.job.Regions[id.Window].Nodes, msg)
+}
+
+// decodeGraph is decodeRaster for a graph pbp window of the given nodes: its
+// proof is checked on the model conditioned on the labels fixed over the window's
+// extent (partition.CheckGraphWindow).
+func (r *Runner) decodeGraph(task protocol.WindowTask, nodes []int, msg protocol.WindowResult) (decoded, error) {
+	res, err := protocol.DecodeResult(r.spec, task, msg)
+	if err != nil {
+		return decoded{}, err
+	}
+	if res.Proof, err = readProof(msg); err != nil {
+		return decoded{}, err
+	}
+	ext := partition.WindowExtent(r.graph, nodes)
+	fixed := make([]int32, len(ext))
+	if err := partition.ReadVars(r.stores.Scratch, ext, fixed); err != nil {
+		return decoded{}, err
+	}
+	if err := partition.CheckGraphWindow(r.graph, nodes, fixed, res); err != nil {
+		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
+	}
+	res.Proof = nil // merging needs the labels only
+	return decoded{WindowResult: res}, nil
+}
+
+// readProof reads a result message's proof (nil when it has none).
+func readProof(msg protocol.WindowResult) (*persistency.Result, error) {
+	if len(msg.Proof) == 0 {
+		return nil, nil
+	}
+	p, err := persistency.ReadResult(bytes.NewReader(msg.Proof))
+	if err != nil {
+		return nil, fmt.Errorf("its proof: %w", err)
+	}
+	return p, nil
 }
 
 // decodeRaster decodes the result of raster pbp window id (its task and window
@@ -60,10 +94,8 @@ func (r *Runner) decodeRaster(id WindowID, task protocol.WindowTask, win partiti
 	if err != nil {
 		return decoded{}, err
 	}
-	if len(msg.Proof) > 0 {
-		if res.Proof, err = persistency.ReadResult(bytes.NewReader(msg.Proof)); err != nil {
-			return decoded{}, fmt.Errorf("its proof: %w", err)
-		}
+	if res.Proof, err = readProof(msg); err != nil {
+		return decoded{}, err
 	}
 	if err := partition.CheckRasterWindow(r.opt.Raster, win, r.stores.Scratch, res); err != nil {
 		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
@@ -118,11 +150,15 @@ type checked struct {
 func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
 	r.checking[id] = true
 	var decode func() (decoded, error)
-	if r.merger != nil {
+	switch task := r.task(id); {
+	case r.merger != nil:
 		w := r.work(id.Window)
 		decode = func() (decoded, error) { return r.decodeElimination(id, w, msg) }
-	} else {
-		task, win := r.task(id), r.job.Windows[id.Window]
+	case r.graph != nil:
+		nodes := r.job.Regions[id.Window].Nodes
+		decode = func() (decoded, error) { return r.decodeGraph(task, nodes, msg) }
+	default:
+		win := r.job.Windows[id.Window]
 		decode = func() (decoded, error) { return r.decodeRaster(id, task, win, msg) }
 	}
 	go func() {

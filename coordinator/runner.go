@@ -733,17 +733,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.apply(ResultStored(id)) // counted as a duplicate
 		return
 	}
-	if r.merger != nil || r.graph == nil {
-		r.check(m, id, res) // stored by onChecked
-		return
-	}
-	dec, err := r.decode(id, res)
-	if err != nil {
-		r.reject(m, "", err)
-		r.retry(id, fmt.Sprintf("window %d/%d: unusable result from %s: %v", id.Round, id.Window, res.Worker, err))
-		return
-	}
-	r.stored(m, id, res.Worker, dec)
+	r.check(m, id, res) // stored by onChecked
 }
 
 // stored keeps a decoded result of a current window until its merge, acks its

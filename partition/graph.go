@@ -65,6 +65,7 @@ func SolveGraphWindow(ctx context.Context, m *model.Model, nodes []int, fixed []
 	if err != nil {
 		return nil, err
 	}
+	out.Proof = pr.Result
 	out.Persistent = make([]int32, len(nodes))
 	out.Labeling = make([]int32, len(nodes))
 	for i := range out.Labeling {
@@ -88,6 +89,52 @@ func SolveGraphWindow(ctx context.Context, m *model.Model, nodes []int, fixed []
 	out.SolverIterations = pr.Result.SolverIterations
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
+}
+
+// CheckGraphWindow re-checks a graph window's result res against the model, as a
+// coordinator does for a result from the network: the window problem of nodes
+// conditioned on fixed (SolveGraphWindow's arguments) is rebuilt from m,
+// res.Proof's certificate checked on it, and the persistent labels res claims over
+// the nodes must be exactly those it proves (none outside them). A window without
+// a free node must claim nothing.
+func CheckGraphWindow(m *model.Model, nodes []int, fixed []int32, res *WindowResult) error {
+	ext := WindowExtent(m, nodes)
+	if len(fixed) != len(ext) {
+		return fmt.Errorf("partition: %d fixed labels for a window extent of %d variables", len(fixed), len(ext))
+	}
+	labels := make([]int, len(ext))
+	var local []int // the free nodes as variables of the extent
+	for i, v := range ext {
+		labels[i] = int(fixed[i]) - 1
+		if _, node := slices.BinarySearch(nodes, v); node && fixed[i] == 0 {
+			local = append(local, i)
+		}
+	}
+	want := make([]int32, len(nodes))
+	if len(local) > 0 {
+		sub, err := m.Induced(ext)
+		if err != nil {
+			return err
+		}
+		p, err := conditionedProblem(sub.Model, labels, local)
+		if err != nil {
+			return err
+		}
+		proven, err := checkProof(p, res.Proof)
+		if err != nil {
+			return err
+		}
+		for k, v := range p.vars { // extent variables
+			i, node := slices.BinarySearch(nodes, ext[v])
+			switch {
+			case node:
+				want[i] = proven[k]
+			case proven[k] != 0:
+				return fmt.Errorf("partition: the proof makes variable %d, outside the window, persistent", ext[v])
+			}
+		}
+	}
+	return sameClaim(res.Persistent, want)
 }
 
 // MergeGraphWindow writes a graph window's result (SolveGraphWindow's) into stores

@@ -39,6 +39,7 @@ func solveGraphRounds(t *testing.T, m *model.Model, size, halo, rounds int, opt 
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkGraphProof(t, m, win.Nodes, fixed, res)
 			a, err := partition.MergeGraphWindow(win, res, pers, lab)
 			if err != nil {
 				t.Fatal(err)
@@ -143,5 +144,33 @@ func TestVarRuns(t *testing.T) {
 	got := make([]int32, 3)
 	if err := partition.ReadVars(s, []int{2, 7, 9}, got); err != nil || !slices.Equal(got, []int32{3, 5, 7}) {
 		t.Fatalf("read %v, %v", got, err)
+	}
+}
+
+// checkGraphProof: a window's result is accepted by CheckGraphWindow, and refused
+// with a persistent label changed or dropped, or without its proof.
+func checkGraphProof(t *testing.T, m *model.Model, nodes []int, fixed []int32, res *partition.WindowResult) {
+	t.Helper()
+	if err := partition.CheckGraphWindow(m, nodes, fixed, res); err != nil {
+		t.Fatalf("a genuine window result refused: %v", err)
+	}
+	k := slices.IndexFunc(res.Persistent, func(l int32) bool { return l > 0 })
+	if k < 0 {
+		return
+	}
+	for _, change := range []func(f *partition.WindowResult){
+		func(f *partition.WindowResult) { f.Persistent[k] = f.Persistent[k]%int32(m.NumLabels(nodes[k])) + 1 },
+		func(f *partition.WindowResult) { f.Persistent[k] = 0 },
+		func(f *partition.WindowResult) { f.Proof = nil },
+	} {
+		f := *res
+		f.Persistent = slices.Clone(res.Persistent)
+		change(&f)
+		if slices.Equal(f.Persistent, res.Persistent) && f.Proof != nil {
+			continue // one label: nothing else to claim
+		}
+		if err := partition.CheckGraphWindow(m, nodes, fixed, &f); err == nil {
+			t.Fatalf("a forged window result accepted: persistent %v, proof %v", f.Persistent, f.Proof != nil)
+		}
 	}
 }

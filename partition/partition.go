@@ -40,6 +40,7 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -293,38 +294,87 @@ feed:
 // solveWindow solves one window of the conditioned model c: the window's free nodes,
 // their outside neighbours and every factor touching the nodes, with A⁰ ⊆ the nodes.
 func solveWindow(ctx context.Context, c *model.Conditioned, local []int, win Window, opt persistency.Options) (Proof, error) {
-	var nodes []int
-	for _, v := range win.Nodes {
+	p, err := problemOf(c, local, win.Nodes)
+	if err != nil || p.sub == nil {
+		return Proof{Result: &persistency.Result{}}, err
+	}
+	opt.Candidates = p.candidates
+	r, err := persistency.Run(ctx, p.sub, opt)
+	if err != nil {
+		return Proof{}, err
+	}
+	return Proof{Vars: p.vars, Result: r}, nil
+}
+
+// windowProblem is the problem Algorithm 1 solves for a window: its free nodes,
+// their outside neighbours and every factor touching the nodes (sub, nil when no
+// node is free), its variables as those of the model before conditioning (vars)
+// and which of them are nodes (candidates).
+type windowProblem struct {
+	sub        *model.Model
+	vars       []int
+	candidates []bool
+}
+
+// problemOf is the problem of the window nodes (variables of the model c
+// conditions; local maps them to c's, −1 for a fixed one).
+func problemOf(c *model.Conditioned, local []int, nodes []int) (windowProblem, error) {
+	var free []int
+	for _, v := range nodes {
 		if l := local[v]; l >= 0 {
-			nodes = append(nodes, l)
+			free = append(free, l)
 		}
 	}
-	if len(nodes) == 0 {
-		return Proof{Result: &persistency.Result{}}, nil
+	if len(free) == 0 {
+		return windowProblem{}, nil
 	}
-	ext := grow(c.Model, nodes, 1)
+	ext := grow(c.Model, free, 1)
 	sub, err := c.Model.Induced(ext)
 	if err != nil {
-		return Proof{}, err
+		return windowProblem{}, err
 	}
-	cand := make([]bool, len(ext))
-	j := 0
+	p := windowProblem{sub: sub.Model, vars: make([]int, len(ext)), candidates: make([]bool, len(ext))}
 	for i, v := range ext {
-		for j < len(nodes) && nodes[j] < v {
-			j++
-		}
-		cand[i] = j < len(nodes) && nodes[j] == v
+		p.vars[i] = c.Vars[v]
+		_, p.candidates[i] = slices.BinarySearch(free, v)
 	}
-	opt.Candidates = cand
-	r, err := persistency.Run(ctx, sub.Model, opt)
+	return p, nil
+}
+
+// conditionedProblem is the problem of the window nodes (variables of m, free in
+// labels) of m conditioned on labels (−1: free).
+func conditionedProblem(m *model.Model, labels, nodes []int) (windowProblem, error) {
+	c, err := m.Condition(labels)
 	if err != nil {
-		return Proof{}, err
+		return windowProblem{}, fmt.Errorf("fixed labels: %w", err)
 	}
-	vars := make([]int, len(ext))
-	for i, v := range ext {
-		vars[i] = c.Vars[v]
+	local := make([]int, len(labels)) // m's variable → conditioned variable, or −1
+	for v := range local {
+		local[v] = -1
 	}
-	return Proof{Vars: vars, Result: r}, nil
+	for i, v := range c.Vars {
+		local[v] = i
+	}
+	return problemOf(c, local, nodes)
+}
+
+// checkProof checks a window's proof on its problem p: persistency.Verify, then
+// the persistent labels it proves, label+1 by variable of p.vars (0: unproven).
+func checkProof(p windowProblem, proof *persistency.Result) ([]int32, error) {
+	if proof == nil {
+		return nil, errors.New("partition: a window result without its proof")
+	}
+	if len(proof.Persistent) != len(p.vars) {
+		return nil, fmt.Errorf("partition: a proof over %d variables for a window problem of %d", len(proof.Persistent), len(p.vars))
+	}
+	if _, err := persistency.Verify(p.sub, proof); err != nil {
+		return nil, err
+	}
+	out := make([]int32, len(p.vars))
+	for j, l := range proof.Persistent {
+		out[j] = int32(l + 1)
+	}
+	return out, nil
 }
 
 // Check re-verifies every window's proof against the model: each window model is

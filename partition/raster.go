@@ -419,16 +419,12 @@ func SolveWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, o
 	return out, nil
 }
 
-// rasterProblem is the model Algorithm 1 solves for a raster window: the window's
-// nodes grown by two pixels (e), conditioned on the fixed labels, restricted to the
-// free nodes and their neighbours (sub, the extent; nil when no node is free);
-// vars are the extent's variables as pixels of e (y·e.W + x), candidates which of
-// them are nodes.
+// rasterProblem is the problem Algorithm 1 solves for a raster window: the
+// window's nodes grown by two pixels (e), conditioned on the fixed labels, as
+// windowProblem (vars are pixels of e, y·e.W + x).
 type rasterProblem struct {
-	e          Rect
-	sub        *model.Model
-	vars       []int
-	candidates []bool
+	windowProblem
+	e Rect
 }
 
 // rasterWindowProblem builds the problem of window win conditioned on fixed, as
@@ -455,37 +451,8 @@ func rasterWindowProblem(r Raster, win RasterWindow, fixed Store) (rasterProblem
 	if err != nil {
 		return p, err
 	}
-	c, err := m.Condition(labels)
-	if err != nil {
-		return p, fmt.Errorf("fixed labels: %w", err)
-	}
-	local := make([]int, len(labels)) // e's variable → conditioned variable, or −1
-	for v := range local {
-		local[v] = -1
-	}
-	for i, v := range c.Vars {
-		local[v] = i
-	}
-	var free []int
-	for _, v := range nodes {
-		if l := local[v]; l >= 0 {
-			free = append(free, l)
-		}
-	}
-	if len(free) == 0 {
-		return p, nil
-	}
-	ext := grow(c.Model, free, 1)
-	sub, err := c.Model.Induced(ext)
-	if err != nil {
-		return p, err
-	}
-	p.sub, p.vars, p.candidates = sub.Model, make([]int, len(ext)), make([]bool, len(ext))
-	for i, v := range ext {
-		p.vars[i] = c.Vars[v]
-		_, p.candidates[i] = slices.BinarySearch(free, v)
-	}
-	return p, nil
+	p.windowProblem, err = conditionedProblem(m, labels, nodes)
+	return p, err
 }
 
 // CheckRasterWindow re-checks a window's result res against the model, as a
@@ -501,26 +468,27 @@ func CheckRasterWindow(r Raster, win RasterWindow, fixed Store, res *WindowResul
 	}
 	want := make([]int32, win.Nodes.Pixels())
 	if p.sub != nil {
-		if res.Proof == nil {
-			return errors.New("partition: a window result without its proof")
-		}
-		if len(res.Proof.Persistent) != len(p.vars) {
-			return fmt.Errorf("partition: a proof over %d variables for a window problem of %d", len(res.Proof.Persistent), len(p.vars))
-		}
-		if _, err := persistency.Verify(p.sub, res.Proof); err != nil {
+		proven, err := checkProof(p.windowProblem, res.Proof)
+		if err != nil {
 			return err
 		}
 		n := win.Nodes
 		for j, v := range p.vars {
 			if x, y := p.e.X0+v%p.e.W, p.e.Y0+v/p.e.W; n.contains(x, y) {
-				want[(y-n.Y0)*n.W+x-n.X0] = int32(res.Proof.Persistent[j] + 1)
+				want[(y-n.Y0)*n.W+x-n.X0] = proven[j]
 			}
 		}
 	}
-	if res.Persistent == nil && !slices.ContainsFunc(want, func(l int32) bool { return l != 0 }) {
+	return sameClaim(res.Persistent, want)
+}
+
+// sameClaim checks that the persistent labels a result claims over a window's
+// nodes are want, those its proof proves (nil claims nothing).
+func sameClaim(claimed, want []int32) error {
+	if claimed == nil && !slices.ContainsFunc(want, func(l int32) bool { return l != 0 }) {
 		return nil
 	}
-	if !slices.Equal(res.Persistent, want) {
+	if !slices.Equal(claimed, want) {
 		return errors.New("partition: the persistent labels claimed over the window's nodes are not those its proof proves")
 	}
 	return nil
@@ -530,25 +498,19 @@ func CheckRasterWindow(r Raster, win RasterWindow, fixed Store, res *WindowResul
 // conditioned on labels (−1: free), as Solve solves a window, and returns the proof
 // over m's variables.
 func solveConditioned(ctx context.Context, m *model.Model, labels, nodes []int, opt persistency.Options) (Proof, error) {
-	c, err := m.Condition(labels)
-	if err != nil {
-		return Proof{}, fmt.Errorf("fixed labels: %w", err)
-	}
-	local := make([]int, len(labels)) // m's variable → conditioned variable, or −1
-	for v := range local {
-		local[v] = -1
-	}
-	for i, v := range c.Vars {
-		local[v] = i
-	}
-	pr, err := solveWindow(ctx, c, local, Window{Nodes: nodes}, opt)
+	p, err := conditionedProblem(m, labels, nodes)
 	if err != nil {
 		return Proof{}, err
 	}
-	if pr.Result == nil || len(pr.Vars) == 0 {
+	if p.sub == nil {
 		return Proof{}, errors.New("window with free nodes gave no result")
 	}
-	return pr, nil
+	opt.Candidates = p.candidates
+	res, err := persistency.Run(ctx, p.sub, opt)
+	if err != nil {
+		return Proof{}, err
+	}
+	return Proof{Vars: p.vars, Result: res}, nil
 }
 
 // vars lists the variables y·width+x of the rectangle's pixels, ascending.

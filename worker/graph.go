@@ -118,6 +118,5 @@ func SolveGraph(ctx context.Context, spec protocol.JobSpec, task protocol.Window
 	if err != nil {
 		return out, err
 	}
-	fill(&out, res, spec.Labels)
-	return out, nil
+	return out, fill(&out, res, spec.Labels)
 }

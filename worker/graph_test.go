@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"reflect"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/worker"
 )
@@ -103,9 +105,22 @@ func TestSolveGraphThroughMessagesEqualsSolveGraphWindow(t *testing.T) {
 							t.Fatal(err)
 						}
 						got.Seconds, want.Seconds = 0, 0
+						if len(back.Proof) > 0 { // it travels with the result, and checks
+							if got.Proof, err = persistency.ReadResult(bytes.NewReader(back.Proof)); err != nil {
+								t.Fatal(err)
+							}
+							if err := partition.CheckGraphWindow(m, win.Nodes, vals, got); err != nil {
+								t.Fatalf("window %d: its proof: %v", i, err)
+							}
+						} else if want.Proof != nil {
+							t.Fatalf("window %d: its proof did not travel", i)
+						}
+						wantProof := want.Proof
+						got.Proof, want.Proof = nil, nil // timings apart, the same result
 						if !reflect.DeepEqual(got, want) {
 							t.Fatalf("window %d (inline %v): the result through messages differs from SolveGraphWindow's:\n%+v\n%+v", i, inline, got, want)
 						}
+						want.Proof = wantProof
 						for _, p := range got.Persistent {
 							if p > 0 {
 								proven++

@@ -37,22 +37,22 @@ func Solve(ctx context.Context, spec protocol.JobSpec, task protocol.WindowTask,
 	if err != nil {
 		return out, err
 	}
-	fill(&out, res, spec.Labels)
-	if res.Proof != nil {
-		if out.Proof, err = persistency.EncodeResult(res.Proof); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return out, fill(&out, res, spec.Labels)
 }
 
 // fill puts a window's result into the result message: its counts, and unless no
 // variable was free its persistent and relaxed labels (relaxed shifted by one, so
-// that a fixed variable's −1 travels as 0).
-func fill(out *protocol.WindowResult, res *partition.WindowResult, labels int) {
+// that a fixed variable's −1 travels as 0) and its proof.
+func fill(out *protocol.WindowResult, res *partition.WindowResult, labels int) error {
 	out.Vars, out.PruningIterations, out.SolverIterations, out.Seconds = res.Vars, res.PruningIterations, res.SolverIterations, res.Seconds
 	if res.Vars == 0 {
-		return
+		return nil
+	}
+	if res.Proof != nil {
+		var err error
+		if out.Proof, err = persistency.EncodeResult(res.Proof); err != nil {
+			return err
+		}
 	}
 	relaxed := make([]int32, len(res.Labeling))
 	for i, l := range res.Labeling {
@@ -60,6 +60,7 @@ func fill(out *protocol.WindowResult, res *partition.WindowResult, labels int) {
 	}
 	out.Persistent = protocol.EncodeLabels(res.Persistent, labels)
 	out.Relaxed = protocol.EncodeLabels(relaxed, labels)
+	return nil
 }
 
 // fixedStore is the task's fixed labels as a Store over the whole raster that
