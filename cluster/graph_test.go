@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
@@ -264,26 +263,9 @@ func TestForgedGraphProofIsNotMerged(t *testing.T) {
 				Persistent: protocol.EncodeLabels(lie, e.spec.Labels), Relaxed: protocol.EncodeLabels(lie, e.spec.Labels)}
 		})
 	}()
-	type outcome struct {
-		pers, lab *partition.MemStore
-		sum       coordinator.Summary
-		err       error
-	}
-	ran := make(chan outcome, 1)
-	runCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer stop()
-	go func() {
-		pers, lab, sum, err := e.run(runCtx)
-		ran <- outcome{pers, lab, sum, err}
-	}()
-	<-rogueDone
-	e.startWorker("w", 1, nil)
-	o := <-ran
-	if o.err != nil {
-		t.Fatalf("%v\nlog:\n%s", o.err, e.log.String())
-	}
-	e.sameAsSolve(o.pers, o.lab)
-	if n := int(forged.Load()); n < 3 || o.sum.Lost != 0 || o.sum.Rejected != n || o.sum.Resent != n {
-		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, o.sum.Lost, o.sum.Rejected, o.sum.Resent, e.log.String())
+	pers, lab, sum := e.runThenWorker(rogueDone)
+	e.sameAsSolve(pers, lab)
+	if n := int(forged.Load()); n < 3 || sum.Lost != 0 || sum.Rejected != n || sum.Resent != n {
+		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, sum.Lost, sum.Rejected, sum.Resent, e.log.String())
 	}
 }

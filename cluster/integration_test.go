@@ -227,6 +227,31 @@ func (e *env) mustRun() (*partition.MemStore, *partition.MemStore, coordinator.S
 	return pers, lab, sum
 }
 
+// runThenWorker runs the job while a rogue takes its first tasks, starts an
+// honest worker once rogueDone is closed, and returns the run's outcome.
+func (e *env) runThenWorker(rogueDone <-chan struct{}) (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
+	e.t.Helper()
+	type outcome struct {
+		pers, lab *partition.MemStore
+		sum       coordinator.Summary
+		err       error
+	}
+	ran := make(chan outcome, 1)
+	ctx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	go func() {
+		pers, lab, sum, err := e.run(ctx)
+		ran <- outcome{pers, lab, sum, err}
+	}()
+	<-rogueDone
+	e.startWorker("w", 2, nil)
+	o := <-ran
+	if o.err != nil {
+		e.t.Fatalf("%v\nlog:\n%s", o.err, e.log.String())
+	}
+	return o.pers, o.lab, o.sum
+}
+
 func (e *env) sameAsLocal(pers, lab *partition.MemStore) {
 	e.t.Helper()
 	wantP, wantL := e.local()
@@ -578,26 +603,8 @@ func TestUnusableResultsAreSentAgain(t *testing.T) {
 			}
 		}
 	}()
-	type outcome struct {
-		pers, lab *partition.MemStore
-		sum       coordinator.Summary
-		err       error
-	}
-	ran := make(chan outcome, 1)
-	runCtx, stop := context.WithTimeout(ctx, 2*time.Minute)
-	defer stop()
-	go func() {
-		pers, lab, sum, err := e.run(runCtx)
-		ran <- outcome{pers, lab, sum, err}
-	}()
-	<-rogueDone // the rogue took its three tasks before the honest worker starts
-	e.startWorker("w", 2, nil)
-	o := <-ran
-	if o.err != nil {
-		t.Fatalf("%v\nlog:\n%s", o.err, e.log.String())
-	}
-	sum := o.sum
-	e.sameAsLocal(o.pers, o.lab)
+	pers, lab, sum := e.runThenWorker(rogueDone) // the rogue takes its three tasks first
+	e.sameAsLocal(pers, lab)
 	if sum.Lost != 0 || sum.Resent < 3 || sum.Rejected < 2 {
 		t.Fatalf("lost %d %v, sent again %d, rejected %d: want nothing lost, 3 sent again, 2 rejected\nlog:\n%s", sum.Lost, sum.Errors, sum.Resent, sum.Rejected, e.log.String())
 	}
@@ -652,27 +659,10 @@ func TestForgedRasterProofIsNotMerged(t *testing.T) {
 			return &out
 		})
 	}()
-	type outcome struct {
-		pers, lab *partition.MemStore
-		sum       coordinator.Summary
-		err       error
-	}
-	ran := make(chan outcome, 1)
-	runCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer stop()
-	go func() {
-		pers, lab, sum, err := e.run(runCtx)
-		ran <- outcome{pers, lab, sum, err}
-	}()
-	<-rogueDone
-	e.startWorker("w", 2, nil)
-	o := <-ran
-	if o.err != nil {
-		t.Fatalf("%v\nlog:\n%s", o.err, e.log.String())
-	}
-	e.sameAsLocal(o.pers, o.lab)
-	if n := int(forged.Load()); n < 4 || o.sum.Lost != 0 || o.sum.Rejected != n || o.sum.Resent != n {
-		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, o.sum.Lost, o.sum.Rejected, o.sum.Resent, e.log.String())
+	pers, lab, sum := e.runThenWorker(rogueDone)
+	e.sameAsLocal(pers, lab)
+	if n := int(forged.Load()); n < 4 || sum.Lost != 0 || sum.Rejected != n || sum.Resent != n {
+		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, sum.Lost, sum.Rejected, sum.Resent, e.log.String())
 	}
 	if !strings.Contains(e.log.String(), "its proof does not hold") {
 		t.Errorf("no proof named in the log:\n%s", e.log.String())

@@ -446,13 +446,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 			return err
 		}
 		r.live.Resent++
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			return fmt.Errorf("publishing a task: %w", err)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return awaitPublished(ctx, f)
 	case Merge:
 		return r.merge(ctx, a)
 	case Finish:
@@ -503,6 +497,15 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			futures = append(futures, f)
 		}
 	}
+	if err := awaitPublished(ctx, futures...); err != nil {
+		return err
+	}
+	r.log.Info("round dispatched", "round", a.Round, "windows", len(a.Windows), "tasks", len(futures))
+	return nil
+}
+
+// awaitPublished waits for the server to acknowledge the publications.
+func awaitPublished(ctx context.Context, futures ...jetstream.PubAckFuture) error {
 	for _, f := range futures {
 		select {
 		case <-f.Ok():
@@ -512,7 +515,6 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			return ctx.Err()
 		}
 	}
-	r.log.Info("round dispatched", "round", a.Round, "windows", len(a.Windows), "tasks", len(futures))
 	return nil
 }
 

@@ -220,18 +220,7 @@ func TestEmbeddedServesEachJobsStatusPage(t *testing.T) {
 // a forged "../" name never reaches outside the output directory.
 func TestFetchRefusesForgedOutputNames(t *testing.T) {
 	ctx := context.Background()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	cfg := cluster.DefaultConfig()
-	cfg.Memory = true
-	res, err := cluster.DialService(ctx, cluster.ConnOptions{URL: srv.URL()}, cfg, "test-client")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Conn.Close()
+	res := embeddedResources(t, "test-client")
 	root := t.TempDir()
 	dir := filepath.Join(root, "a", "out")
 	for _, c := range []struct {
@@ -270,18 +259,7 @@ func TestFetchRefusesForgedOutputNames(t *testing.T) {
 func TestCoordinatorReadsSharedPathsOnlyBelowItsRoots(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	cfg := cluster.DefaultConfig()
-	cfg.Memory = true
-	res, err := cluster.DialService(ctx, cluster.ConnOptions{URL: srv.URL()}, cfg, "test-coordinator")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Conn.Close()
+	res := embeddedResources(t, "test-coordinator")
 	root := t.TempDir()
 	served := make(chan error, 1)
 	go func() {
@@ -332,4 +310,23 @@ func TestCoordinatorReadsSharedPathsOnlyBelowItsRoots(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// embeddedResources are the cluster's resources (created) on an embedded server
+// of the test's, over a connection named name; both end with the test.
+func embeddedResources(t *testing.T, name string) *cluster.Resources {
+	t.Helper()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cfg := cluster.DefaultConfig()
+	cfg.Memory = true
+	res, err := cluster.DialService(context.Background(), cluster.ConnOptions{URL: srv.URL()}, cfg, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(res.Conn.Close)
+	return res
 }
