@@ -244,3 +244,34 @@ func selfSigned(t *testing.T) (cert, key string) {
 	}
 	return cert, key
 }
+
+// TestGetBytesHoldsAtMostTheDeclaredSize: an object is read only when it has the
+// size its reference declares, so a forged reference or a replaced object cannot
+// make a reader allocate more than the reference allows.
+func TestGetBytesHoldsAtMostTheDeclaredSize(t *testing.T) {
+	ctx := context.Background()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg := cluster.DefaultConfig()
+	cfg.Memory = true
+	res, err := cluster.DialService(ctx, cluster.ConnOptions{Server: srv}, cfg, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Conn.Close()
+	content := make([]byte, 100<<10)
+	if err := res.PutBytes(ctx, "big", content); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := res.GetBytes(ctx, "big", int64(len(content))); err != nil || len(got) != len(content) {
+		t.Fatalf("the declared size: %d bytes, %v", len(got), err)
+	}
+	for _, size := range []int64{10, int64(len(content)) + 1, -1} {
+		if got, err := res.GetBytes(ctx, "big", size); err == nil {
+			t.Errorf("declared %d, the object holds %d: read %d bytes", size, len(content), len(got))
+		}
+	}
+}

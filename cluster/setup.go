@@ -181,11 +181,31 @@ func TransferContext(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(ctx, TransferTimeout)
 }
 
-// GetBytes reads an object of size bytes (see transfer).
+// GetBytes reads an object of size bytes (see transfer). The size is the one
+// its reference declares: an object of another size is refused before it is
+// read, and at most size bytes are ever held, so that whoever can write to the
+// object store cannot make the reader allocate more than the reference allows.
 func (r *Resources) GetBytes(ctx context.Context, name string, size int64) ([]byte, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("object %s: no declared size", name)
+	}
 	var data []byte
-	err := transfer(ctx, size, func(ctx context.Context) (err error) {
-		data, err = r.Objects.GetBytes(ctx, name)
+	err := transfer(ctx, size, func(ctx context.Context) error {
+		info, err := r.Objects.GetInfo(ctx, name)
+		if err != nil {
+			return err
+		}
+		if info.Size != uint64(size) {
+			return fmt.Errorf("object %s holds %d bytes, its reference says %d", name, info.Size, size)
+		}
+		obj, err := r.Objects.Get(ctx, name)
+		if err != nil {
+			return err
+		}
+		defer obj.Close()
+		if data, err = io.ReadAll(io.LimitReader(obj, size+1)); err == nil && int64(len(data)) != size {
+			err = fmt.Errorf("object %s: read %d bytes, its reference says %d", name, len(data), size)
+		}
 		return err
 	})
 	return data, err

@@ -27,6 +27,10 @@ import (
 // Width×1 rasters, variable v at x = v.
 type Stores struct{ Persistent, Labeling, Scratch partition.Store }
 
+// MaxResultObject bounds a window's result read from the object store (its
+// reference's declared size): a 512+32 window's proof is tens of MB.
+const MaxResultObject = 1 << 30
+
 // RunOptions configure a Runner.
 type RunOptions struct {
 	Log     *slog.Logger
@@ -886,6 +890,9 @@ func (r *Runner) fetch(ctx context.Context, id WindowID) (decoded, error) {
 // readRef reads the result a ResultRef points to, checked against its size and
 // CRC32C.
 func (r *Runner) readRef(ctx context.Context, ref protocol.ResultRef) (protocol.WindowResult, error) {
+	if ref.Result.Size > MaxResultObject {
+		return protocol.WindowResult{}, fmt.Errorf("a result object of %d bytes, at most %d", ref.Result.Size, int64(MaxResultObject))
+	}
 	data, err := r.res.GetBytes(ctx, ref.Result.Object, ref.Result.Size)
 	if err == nil {
 		err = ref.Result.Verify(data)
