@@ -250,18 +250,12 @@ func selfSigned(t *testing.T) (cert, key string) {
 // make a reader allocate more than the reference allows.
 func TestGetBytesHoldsAtMostTheDeclaredSize(t *testing.T) {
 	ctx := context.Background()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	cfg := cluster.DefaultConfig()
 	cfg.Memory = true
-	res, err := cluster.DialService(ctx, cluster.ConnOptions{Server: srv}, cfg, "test")
+	res, err := cluster.Open(ctx, embeddedConn(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Conn.Close()
 	content := make([]byte, 100<<10)
 	if err := res.PutBytes(ctx, "big", content); err != nil {
 		t.Fatal(err)

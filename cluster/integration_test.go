@@ -575,33 +575,24 @@ func TestUnusableResultsAreSentAgain(t *testing.T) {
 	rogueDone := make(chan struct{})
 	go func() {
 		defer close(rogueDone)
-		for ctx.Err() == nil && taken.Load() < 3 {
-			batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
-			if err != nil {
-				continue
-			}
-			for m := range batch.Messages() {
-				task, err := protocol.Decode[protocol.WindowTask](m.Data(), protocol.MaxMessageBytes)
+		pullRaw(ctx, t, res, func(task protocol.WindowTask) ([]byte, bool) {
+			switch taken.Add(1) {
+			case 1:
+				return []byte("not a result"), true
+			case 2:
+				wrong := protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: 1,
+					Persistent: protocol.EncodeLabels([]int32{1}, e.spec.Labels), Relaxed: protocol.EncodeLabels([]int32{1}, e.spec.Labels)}
+				data, err := protocol.Marshal(wrong)
 				if err != nil {
 					t.Error(err)
-					continue
 				}
-				subject := protocol.ResultSubject(task.Job, task.Round, task.Window)
-				switch taken.Add(1) {
-				case 1:
-					res.JS.Publish(ctx, subject, []byte("not a result"))
-				case 2:
-					wrong := protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: 1,
-						Persistent: protocol.EncodeLabels([]int32{1}, e.spec.Labels), Relaxed: protocol.EncodeLabels([]int32{1}, e.spec.Labels)}
-					data, err := protocol.Marshal(wrong)
-					if err != nil {
-						t.Error(err)
-					}
-					res.JS.Publish(ctx, subject, data)
-				} // 3: taken and never answered
-				m.Ack()
+				return data, true
+			case 3:
+				cancel() // the rogue leaves with its third task, taken and never answered
+				return nil, true
 			}
-		}
+			return nil, false
+		})
 	}()
 	pers, lab, sum := e.runThenWorker(rogueDone) // the rogue takes its three tasks first
 	e.sameAsLocal(pers, lab)
@@ -757,6 +748,23 @@ func TestFailingWindowIsReportedAsLost(t *testing.T) {
 // with answer's result and acks it, or leaves it unanswered when answer
 // returns nil.
 func pullTasks(ctx context.Context, t *testing.T, res *cluster.Resources, answer func(protocol.WindowTask) *protocol.WindowResult) {
+	pullRaw(ctx, t, res, func(task protocol.WindowTask) ([]byte, bool) {
+		out := answer(task)
+		if out == nil {
+			return nil, false
+		}
+		data, err := protocol.Marshal(*out)
+		if err != nil {
+			t.Error(err)
+			return nil, false
+		}
+		return data, true
+	})
+}
+
+// pullRaw is pullTasks answering with raw bytes: answer returns what to publish
+// on the task's result subject (nothing when nil) and whether to ack the task.
+func pullRaw(ctx context.Context, t *testing.T, res *cluster.Resources, answer func(protocol.WindowTask) (data []byte, ack bool)) {
 	for ctx.Err() == nil {
 		batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
 		if err != nil {
@@ -768,17 +776,13 @@ func pullTasks(ctx context.Context, t *testing.T, res *cluster.Resources, answer
 				t.Error(err)
 				continue
 			}
-			out := answer(task)
-			if out == nil {
-				continue
+			data, ack := answer(task)
+			if data != nil {
+				res.JS.Publish(ctx, protocol.ResultSubject(task.Job, task.Round, task.Window), data)
 			}
-			data, err := protocol.Marshal(*out)
-			if err != nil {
-				t.Error(err)
-				continue
+			if ack {
+				m.Ack()
 			}
-			res.JS.Publish(ctx, protocol.ResultSubject(task.Job, task.Round, task.Window), data)
-			m.Ack()
 		}
 	}
 }

@@ -41,63 +41,47 @@ func (d decoded) size() int64 {
 
 // decode checks a result message against the task of window id and decodes it.
 func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error) {
-	switch {
-	case r.merger != nil:
+	if r.merger != nil {
 		return r.decodeElimination(id, r.work(id.Window), msg)
-	case r.graph == nil:
-		return r.decodeRaster(id, r.task(id), r.job.Windows[id.Window], msg)
 	}
-	return r.decodeGraph(r.task(id), r.job.Regions[id.Window].Nodes, msg)
+	return r.decodeProven(r.task(id), msg, r.proofCheck(id))
 }
 
-// decodeGraph is decodeRaster for a graph pbp window of the given nodes: its
-// proof is checked on the model conditioned on the labels fixed over the window's
-// extent (partition.CheckGraphWindow).
-func (r *Runner) decodeGraph(task protocol.WindowTask, nodes []int, msg protocol.WindowResult) (decoded, error) {
+// proofCheck is the check of pbp window id's proof (partition.CheckRasterWindow,
+// CheckGraphWindow) on the job's model and the round's fixed labels
+// (Stores.Scratch, unchanged while the round's results are checked).
+func (r *Runner) proofCheck(id WindowID) func(*partition.WindowResult) error {
+	if r.graph == nil {
+		win := r.job.Windows[id.Window]
+		return func(res *partition.WindowResult) error {
+			return partition.CheckRasterWindow(r.opt.Raster, win, r.stores.Scratch, res)
+		}
+	}
+	nodes := r.job.Regions[id.Window].Nodes
+	return func(res *partition.WindowResult) error {
+		ext := partition.WindowExtent(r.graph, nodes)
+		fixed := make([]int32, len(ext))
+		if err := partition.ReadVars(r.stores.Scratch, ext, fixed); err != nil {
+			return err
+		}
+		return partition.CheckGraphWindow(r.graph, nodes, fixed, res)
+	}
+}
+
+// decodeProven decodes a pbp window's result (its task given) with its proof,
+// which check must accept. Like decodeElimination it may run on other goroutines
+// than Run's.
+func (r *Runner) decodeProven(task protocol.WindowTask, msg protocol.WindowResult, check func(*partition.WindowResult) error) (decoded, error) {
 	res, err := protocol.DecodeResult(r.spec, task, msg)
 	if err != nil {
 		return decoded{}, err
 	}
-	if res.Proof, err = readProof(msg); err != nil {
-		return decoded{}, err
+	if len(msg.Proof) > 0 {
+		if res.Proof, err = persistency.ReadResult(bytes.NewReader(msg.Proof)); err != nil {
+			return decoded{}, fmt.Errorf("its proof: %w", err)
+		}
 	}
-	ext := partition.WindowExtent(r.graph, nodes)
-	fixed := make([]int32, len(ext))
-	if err := partition.ReadVars(r.stores.Scratch, ext, fixed); err != nil {
-		return decoded{}, err
-	}
-	if err := partition.CheckGraphWindow(r.graph, nodes, fixed, res); err != nil {
-		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
-	}
-	res.Proof = nil // merging needs the labels only
-	return decoded{WindowResult: res}, nil
-}
-
-// readProof reads a result message's proof (nil when it has none).
-func readProof(msg protocol.WindowResult) (*persistency.Result, error) {
-	if len(msg.Proof) == 0 {
-		return nil, nil
-	}
-	p, err := persistency.ReadResult(bytes.NewReader(msg.Proof))
-	if err != nil {
-		return nil, fmt.Errorf("its proof: %w", err)
-	}
-	return p, nil
-}
-
-// decodeRaster decodes the result of raster pbp window id (its task and window
-// given) and checks its proof against the model and the round's fixed labels
-// (Stores.Scratch, unchanged while the round's results are checked). Like
-// decodeElimination it may run on other goroutines than Run's.
-func (r *Runner) decodeRaster(id WindowID, task protocol.WindowTask, win partition.RasterWindow, msg protocol.WindowResult) (decoded, error) {
-	res, err := protocol.DecodeResult(r.spec, task, msg)
-	if err != nil {
-		return decoded{}, err
-	}
-	if res.Proof, err = readProof(msg); err != nil {
-		return decoded{}, err
-	}
-	if err := partition.CheckRasterWindow(r.opt.Raster, win, r.stores.Scratch, res); err != nil {
+	if err := check(res); err != nil {
 		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
 	}
 	res.Proof = nil // merging needs the labels only
@@ -134,8 +118,8 @@ func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg prot
 	return decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, elim: e}, nil
 }
 
-// checked is the outcome of a result's proof check (an iri or raster pbp
-// window's), run off Run's goroutine (Runner.check) and handed back to it.
+// checked is the outcome of a result's proof check, run off Run's goroutine
+// (Runner.check) and handed back to it.
 type checked struct {
 	m      jetstream.Msg
 	id     WindowID
@@ -144,22 +128,18 @@ type checked struct {
 	err    error
 }
 
-// check checks an iri or raster pbp result's proof on a goroutine of its own, at most
+// check checks a result's proof on a goroutine of its own, at most
 // GOMAXPROCS at once, so that the coordinator checks as fast as its cores
 // allow while it goes on receiving; Run merges the outcome (onChecked).
 func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
 	r.checking[id] = true
 	var decode func() (decoded, error)
-	switch task := r.task(id); {
-	case r.merger != nil:
+	if r.merger != nil {
 		w := r.work(id.Window)
 		decode = func() (decoded, error) { return r.decodeElimination(id, w, msg) }
-	case r.graph != nil:
-		nodes := r.job.Regions[id.Window].Nodes
-		decode = func() (decoded, error) { return r.decodeGraph(task, nodes, msg) }
-	default:
-		win := r.job.Windows[id.Window]
-		decode = func() (decoded, error) { return r.decodeRaster(id, task, win, msg) }
+	} else {
+		task, check := r.task(id), r.proofCheck(id)
+		decode = func() (decoded, error) { return r.decodeProven(task, msg, check) }
 	}
 	go func() {
 		r.checkSlots <- struct{}{}

@@ -132,7 +132,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 		uaiOutputs(x, evidenceOf(p.Proven(el.Persistent)))...)
 	files = append(files, output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, domains) }})
 	files = append(files, aliveRasterOutputs(p.Model, x, domains, s.PNGMax)...)
-	if err := writeOutputs(s.Output, names(files), files, rep); err != nil {
+	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) rounds %d energy %s",

@@ -158,7 +158,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, alive) }})
 	files = append(files, aliveRasterOutputs(p.Model, x, alive, s.PNGMax)...)
 	rep.Outputs = names(files)
-	if err := writeOutputs(s.Output, rep.Outputs, files, rep); err != nil {
+	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",

@@ -152,11 +152,22 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return err
 }
 
-// commit moves the staged outputs keep, then the report, into the output
-// directory, under a lock on it: first it removes the earlier run's report (a
-// directory without report.json holds no complete run) and the outputs this run
-// does not write, so that the directory never mixes two runs. The stage goes.
-func (st *stage) commit(keep []string) error {
+// commit moves every staged output, the report last, into the output directory,
+// under a lock on it: first it removes the earlier run's report (a directory
+// without report.json holds no complete run) and its outputs this run does not
+// write, so that the directory never mixes two runs. The stage goes.
+func (st *stage) commit() error {
+	staged, err := os.ReadDir(st.dir)
+	if err != nil {
+		return err
+	}
+	var moved []string // the report last
+	for _, e := range staged {
+		if e.Name() != ReportFile {
+			moved = append(moved, e.Name())
+		}
+	}
+	moved = append(moved, ReportFile)
 	unlock, err := lockDir(st.out)
 	if err != nil {
 		return err
@@ -172,14 +183,14 @@ func (st *stage) commit(keep []string) error {
 		}
 	}
 	for _, name := range stale {
-		if name != ReportFile && slices.Contains(keep, name) {
+		if name != ReportFile && slices.Contains(moved, name) {
 			continue // replaced below
 		}
 		if err := os.Remove(filepath.Join(st.out, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
-	for _, name := range append(slices.DeleteFunc(slices.Clone(keep), func(n string) bool { return n == ReportFile }), ReportFile) {
+	for _, name := range moved {
 		if err := os.Rename(st.path(name), filepath.Join(st.out, name)); err != nil {
 			return fmt.Errorf("moving %s into place: %w", name, err)
 		}
@@ -189,23 +200,23 @@ func (st *stage) commit(keep []string) error {
 
 // writeOutputs writes files and the report into dir, all or nothing: staged
 // first, then moved in (stage.commit) with the earlier run's other outputs
-// removed. keep lists the files' names.
-func writeOutputs(dir string, keep []string, files []output, report any) error {
+// removed.
+func writeOutputs(dir string, files []output, report any) error {
 	st, err := newStage(dir)
 	if err != nil {
 		return err
 	}
 	defer st.abort()
-	return st.writeOutputs(keep, files, report)
+	return st.writeOutputs(files, report)
 }
 
 // writeOutputs stages files and the report beside what the run staged before,
-// then commits keep.
-func (st *stage) writeOutputs(keep []string, files []output, report any) error {
+// then commits them all.
+func (st *stage) writeOutputs(files []output, report any) error {
 	if err := st.write(files, report); err != nil {
 		return err
 	}
-	return st.commit(keep)
+	return st.commit()
 }
 
 // AlivePlaneFile is the name of alive plane p (labelfile.Alive): AliveTilesFile

@@ -141,7 +141,7 @@ func (r *runner) solveLP(ctx context.Context, p *Problem) (*Result, error) {
 		rep.AgreeingFraction = float64(res.Agreeing) / float64(n)
 	}
 	x := p.Extend(res.Labeling)
-	if err := writeOutputs(s.Output, []string{LabelsFile}, []output{labelsOutput(x)}, rep); err != nil {
+	if err := writeOutputs(s.Output, []output{labelsOutput(x)}, rep); err != nil {
 		return nil, Internal(err)
 	}
 	out := &Result{Report: rep, Canceled: res.Stop == trws.StopCanceled,
@@ -205,7 +205,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	files := append([]output{{name: CertificateFile, write: func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
 		uaiOutputs(p.Extend(res.Labeling), evidenceOf(p.Proven(res.Persistent)))...)
-	if err := writeOutputs(s.Output, []string{CertificateFile, PersistentFile, LabelsFile}, files, rep); err != nil {
+	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d iterations %d energy %s bound %s gap %s",

@@ -247,7 +247,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 		outputs = append(outputs, uaiOutputs(x, evidenceOf(proven))...)
 		rep.Outputs = append(rep.Outputs, LabelsFile, PersistentFile)
 	}
-	if err := st.writeOutputs(rep.Outputs, outputs, rep); err != nil {
+	if err := st.writeOutputs(outputs, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: rep.summary()}, nil
@@ -332,7 +332,7 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
 	outputs := uaiOutputs(p.Extend(out.labeling), evidenceOf(p.Proven(out.persistent)))
-	if err := writeOutputs(s.Output, rep.Outputs, outputs, rep); err != nil {
+	if err := writeOutputs(s.Output, outputs, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: rep.summary()}, nil
