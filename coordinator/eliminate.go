@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -23,11 +22,14 @@ import (
 type decoded struct {
 	*partition.WindowResult
 	elim *persistency.Elimination
+	// proof is the window's proof as it came (the result file format), kept
+	// for RunOptions.Proofs.
+	proof []byte
 }
 
 // size is what a decoded result holds in the cache, roughly, in bytes.
 func (d decoded) size() int64 {
-	n := 4 * (len(d.Persistent) + len(d.Labeling))
+	n := 4*(len(d.Persistent)+len(d.Labeling)) + len(d.proof)
 	if e := d.elim; e != nil {
 		for _, st := range append([]persistency.Stage{{Test: e.Test, Alive: e.Alive}}, e.Earlier...) {
 			n += 8 * len(st.Test)
@@ -47,45 +49,45 @@ func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error)
 	return r.decodeProven(r.task(id), msg, r.proofCheck(id))
 }
 
-// proofCheck is the check of pbp window id's proof (partition.CheckRasterWindow,
-// CheckGraphWindow) on the job's model and the round's fixed labels
-// (Stores.Scratch, unchanged while the round's results are checked).
-func (r *Runner) proofCheck(id WindowID) func(*partition.WindowResult) error {
+// proofCheck is the check of pbp window id's claimed persistent labels against
+// its proof (partition.CheckRasterWindow, CheckGraphWindow) on the job's model
+// and the round's fixed labels (Stores.Scratch, unchanged while the round's
+// results are checked).
+func (r *Runner) proofCheck(id WindowID) func(claimed []int32, proof partition.ProofSource) error {
 	if r.graph == nil {
 		win := r.job.Windows[id.Window]
-		return func(res *partition.WindowResult) error {
-			return partition.CheckRasterWindow(r.opt.Raster, win, r.stores.Scratch, res)
+		return func(claimed []int32, proof partition.ProofSource) error {
+			return partition.CheckRasterWindow(r.opt.Raster, win, r.stores.Scratch, claimed, proof)
 		}
 	}
 	nodes := r.job.Regions[id.Window].Nodes
-	return func(res *partition.WindowResult) error {
+	return func(claimed []int32, proof partition.ProofSource) error {
 		ext := partition.WindowExtent(r.graph, nodes)
 		fixed := make([]int32, len(ext))
 		if err := partition.ReadVars(r.stores.Scratch, ext, fixed); err != nil {
 			return err
 		}
-		return partition.CheckGraphWindow(r.graph, nodes, fixed, res)
+		return partition.CheckGraphWindow(r.graph, nodes, fixed, claimed, proof)
 	}
 }
 
-// decodeProven decodes a pbp window's result (its task given) with its proof,
-// which check must accept. Like decodeElimination it may run on other goroutines
-// than Run's.
-func (r *Runner) decodeProven(task protocol.WindowTask, msg protocol.WindowResult, check func(*partition.WindowResult) error) (decoded, error) {
+// decodeProven decodes a pbp window's result (its task given) and has check
+// accept its proof, which is decoded within what a proof of the window's
+// problem can hold (partition.ProofBytes). Like decodeElimination it may run on
+// other goroutines than Run's.
+func (r *Runner) decodeProven(task protocol.WindowTask, msg protocol.WindowResult, check func([]int32, partition.ProofSource) error) (decoded, error) {
 	res, err := protocol.DecodeResult(r.spec, task, msg)
 	if err != nil {
 		return decoded{}, err
 	}
-	if len(msg.Proof) > 0 {
-		if res.Proof, err = persistency.ReadResult(bytes.NewReader(msg.Proof)); err != nil {
-			return decoded{}, fmt.Errorf("its proof: %w", err)
-		}
-	}
-	if err := check(res); err != nil {
+	if err := check(res.Persistent, partition.ProofBytes(msg.Proof)); err != nil {
 		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
 	}
-	res.Proof = nil // merging needs the labels only
-	return decoded{WindowResult: res}, nil
+	dec := decoded{WindowResult: res}
+	if r.opt.Proofs != nil && res.Vars > 0 {
+		dec.proof = msg.Proof
+	}
+	return dec, nil
 }
 
 // decodeElimination decodes the result of iri window id, whose work is w, and
@@ -103,11 +105,8 @@ func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg prot
 	case len(msg.Elimination) == 0:
 		return decoded{}, fmt.Errorf("a result without its elimination")
 	}
-	e, err := persistency.DecodeElimination(msg.Elimination)
+	e, err := partition.ProvenWindowElimination(r.graph, w, partition.ProofBytes(msg.Elimination))
 	if err != nil {
-		return decoded{}, err
-	}
-	if err := partition.CheckWindow(r.graph, w, e); err != nil {
 		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
 	}
 	// Merging needs the maps only.
@@ -115,7 +114,11 @@ func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg prot
 	for i := range e.Earlier {
 		e.Earlier[i].Certificate = nil
 	}
-	return decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, elim: e}, nil
+	dec := decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, elim: e}
+	if r.opt.Proofs != nil {
+		dec.proof = msg.Elimination
+	}
+	return dec, nil
 }
 
 // checked is the outcome of a result's proof check, run off Run's goroutine

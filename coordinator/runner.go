@@ -75,6 +75,9 @@ type RunOptions struct {
 	// WindowDeadline after its dispatch, send the task again; the last attempt's
 	// failure loses the window, with the reason.
 	Attempts int
+	// Proofs, if set, receives every merged window's proof, in merge order
+	// (a windowed run's window certificates file, for a later verify).
+	Proofs *partition.ProofWriter
 	// WindowDeadline is how long a dispatched window may go without a usable
 	// result before it is sent again (default 30 minutes).
 	WindowDeadline time.Duration
@@ -845,6 +848,9 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 		default:
 			added, err = partition.MergeWindow(r.job.Windows[i], res, r.stores.Persistent, r.stores.Labeling)
 		}
+		if err == nil && r.opt.Proofs != nil && dec.proof != nil {
+			err = r.recordProof(a.WindowID, dec)
+		}
 		if err != nil {
 			return fmt.Errorf("merging window %d/%d: %w", a.Round, i, err)
 		}
@@ -860,6 +866,17 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 	r.m.MergeSeconds.Observe(time.Since(start).Seconds())
 	r.apply(MergeDone{WindowID: a.WindowID, Added: added, Eliminated: eliminated})
 	return nil
+}
+
+// recordProof writes window id's proof to RunOptions.Proofs.
+func (r *Runner) recordProof(id WindowID, dec decoded) error {
+	switch {
+	case r.merger != nil:
+		return r.opt.Proofs.Elimination(id.Round, r.work(id.Window).Nodes, dec.proof)
+	case r.graph != nil:
+		return r.opt.Proofs.Graph(id.Round, r.job.Regions[id.Window].Nodes, dec.proof)
+	}
+	return r.opt.Proofs.Raster(id.Round, r.job.Windows[id.Window].Nodes, dec.proof)
 }
 
 // fetch reads a stored result again from the results stream (it did not fit the

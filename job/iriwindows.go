@@ -77,12 +77,22 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	m, n, window := p.Solved, p.Solved.NumVars(), s.Window
 	plans := planElimination(s, p)
 	progress := r.windowProgress(int64(n))
+	st, err := newStage(s.Output)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	defer st.abort()
+	certs, err := st.newCertificates()
+	if err != nil {
+		return nil, Internal(err)
+	}
+	defer certs.f.Close()
 	start := time.Now()
 	out := &Outcome{}
 	var pbp *regionsOutcome
 	var domains [][]int // before the elimination: nil, every label
 	if s.Method == PBPIRI && n > 0 {
-		if pbp, err = r.pbpWindows(ctx, p, plans, progress); err != nil {
+		if pbp, err = r.pbpWindows(ctx, p, plans, progress, certs.w); err != nil {
 			return nil, windowsFailed(ctx, err, s.Output)
 		}
 		domains = (&persistency.Result{Persistent: pbp.persistent}).Domains(m)
@@ -99,7 +109,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		res = g.Result()
 	} else if r.opt.Runtime != nil && n > 0 {
 		var o *Outcome
-		if res, o, err = el.distributeElimination(ctx, p, plans, domains, progress); err == nil {
+		if res, o, err = el.distributeElimination(ctx, p, plans, domains, progress, certs.w); err == nil {
 			out.add(o)
 		}
 	} else {
@@ -112,6 +122,9 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 			}
 			for _, pr := range res.Proofs {
 				if pr.Result != nil {
+					if err := certs.w.Elimination(pr.Round, pr.Nodes, pr.Result); err != nil {
+						return nil, Internal(err)
+					}
 					out.Solved++
 					out.MaxWindowVars = max(out.MaxWindowVars, len(pr.Vars))
 					out.SolverIterations += pr.Result.SolverIterations
@@ -121,6 +134,9 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	}
 	if err != nil {
 		return nil, windowsFailed(ctx, err, s.Output)
+	}
+	if err := certs.finish(); err != nil {
+		return nil, Internal(err)
 	}
 	out.Windows += res.Windows // after pbp's, if any
 	seconds := time.Since(start).Seconds()
@@ -157,8 +173,8 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	files := append(uaiOutputs(x, evidenceOf(p.Proven(res.Persistent))),
 		output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, alive) }})
 	files = append(files, aliveRasterOutputs(p.Model, x, alive, s.PNGMax)...)
-	rep.Outputs = names(files)
-	if err := writeOutputs(s.Output, files, rep); err != nil {
+	rep.Outputs = append(names(files), WindowCertificatesFile)
+	if err := st.writeOutputs(files, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",
@@ -168,14 +184,14 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 // pbpWindows is pbp+iri's first stage: pbp by windows over p's solved model, in
 // the layout of the elimination's plans (raster tiles, or regions), in this
 // process or by the runtime; its proofs are checked as those of method pbp.
-func (r *runner) pbpWindows(ctx context.Context, p *Problem, plans eliminationPlans, progress func(partition.RasterProgress)) (*regionsOutcome, error) {
+func (r *runner) pbpWindows(ctx context.Context, p *Problem, plans eliminationPlans, progress func(partition.RasterProgress), certs *partition.ProofWriter) (*regionsOutcome, error) {
 	pr := &runner{spec: r.spec.stage(PBP), opt: r.opt}
 	s := pr.spec
 	if !plans.raster {
 		if r.opt.Runtime != nil {
-			return pr.distributeRegions(ctx, p, progress)
+			return pr.distributeRegions(ctx, p, progress, certs)
 		}
-		return solveRegionsHere(ctx, p, s, s.Window, s.halo(DefaultRegionHalo), progress)
+		return solveRegionsHere(ctx, p, s, s.Window, s.halo(DefaultRegionHalo), progress, certs)
 	}
 	w, h := plans.width, plans.height
 	raster, err := partition.RasterOf(p.Solved, w, h)
@@ -185,7 +201,7 @@ func (r *runner) pbpWindows(ctx context.Context, p *Problem, plans eliminationPl
 	pers, lab, scratch := partition.NewMemStore(w, h), partition.NewMemStore(w, h), partition.NewMemStore(w, h)
 	out := &regionsOutcome{}
 	if r.opt.Runtime != nil {
-		d := &Distributed{ModelPath: s.Model, Raster: raster, Persistent: pers, Labeling: lab, Scratch: scratch, Progress: progress}
+		d := &Distributed{ModelPath: s.Model, Raster: raster, Persistent: pers, Labeling: lab, Scratch: scratch, Progress: progress, Proofs: certs}
 		if d.Spec, err = s.wire(false, w, h, maxLabels(p.Solved)); err != nil {
 			return nil, err
 		}
@@ -195,7 +211,7 @@ func (r *runner) pbpWindows(ctx context.Context, p *Problem, plans eliminationPl
 		}
 		out.Outcome = *o
 	} else {
-		opt := partition.RasterOptions{Core: s.Window, Halo: s.halo(DefaultRasterHalo), Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds, Progress: progress}
+		opt := partition.RasterOptions{Core: s.Window, Halo: s.halo(DefaultRasterHalo), Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds, Progress: progress, Proofs: certs}
 		res, err := partition.SolveRaster(ctx, raster, pers, lab, scratch, opt)
 		if err != nil {
 			return nil, err
@@ -221,7 +237,7 @@ func levelHolding(window, extent, step int) int {
 
 // distributeElimination is eliminateWindows's work done by the runtime as an iri
 // job over the solved model, from domains (nil: every label).
-func (r *runner) distributeElimination(ctx context.Context, p *Problem, plans eliminationPlans, domains [][]int, progress func(partition.RasterProgress)) (*partition.Elimination, *Outcome, error) {
+func (r *runner) distributeElimination(ctx context.Context, p *Problem, plans eliminationPlans, domains [][]int, progress func(partition.RasterProgress), certs *partition.ProofWriter) (*partition.Elimination, *Outcome, error) {
 	m, n := p.Solved, p.Solved.NumVars()
 	spec, err := r.spec.wire(true, n, 1, maxLabels(m))
 	if err != nil {
@@ -229,7 +245,7 @@ func (r *runner) distributeElimination(ctx context.Context, p *Problem, plans el
 	}
 	spec.Method, spec.Halo = protocol.MethodIRI, plans.halo
 	d := &Distributed{Spec: spec, ModelPath: p.Path, Graph: m, Plan: plans.plan, MaxLevel: plans.maxLevel, Domains: domains,
-		Persistent: partition.NewMemStore(n, 1), Labeling: partition.NewMemStore(n, 1), Scratch: partition.NewMemStore(n, 1), Progress: progress}
+		Persistent: partition.NewMemStore(n, 1), Labeling: partition.NewMemStore(n, 1), Scratch: partition.NewMemStore(n, 1), Progress: progress, Proofs: certs}
 	if p.Evidence != nil {
 		d.EvidencePath = p.Evidence.Path
 	}

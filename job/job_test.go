@@ -77,7 +77,7 @@ func (r *inProcess) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 		return nil, errors.New("graph jobs are not run by this test runtime")
 	}
 	res, err := partition.SolveRaster(ctx, d.Raster, d.Persistent, d.Labeling, d.Scratch,
-		partition.RasterOptions{Core: d.Spec.Core, Halo: d.Spec.Halo, Persistency: opt, Workers: 2, MaxRounds: d.Spec.MaxRounds})
+		partition.RasterOptions{Core: d.Spec.Core, Halo: d.Spec.Halo, Persistency: opt, Workers: 2, MaxRounds: d.Spec.MaxRounds, Proofs: d.Proofs})
 	if err != nil {
 		return nil, err
 	}
@@ -233,9 +233,9 @@ func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
 		spec job.Spec
 		want []string
 	}{
-		{job.Spec{Method: job.PBP, Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
+		{job.Spec{Method: job.PBP, Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
 		{job.Spec{Window: 16}, []string{job.AliveTilesFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
-			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
+			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
 		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
 		{job.Spec{}, []string{job.AliveTilesFile, job.CertificateFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
 			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},

@@ -16,6 +16,7 @@ import (
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
 	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/partition"
 )
 
 // The output files a job writes in its directory. A whole pbp run writes
@@ -38,10 +39,13 @@ const (
 	PersistentTilesFile = "persistent.plf"
 	PersistencyPNG      = "persistency.png"
 	AliveTilesFile      = "alive.plf"
+	// WindowCertificatesFile is a windowed run's window proofs, in merge order
+	// (partition.ProofWriter): what verify re-checks such a run from.
+	WindowCertificatesFile = "window-certificates.bin"
 )
 
 // allOutputs are the files any job may write in its output directory.
-var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, DomainsFile, LabelTilesFile, PersistentTilesFile, AliveTilesFile, PersistencyPNG}
+var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, DomainsFile, LabelTilesFile, PersistentTilesFile, AliveTilesFile, PersistencyPNG, WindowCertificatesFile}
 
 // Float is a float64 that encodes ±Inf and NaN, which JSON numbers cannot hold, as
 // the strings "+Inf", "-Inf" and "NaN".
@@ -196,6 +200,34 @@ func (st *stage) commit() error {
 		}
 	}
 	return nil
+}
+
+// certificates is a run's window certificates file, written in its stage as
+// the windows merge.
+type certificates struct {
+	f *os.File
+	w *partition.ProofWriter
+}
+
+// newCertificates starts the window certificates file in the stage.
+func (st *stage) newCertificates() (*certificates, error) {
+	f, err := os.Create(st.path(WindowCertificatesFile))
+	if err != nil {
+		return nil, err
+	}
+	return &certificates{f: f, w: partition.NewProofWriter(f)}, nil
+}
+
+// finish ends and closes the file (after the last merge).
+func (c *certificates) finish() error {
+	err := c.w.Close()
+	if writeFault != nil && err == nil {
+		err = writeFault(WindowCertificatesFile)
+	}
+	if cerr := c.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeOutputs writes files and the report into dir, all or nothing: staged

@@ -12,7 +12,8 @@ import (
 // A Runtime solves the windows of a job somewhere other than in this process's
 // loops (partition.SolveRaster, partition.Solve): package service runs them over
 // NATS, embedded or on a cluster. It must leave in the stores exactly what those
-// loops would (the same plans, merged in plan order), so that the outputs are
+// loops would (the same plans, merged in plan order), and write each merged
+// window's proof to Distributed.Proofs in that order, so that the outputs are
 // the same byte for byte.
 type Runtime interface {
 	Windows(ctx context.Context, d *Distributed) (*Outcome, error)
@@ -44,6 +45,9 @@ type Distributed struct {
 	PNG func(w io.Writer, maxSide int) error
 	// Progress, when set, is called as windows are merged.
 	Progress func(partition.RasterProgress)
+	// Proofs receives every merged window's proof, in merge order (the run's
+	// window certificates file).
+	Proofs *partition.ProofWriter
 }
 
 // Outcome is what a Runtime reports of a windowed job.

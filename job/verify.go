@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +25,10 @@ const MaxVerifyEnumeration = 1 << 22
 // Verified is what Verify proved.
 type Verified struct {
 	Persistent int     // persistent variables among the free ones
-	Gap        float64 // the certificate's energy − bound on the final sub-problem
+	Gap        float64 // the certificate's energy − bound on the final sub-problem (a whole-model run)
+	// Windows and Rounds are the window proofs a windowed run's replay checked,
+	// and its rounds.
+	Windows, Rounds int
 }
 
 // notVerified is the error of well-formed outputs that do not prove what they claim
@@ -33,22 +37,27 @@ func notVerified(format string, args ...any) error {
 	return Internal(fmt.Errorf("NOT verified: "+format, args...))
 }
 
-// Verify re-checks the outputs of a whole pbp run in dir from the model alone:
-// it rebuilds the proof's final sub-problem from the model (with its evidence
-// unless noEvid), checks the certificate on it, and checks that persistent.evid
-// lists exactly the proven labels and the observed variables and that
-// labels.sol takes them. Unreadable, malformed or mismatched files are bad
-// input; a proof that does not hold is an InternalError saying "NOT verified".
+// Verify re-checks the outputs of a run in dir from the model alone. For a
+// whole-model pbp or iri run it rebuilds the proof's final sub-problem from
+// the model (with its evidence unless noEvid), checks the certificate on it,
+// and checks that persistent.evid lists exactly the proven labels and the
+// observed variables and that labels.sol takes them. For a windowed run it
+// replays the window certificates (verifyWindowed). Unreadable, malformed or
+// mismatched files are bad input; a proof that does not hold is an
+// InternalError saying "NOT verified".
 func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, error) {
+	certPath := filepath.Join(dir, CertificateFile)
+	if _, err := os.Stat(filepath.Join(dir, WindowCertificatesFile)); err == nil {
+		return verifyWindowed(context.Background(), modelPath, dir, noEvid, note)
+	}
+	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) && windowedOutput(dir) {
+		return Verified{}, fmt.Errorf("%s holds a windowed result without its %s (written since partopt kept window certificates): nothing to verify it from", dir, WindowCertificatesFile)
+	}
 	p, err := LoadProblem(modelPath, noEvid)
 	if err != nil {
 		return Verified{}, err
 	}
 	// Read every file before the check, so that bad input fails fast.
-	certPath := filepath.Join(dir, CertificateFile)
-	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) && windowedOutput(dir) {
-		return Verified{}, fmt.Errorf("%s holds a windowed result, which has no whole-model certificate to verify: every window's certificate was checked as it was solved (report.json \"verified\")", dir)
-	}
 	res, err := readResultFile(certPath, p.Model)
 	if err != nil {
 		return Verified{}, err
@@ -63,22 +72,20 @@ func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, er
 	if c := res.Certificate; c != nil && c.Dual == nil && c.Exhaustive && c.Limit > MaxVerifyEnumeration {
 		return Verified{}, fmt.Errorf("%s: the exhaustive certificate asks to enumerate up to %d labelings; verify enumerates at most %d", certPath, c.Limit, MaxVerifyEnumeration)
 	}
+	counts := p.Model.LabelCounts()
 	evidPath := filepath.Join(dir, PersistentFile)
 	listed, err := uai.ReadEvidenceFile(evidPath)
 	if err != nil {
 		return Verified{}, err
 	}
-	fixed, err := listed.Fixed(p.Model.LabelCounts())
+	fixed, err := listed.Fixed(counts)
 	if err != nil {
 		return Verified{}, fmt.Errorf("%s: %w", evidPath, err)
 	}
 	labelsPath := filepath.Join(dir, LabelsFile)
-	labels, err := uai.ReadSolutionFile(labelsPath, p.Model.NumVars())
+	labels, err := readSolution(labelsPath, counts)
 	if err != nil {
 		return Verified{}, err
-	}
-	if err := p.Model.CheckLabeling(labels); err != nil {
-		return Verified{}, fmt.Errorf("%s: %w", labelsPath, err)
 	}
 	if p.Evidence != nil && note != nil {
 		note(p.Evidence.Note())
@@ -96,23 +103,54 @@ func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, er
 		}
 	}
 	want := p.Proven(persistent)
+	if err := sameFixed(evidPath, fixed, want); err != nil {
+		return Verified{}, err
+	}
+	if err := takes(labelsPath, labels, want); err != nil {
+		return Verified{}, err
+	}
+	return Verified{Persistent: persistency.Count(persistent), Gap: chk.Gap}, nil
+}
+
+// sameFixed checks that the labels listed in the evidence file path (fixed, −1
+// none) are want, what the proofs prove or the evidence observes.
+func sameFixed(path string, fixed, want []int) error {
 	for v, l := range want {
 		switch got := fixed[v]; {
 		case got == l:
 		case got < 0:
-			return Verified{}, notVerified("%s lacks variable %d, which the proof or the evidence fixes to %d", evidPath, v, l)
+			return notVerified("%s lacks variable %d, which the proof or the evidence fixes to %d", path, v, l)
 		case l < 0:
-			return Verified{}, notVerified("%s fixes variable %d to %d, which is neither proven persistent nor observed", evidPath, v, got)
+			return notVerified("%s fixes variable %d to %d, which is neither proven persistent nor observed", path, v, got)
 		default:
-			return Verified{}, notVerified("%s gives variable %d label %d, the proof or the evidence %d", evidPath, v, got, l)
+			return notVerified("%s gives variable %d label %d, the proof or the evidence %d", path, v, got, l)
 		}
 	}
+	return nil
+}
+
+// takes checks that the labeling in path takes the labels of want (−1: any).
+func takes(path string, labels, want []int) error {
 	for v, l := range want {
 		if l >= 0 && labels[v] != l {
-			return Verified{}, notVerified("%s gives variable %d label %d, the proof or the evidence %d", labelsPath, v, labels[v], l)
+			return notVerified("%s gives variable %d label %d, the proof or the evidence %d", path, v, labels[v], l)
 		}
 	}
-	return Verified{Persistent: persistency.Count(persistent), Gap: chk.Gap}, nil
+	return nil
+}
+
+// readSolution reads a labeling of variables with label counts counts.
+func readSolution(path string, counts []int32) ([]int, error) {
+	labels, err := uai.ReadSolutionFile(path, len(counts))
+	if err != nil {
+		return nil, err
+	}
+	for v, l := range labels {
+		if l < 0 || l >= int(counts[v]) {
+			return nil, fmt.Errorf("%s: variable %d has label %d, of %d labels", path, v, l, counts[v])
+		}
+	}
+	return labels, nil
 }
 
 // checkDomains checks that the domains file lists the alive labels (and the

@@ -177,6 +177,11 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 		return nil, Internal(err)
 	}
 	defer files.remove()
+	certs, err := st.newCertificates()
+	if err != nil {
+		return nil, Internal(err)
+	}
+	defer certs.f.Close()
 	for i, v := range job.ev.Vars {
 		if err := files.persistent.WriteRect(v%w, v/w, 1, 1, []int32{int32(job.ev.Labels[i] + 1)}); err != nil {
 			return nil, Internal(err)
@@ -185,7 +190,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 
 	n := int64(w) * int64(h)
 	progress := r.windowProgress(n)
-	opt := partition.RasterOptions{Core: window, Halo: halo, Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds, Progress: progress}
+	opt := partition.RasterOptions{Core: window, Halo: halo, Persistency: s.persistency(), Workers: s.Workers, MaxRounds: s.Rounds, Progress: progress, Proofs: certs.w}
 	start := time.Now()
 	out := &Outcome{}
 	if r.opt.Runtime != nil {
@@ -193,7 +198,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 			return nil, Internal(errors.New("empty raster"))
 		}
 		d := &Distributed{ModelPath: s.Model, Raster: job.raster, Persistent: files.persistent, Labeling: files.labels,
-			Scratch: files.scratch, PNG: files.live, Progress: progress}
+			Scratch: files.scratch, PNG: files.live, Progress: progress, Proofs: certs.w}
 		if d.Spec, err = s.wire(false, w, h, job.labels); err == nil {
 			out, err = r.opt.Runtime.Windows(ctx, d)
 		}
@@ -210,6 +215,9 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 	if err := files.finish(); err != nil {
 		return nil, Internal(err)
 	}
+	if err := certs.finish(); err != nil {
+		return nil, Internal(err)
+	}
 
 	res := out.RasterResult
 	observed := int64(job.ev.Len())
@@ -224,7 +232,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 		Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 		Runtime: out.Runtime, LostWindows: out.Lost,
-		Outputs: []string{LabelTilesFile, PersistentTilesFile, PersistencyPNG},
+		Outputs: []string{LabelTilesFile, PersistentTilesFile, PersistencyPNG, WindowCertificatesFile},
 	}
 	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
 	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction
@@ -300,16 +308,28 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 	window, halo := s.Window, s.halo(DefaultRegionHalo)
 	n := p.Solved.NumVars()
 	progress := r.windowProgress(int64(n))
+	st, err := newStage(s.Output)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	defer st.abort()
+	certs, err := st.newCertificates()
+	if err != nil {
+		return nil, Internal(err)
+	}
+	defer certs.f.Close()
 	start := time.Now()
 	var out *regionsOutcome
-	var err error
 	if r.opt.Runtime != nil && n > 0 { // nothing to distribute when every variable is observed
-		out, err = r.distributeRegions(ctx, p, progress)
+		out, err = r.distributeRegions(ctx, p, progress, certs.w)
 	} else {
-		out, err = solveRegionsHere(ctx, p, s, window, halo, progress)
+		out, err = solveRegionsHere(ctx, p, s, window, halo, progress, certs.w)
 	}
 	if err != nil {
 		return nil, windowsFailed(ctx, err, s.Output)
+	}
+	if err := certs.finish(); err != nil {
+		return nil, Internal(err)
 	}
 	seconds := time.Since(start).Seconds()
 	k := int64(persistency.Count(out.persistent))
@@ -326,21 +346,21 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 		Runtime: out.Runtime, LostWindows: out.Lost,
-		Outputs: []string{LabelsFile, PersistentFile},
+		Outputs: []string{LabelsFile, PersistentFile, WindowCertificatesFile},
 	}
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
 	outputs := uaiOutputs(p.Extend(out.labeling), evidenceOf(p.Proven(out.persistent)))
-	if err := writeOutputs(s.Output, outputs, rep); err != nil {
+	if err := st.writeOutputs(outputs, rep); err != nil {
 		return nil, Internal(err)
 	}
 	return &Result{Report: rep, Summary: rep.summary()}, nil
 }
 
 // solveRegionsHere is partition.Solve with BFS regions (shifted by half a region
-// per round), its proofs re-verified.
-func solveRegionsHere(ctx context.Context, p *Problem, s Spec, window, halo int, progress func(partition.RasterProgress)) (*regionsOutcome, error) {
+// per round), its proofs re-verified and written to certs.
+func solveRegionsHere(ctx context.Context, p *Problem, s Spec, window, halo int, progress func(partition.RasterProgress), certs *partition.ProofWriter) (*regionsOutcome, error) {
 	opt := partition.Options{
 		Plan: func(round int) partition.Plan {
 			return partition.RegionPlan(p.Solved, window, halo, partition.RegionShift(round, window))
@@ -360,6 +380,9 @@ func solveRegionsHere(ctx context.Context, p *Problem, s Spec, window, halo int,
 	for _, q := range res.Proofs {
 		if len(q.Vars) > 0 {
 			out.Solved++
+			if err := certs.Graph(q.Round, q.Nodes, q.Result); err != nil {
+				return nil, err
+			}
 		}
 		out.PruningIterations += q.Result.PruningIterations
 		out.SolverIterations += q.Result.SolverIterations
@@ -370,14 +393,14 @@ func solveRegionsHere(ctx context.Context, p *Problem, s Spec, window, halo int,
 
 // distributeRegions is solveRegionsHere's work done by the runtime as a graph
 // job: the same plans, merged in the same order, so the same labels.
-func (r *runner) distributeRegions(ctx context.Context, p *Problem, progress func(partition.RasterProgress)) (*regionsOutcome, error) {
+func (r *runner) distributeRegions(ctx context.Context, p *Problem, progress func(partition.RasterProgress), certs *partition.ProofWriter) (*regionsOutcome, error) {
 	n := p.Solved.NumVars()
 	spec, err := r.spec.wire(true, n, 1, maxLabels(p.Solved))
 	if err != nil {
 		return nil, err
 	}
 	pers, lab, scratch := partition.NewMemStore(n, 1), partition.NewMemStore(n, 1), partition.NewMemStore(n, 1)
-	d := &Distributed{Spec: spec, ModelPath: p.Path, Graph: p.Solved, Persistent: pers, Labeling: lab, Scratch: scratch, Progress: progress}
+	d := &Distributed{Spec: spec, ModelPath: p.Path, Graph: p.Solved, Persistent: pers, Labeling: lab, Scratch: scratch, Progress: progress, Proofs: certs}
 	if p.Evidence != nil {
 		d.EvidencePath = p.Evidence.Path
 	}

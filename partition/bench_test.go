@@ -70,7 +70,7 @@ func BenchmarkRasterWindowCheck(b *testing.B) {
 	})
 	b.Run("check", func(b *testing.B) {
 		for range b.N {
-			if err := partition.CheckRasterWindow(r, win, fixed, res); err != nil {
+			if err := partition.CheckRasterWindow(r, win, fixed, res.Persistent, partition.ProofValue(res.Proof)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -374,6 +375,33 @@ func EliminateWindow(ctx context.Context, m *model.Model, w WindowWork, solver p
 // only w.Nodes lose labels: what a coordinator does before it merges a window
 // a worker sent.
 func CheckWindow(m *model.Model, w WindowWork, e *persistency.Elimination) error {
+	sub, err := windowModel(m, w)
+	if err != nil {
+		return err
+	}
+	return checkWindowOn(sub, w, e)
+}
+
+// ProvenWindowElimination decodes a window's elimination from proof (a result
+// with its elimination), within what one of the window's model can hold, and
+// checks it as CheckWindow does.
+func ProvenWindowElimination(m *model.Model, w WindowWork, proof ProofSource) (*persistency.Elimination, error) {
+	sub, err := windowModel(m, w)
+	if err != nil {
+		return nil, err
+	}
+	res, err := proof(sub)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil || res.Elimination == nil {
+		return nil, errors.New("partition: a window result without its elimination")
+	}
+	return res.Elimination, checkWindowOn(sub, w, res.Elimination)
+}
+
+// checkWindowOn is CheckWindow on the window's model sub.
+func checkWindowOn(sub *model.Model, w WindowWork, e *persistency.Elimination) error {
 	if len(e.Alive) != len(w.Vars) {
 		return fmt.Errorf("partition: an elimination of %d variables for a window of %d", len(e.Alive), len(w.Vars))
 	}
@@ -389,13 +417,9 @@ func CheckWindow(m *model.Model, w WindowWork, e *persistency.Elimination) error
 			}
 		}
 	}
-	sub, err := windowModel(m, w)
-	if err != nil {
-		return err
-	}
 	c := *e
 	c.Prior = w.Domains
-	_, err = persistency.VerifyElimination(sub, &c)
+	_, err := persistency.VerifyElimination(sub, &c)
 	return err
 }
 

@@ -91,16 +91,27 @@ func SolveGraphWindow(ctx context.Context, m *model.Model, nodes []int, fixed []
 	return out, nil
 }
 
-// CheckGraphWindow re-checks a graph window's result res against the model, as a
-// coordinator does for a result from the network: the window problem of nodes
-// conditioned on fixed (SolveGraphWindow's arguments) is rebuilt from m,
-// res.Proof's certificate checked on it, and the persistent labels res claims over
-// the nodes must be exactly those it proves (none outside them). A window without
-// a free node must claim nothing.
-func CheckGraphWindow(m *model.Model, nodes []int, fixed []int32, res *WindowResult) error {
+// CheckGraphWindow re-checks a graph window's result against the model, as a
+// coordinator does for a result from the network: the persistent labels it
+// claims over the nodes (WindowResult.Persistent) must be exactly those its
+// proof proves (ProvenGraphWindow). A window without a free node must claim
+// nothing.
+func CheckGraphWindow(m *model.Model, nodes []int, fixed []int32, claimed []int32, proof ProofSource) error {
+	want, err := ProvenGraphWindow(m, nodes, fixed, proof)
+	if err != nil {
+		return err
+	}
+	return sameClaim(claimed, want)
+}
+
+// ProvenGraphWindow rebuilds the window problem of nodes conditioned on fixed
+// (SolveGraphWindow's arguments) from m, checks the proof's certificate on it,
+// and returns what it proves over the nodes: label+1 where proven, else 0. A
+// proof that makes a variable outside the nodes persistent is refused.
+func ProvenGraphWindow(m *model.Model, nodes []int, fixed []int32, proof ProofSource) ([]int32, error) {
 	ext := WindowExtent(m, nodes)
 	if len(fixed) != len(ext) {
-		return fmt.Errorf("partition: %d fixed labels for a window extent of %d variables", len(fixed), len(ext))
+		return nil, fmt.Errorf("partition: %d fixed labels for a window extent of %d variables", len(fixed), len(ext))
 	}
 	labels := make([]int, len(ext))
 	var local []int // the free nodes as variables of the extent
@@ -114,15 +125,15 @@ func CheckGraphWindow(m *model.Model, nodes []int, fixed []int32, res *WindowRes
 	if len(local) > 0 {
 		sub, err := m.Induced(ext)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p, err := conditionedProblem(sub.Model, labels, local)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		proven, err := checkProof(p, res.Proof)
+		proven, err := checkProof(p, proof)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for k, v := range p.vars { // extent variables
 			i, node := slices.BinarySearch(nodes, ext[v])
@@ -130,11 +141,11 @@ func CheckGraphWindow(m *model.Model, nodes []int, fixed []int32, res *WindowRes
 			case node:
 				want[i] = proven[k]
 			case proven[k] != 0:
-				return fmt.Errorf("partition: the proof makes variable %d, outside the window, persistent", ext[v])
+				return nil, fmt.Errorf("partition: the proof makes variable %d, outside the window, persistent", ext[v])
 			}
 		}
 	}
-	return sameClaim(res.Persistent, want)
+	return want, nil
 }
 
 // MergeGraphWindow writes a graph window's result (SolveGraphWindow's) into stores

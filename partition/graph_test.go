@@ -151,7 +151,7 @@ func TestVarRuns(t *testing.T) {
 // with a persistent label changed or dropped, or without its proof.
 func checkGraphProof(t *testing.T, m *model.Model, nodes []int, fixed []int32, res *partition.WindowResult) {
 	t.Helper()
-	if err := partition.CheckGraphWindow(m, nodes, fixed, res); err != nil {
+	if err := partition.CheckGraphWindow(m, nodes, fixed, res.Persistent, partition.ProofValue(res.Proof)); err != nil {
 		t.Fatalf("a genuine window result refused: %v", err)
 	}
 	k := slices.IndexFunc(res.Persistent, func(l int32) bool { return l > 0 })
@@ -169,7 +169,7 @@ func checkGraphProof(t *testing.T, m *model.Model, nodes []int, fixed []int32, r
 		if slices.Equal(f.Persistent, res.Persistent) && f.Proof != nil {
 			continue // one label: nothing else to claim
 		}
-		if err := partition.CheckGraphWindow(m, nodes, fixed, &f); err == nil {
+		if err := partition.CheckGraphWindow(m, nodes, fixed, f.Persistent, partition.ProofValue(f.Proof)); err == nil {
 			t.Fatalf("a forged window result accepted: persistent %v, proof %v", f.Persistent, f.Proof != nil)
 		}
 	}

@@ -182,6 +182,7 @@ type Result struct {
 type Proof struct {
 	Round  int
 	Fixed  []int // labels fixed before the round (−1 free), over the whole model
+	Nodes  []int // the window's nodes
 	Vars   []int // the window model's variables, as variables of the whole model
 	Result *persistency.Result
 }
@@ -236,7 +237,7 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			if errs[i] != nil {
 				return nil, fmt.Errorf("partition: round %d, window %d: %w", round, i, errs[i])
 			}
-			pr.Round, pr.Fixed = round, fixed
+			pr.Round, pr.Fixed, pr.Nodes = round, fixed, plan.Windows[i].Nodes
 			for j, l := range pr.Result.Persistent {
 				v := pr.Vars[j]
 				if l >= 0 {
@@ -360,7 +361,14 @@ func conditionedProblem(m *model.Model, labels, nodes []int) (windowProblem, err
 
 // checkProof checks a window's proof on its problem p: persistency.Verify, then
 // the persistent labels it proves, label+1 by variable of p.vars (0: unproven).
-func checkProof(p windowProblem, proof *persistency.Result) ([]int32, error) {
+func checkProof(p windowProblem, src ProofSource) ([]int32, error) {
+	if src == nil {
+		return nil, errors.New("partition: a window result without its proof")
+	}
+	proof, err := src(p.sub)
+	if err != nil {
+		return nil, fmt.Errorf("partition: the window's proof: %w", err)
+	}
 	if proof == nil {
 		return nil, errors.New("partition: a window result without its proof")
 	}

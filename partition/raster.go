@@ -119,6 +119,8 @@ type RasterOptions struct {
 	MaxRounds int
 	// Progress, if set, is called after every merged window, serially.
 	Progress func(RasterProgress)
+	// Proofs, if set, receives every merged window's proof, in merge order.
+	Proofs *ProofWriter
 }
 
 // RasterProgress reports a merged window.
@@ -311,6 +313,9 @@ func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, per
 				return fmt.Errorf("partition: round %d, window %d (core %v): %w", round, merged, wins[merged].Core, out.err)
 			}
 			added, err := MergeWindow(wins[merged], out.WindowResult, persistent, labeling)
+			if err == nil && opt.Proofs != nil && out.Vars > 0 {
+				err = opt.Proofs.Raster(round, wins[merged].Nodes, out.Proof)
+			}
 			if err != nil {
 				return err
 			}
@@ -455,22 +460,34 @@ func rasterWindowProblem(r Raster, win RasterWindow, fixed Store) (rasterProblem
 	return p, err
 }
 
-// CheckRasterWindow re-checks a window's result res against the model, as a
-// coordinator does for a result from the network: it rebuilds the window's
-// problem from r and the labels fixed before its round (fixed), checks res.Proof's
-// certificate on it (persistency.Verify), and checks that the persistent labels
-// res claims over the window's nodes are exactly those the proof proves. A window
-// without a free node must claim nothing.
-func CheckRasterWindow(r Raster, win RasterWindow, fixed Store, res *WindowResult) error {
-	p, err := rasterWindowProblem(r, win, fixed)
+// CheckRasterWindow re-checks a window's result against the model, as a
+// coordinator does for a result from the network: the persistent labels it
+// claims over the window's nodes (WindowResult.Persistent) must be exactly those
+// its proof proves (ProvenRasterWindow). A window without a free node must
+// claim nothing.
+func CheckRasterWindow(r Raster, win RasterWindow, fixed Store, claimed []int32, proof ProofSource) error {
+	want, err := ProvenRasterWindow(r, win, fixed, proof)
 	if err != nil {
 		return err
 	}
+	return sameClaim(claimed, want)
+}
+
+// ProvenRasterWindow rebuilds window win's problem from r and the labels fixed
+// before its round (fixed), checks the proof's certificate on it
+// (persistency.Verify), and returns what it proves over the window's nodes
+// rectangle: label+1 where proven, else 0. A window without a free node proves
+// nothing, whatever its proof.
+func ProvenRasterWindow(r Raster, win RasterWindow, fixed Store, proof ProofSource) ([]int32, error) {
+	p, err := rasterWindowProblem(r, win, fixed)
+	if err != nil {
+		return nil, err
+	}
 	want := make([]int32, win.Nodes.Pixels())
 	if p.sub != nil {
-		proven, err := checkProof(p.windowProblem, res.Proof)
+		proven, err := checkProof(p.windowProblem, proof)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		n := win.Nodes
 		for j, v := range p.vars {
@@ -479,7 +496,7 @@ func CheckRasterWindow(r Raster, win RasterWindow, fixed Store, res *WindowResul
 			}
 		}
 	}
-	return sameClaim(res.Persistent, want)
+	return want, nil
 }
 
 // sameClaim checks that the persistent labels a result claims over a window's

@@ -244,7 +244,7 @@ func TestRasterWindowProofsAreChecked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := partition.CheckRasterWindow(r, win, fixed, res); err != nil {
+		if err := partition.CheckRasterWindow(r, win, fixed, res.Persistent, partition.ProofValue(res.Proof)); err != nil {
 			t.Fatalf("window %d: the genuine result refused: %v", i, err)
 		}
 		checked++
@@ -256,7 +256,7 @@ func TestRasterWindowProofsAreChecked(t *testing.T) {
 			f := *res
 			f.Persistent = slices.Clone(res.Persistent)
 			change(&f)
-			if err := partition.CheckRasterWindow(r, win, store, &f); err == nil {
+			if err := partition.CheckRasterWindow(r, win, store, f.Persistent, partition.ProofValue(f.Proof)); err == nil {
 				t.Errorf("window %d: %s accepted", i, what)
 			}
 			forged++

@@ -759,11 +759,20 @@ func EncodeElimination(e *Elimination) ([]byte, error) {
 	return EncodeResult(&Result{Persistent: e.Persistent, Elimination: e})
 }
 
-// EncodeResult is res in the result file format, in memory: how a window's
-// proof travels to the process that checks it (ReadResult reads it back).
+// EncodeResult is res in the result file format, in memory, without its
+// timings (Seconds, SolverSeconds, zero): how a window's proof travels to the
+// process that checks it and is kept in a run's window certificates, the same
+// bytes wherever and whenever it was computed (ReadResult reads it back).
 func EncodeResult(res *Result) ([]byte, error) {
+	r := *res
+	r.Seconds, r.SolverSeconds = 0, 0
+	if r.Elimination != nil {
+		e := *r.Elimination
+		e.Seconds, e.SolverSeconds = 0, 0
+		r.Elimination = &e
+	}
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, res); err != nil {
+	if err := WriteResult(&buf, &r); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -134,7 +134,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 		return nil, err
 	}
 	runner, err := coordinator.NewRunner(res, spec, proven, coordinator.Stores{Persistent: d.Persistent, Labeling: d.Labeling, Scratch: d.Scratch},
-		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains})
+		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains, Proofs: d.Proofs})
 	if err != nil {
 		return nil, err
 	}

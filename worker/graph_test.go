@@ -109,7 +109,7 @@ func TestSolveGraphThroughMessagesEqualsSolveGraphWindow(t *testing.T) {
 							if got.Proof, err = persistency.ReadResult(bytes.NewReader(back.Proof)); err != nil {
 								t.Fatal(err)
 							}
-							if err := partition.CheckGraphWindow(m, win.Nodes, vals, got); err != nil {
+							if err := partition.CheckGraphWindow(m, win.Nodes, vals, got.Persistent, partition.ProofValue(got.Proof)); err != nil {
 								t.Fatalf("window %d: its proof: %v", i, err)
 							}
 						} else if want.Proof != nil {

@@ -74,7 +74,7 @@ func TestSolveThroughMessagesEqualsSolveWindow(t *testing.T) {
 				if got.Proof, err = persistency.ReadResult(bytes.NewReader(back.Proof)); err != nil {
 					t.Fatal(err)
 				}
-				if err := partition.CheckRasterWindow(raster, win, store, got); err != nil {
+				if err := partition.CheckRasterWindow(raster, win, store, got.Persistent, partition.ProofValue(got.Proof)); err != nil {
 					t.Fatalf("window %d, %s: its proof: %v", i, mode, err)
 				}
 			}

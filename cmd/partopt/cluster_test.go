@@ -221,6 +221,10 @@ func submitAndFetch(t *testing.T, cli func(...string) (int, string, string), arg
 	if code, _, stderr = cli("fetch", job, "-o", dir); code != 0 {
 		t.Fatalf("fetch: exit %d: %s", code, stderr)
 	}
+	// The cluster's result re-checks from the model alone.
+	if code, stdout, stderr = partopt("verify", args[1], dir); code != 0 || !strings.Contains(stdout, "window proofs") {
+		t.Errorf("verify of the fetched result: exit %d: %s %s", code, stdout, stderr)
+	}
 	return job, dir
 }
 

@@ -1,5 +1,6 @@
 // The verify command: re-check, from the model alone, the persistency proof that
-// solve --method pbp wrote, and that the labeling files agree with it.
+// a run wrote (a whole-model certificate, or a windowed run's window
+// certificates), and that the output files agree with it.
 package main
 
 import (
@@ -13,13 +14,17 @@ func newVerifyCmd() *cobra.Command {
 	var noEvid bool
 	cmd := &cobra.Command{
 		Use:   "verify MODEL DIR",
-		Short: "Re-check the persistency proof that solve wrote to DIR",
+		Short: "Re-check the persistency proof that solve, run or a cluster job wrote to DIR",
 		Long:  help("verify"),
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v, err := job.Verify(args[0], args[1], noEvid, noteTo(cmd))
 			if err != nil {
 				return err
+			}
+			if v.Windows > 0 || v.Rounds > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "verified %d persistent variables from %d window proofs in %d rounds\n", v.Persistent, v.Windows, v.Rounds)
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "verified %d persistent variables, certificate gap %s\n", v.Persistent, job.FormatEnergy(v.Gap))
 			return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
@@ -295,9 +296,9 @@ func TestSolveLeavesNoStaleOutputs(t *testing.T) {
 	}{
 		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
 		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
-		{[]string{"--window", "8", "--method", "pbp"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
+		{[]string{"--window", "8", "--method", "pbp"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile, windowCertificatesFile}},
 		{[]string{"--method", "trws"}, []string{labelsFile, reportFile}},
-		{[]string{"--window", "8"}, []string{aliveTilesFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
+		{[]string{"--window", "8"}, []string{aliveTilesFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile, windowCertificatesFile}},
 		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
 		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 	} {
@@ -352,13 +353,28 @@ func TestSolveWindowsHigherOrderRegions(t *testing.T) {
 	}
 }
 
-// TestVerifyExplainsWindowedResults: verify on a windowed result says why there is no
-// certificate to check (bad input, one line).
-func TestVerifyExplainsWindowedResults(t *testing.T) {
+// TestVerifyReplaysWindowedResults: verify re-checks a windowed result from
+// the model and its window certificates (exit 0, the proofs counted), says NOT
+// verified (exit 1) when an output claims a pixel no window proved, and
+// explains a windowed result without certificates (bad input, one line).
+func TestVerifyReplaysWindowedResults(t *testing.T) {
 	gp, _ := genGrid(t, "1")
 	o := solveWindowed(t, gp, 24*16, 24, 16, "--window", "8")
-	code, _, stderr := partopt("verify", gp, o.dir)
+	code, stdout, stderr := partopt("verify", gp, o.dir)
+	want := fmt.Sprintf("verified %d persistent variables from ", o.report.PersistentVariables)
+	if code != 0 || !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "window proofs in") {
+		t.Errorf("exit %d, %q %q; want %q…", code, stdout, stderr, want)
+	}
+	evid := filepath.Join(o.dir, persistentFile)
+	if err := os.WriteFile(evid, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := partopt("verify", gp, o.dir); code != exitInternal || !strings.HasPrefix(stderr, "partopt: NOT verified") {
+		t.Errorf("a persistent.evid claiming nothing: exit %d, %q", code, stderr)
+	}
+	os.Remove(filepath.Join(o.dir, windowCertificatesFile))
+	code, _, stderr = partopt("verify", gp, o.dir)
 	if code != exitBadInput || !strings.Contains(stderr, "windowed result") || strings.Count(stderr, "\n") != 1 {
-		t.Errorf("exit %d, %q", code, stderr)
+		t.Errorf("without certificates: exit %d, %q", code, stderr)
 	}
 }
