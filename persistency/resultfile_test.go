@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/persistency"
@@ -442,23 +443,7 @@ func resultHasNaN(r *persistency.Result) bool {
 // results of its fixtures.
 func TestResultFileBombIsRefusedWithinTheModelsBudget(t *testing.T) {
 	const messages = 8 << 20
-	body := binary.AppendUvarint(nil, 0) // variant
-	body = binary.AppendVarint(body, 1)  // pruning iterations
-	body = binary.AppendVarint(body, 1)  // solver iterations
-	body = append(body, make([]byte, 7*8)...)
-	body = binary.AppendUvarint(body, 1)
-	body = binary.AppendVarint(body, 0) // persistent: variable 0 at label 0
-	body = binary.AppendUvarint(body, 1)
-	body = binary.AppendVarint(body, 0) // labeling
-	body = append(body, 1)              // dual certificate
-	for range 2 {
-		body = binary.AppendUvarint(body, 1)
-		body = binary.AppendVarint(body, 0) // labels
-	}
-	body = binary.AppendUvarint(body, 0) // no edges
-	body = binary.AppendUvarint(body, messages)
-	body = append(body, make([]byte, 8*messages)...)
-	data := craftResultFile(body)
+	data := testutil.ResultFileBomb(messages)
 	b := model.NewBuilder([]int{2})
 	if err := b.AddTable([]int{0}, []float64{0, 1}); err != nil {
 		t.Fatal(err)

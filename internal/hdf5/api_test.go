@@ -284,3 +284,14 @@ func TestReaderAtEOF(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredSizesAddUp: the bound holds for all the datasets a file's reader
+// decodes, not for each alone — a file cannot spread a bomb over many
+// datasets, each within the bound.
+func TestDeclaredSizesAddUp(t *testing.T) {
+	f := openFixture(t, "sb0.h5")
+	most := f.maxBytes()
+	if !f.spend(most/2+1) || f.spend(most/2+1) || !f.spend(most/2-1) || f.spend(1) {
+		t.Errorf("spending half the bound twice, then what is left, then one byte more: spent %d of %d", f.spent(), most)
+	}
+}

@@ -26,6 +26,9 @@ type File struct {
 
 	mu     sync.Mutex
 	groups map[uint64][]link // members of the groups read so far, by object header address
+	// decoded is the element data of the datasets read so far, in bytes: all
+	// of them together stay within MaxExpansion × the file size.
+	decoded uint64
 }
 
 // Open reads the superblock and root group of an HDF5 file of the given size read

@@ -11,15 +11,35 @@ import (
 )
 
 // MaxExpansion bounds how many bytes of element data a file may declare per byte
-// of file: a dataset whose elements need more than MaxExpansion × the file size
-// (plus 1 MiB, for small files of sparse chunked datasets) is refused with ErrLimit
-// before anything is allocated. Deflate cannot compress by more than about 1032:1,
-// so only datasets made mostly of unwritten chunks can legitimately exceed it.
+// of file: a dataset whose elements, with those of the datasets read from the
+// file before it, need more than MaxExpansion × the file size (plus 1 MiB, for
+// small files of sparse chunked datasets) is refused with ErrLimit before
+// anything is allocated. Deflate cannot compress by more than about 1032:1, so
+// only datasets made mostly of unwritten chunks can legitimately exceed it.
 const MaxExpansion = 1024
 
-// maxBytes is the largest element data a dataset of this file may have.
+// maxBytes is the most element data the datasets of this file may have.
 func (f *File) maxBytes() uint64 {
 	return MaxExpansion*uint64(f.size) + 1<<20
+}
+
+// spend reserves n bytes of element data within maxBytes, and says whether
+// they fit.
+func (f *File) spend(n uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n > f.maxBytes() || f.decoded > f.maxBytes()-n {
+		return false
+	}
+	f.decoded += n
+	return true
+}
+
+// spent is the element data read so far.
+func (f *File) spent() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.decoded
 }
 
 // Uint64s reads the whole dataset, in C (row-major) order, as unsigned integers.
@@ -141,9 +161,9 @@ func (d *Dataset) raw(limit int) ([]byte, error) {
 		return nil, fmt.Errorf("hdf5: %s: %d elements, limit %d: %w", d.path, d.n, limit, ErrLimit)
 	}
 	nb := d.n * uint64(d.size) // d.size ≤ 1 MiB, so this overflows only for n ≥ 2^44
-	if d.n > 1<<43 || nb > d.f.maxBytes() || nb > math.MaxInt {
-		return nil, fmt.Errorf("hdf5: %s: %d elements of %d bytes, more than %d× the %d-byte file: %w",
-			d.path, d.n, d.size, MaxExpansion, d.f.size, ErrLimit)
+	if d.n > 1<<43 || !d.f.spend(nb) || nb > math.MaxInt {
+		return nil, fmt.Errorf("hdf5: %s: %d elements of %d bytes, with the %d bytes read before, more than %d× the %d-byte file: %w",
+			d.path, d.n, d.size, d.f.spent(), MaxExpansion, d.f.size, ErrLimit)
 	}
 	var out []byte
 	var err error

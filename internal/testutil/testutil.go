@@ -5,6 +5,8 @@ package testutil
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,4 +102,37 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// ResultFileBomb is a result file (persistency's format) of a one-variable
+// result whose dual certificate holds messages zero messages: a gzip stream of
+// 8·messages bytes that compresses a thousandfold, what a reader must refuse
+// from its model's budget rather than inflate.
+func ResultFileBomb(messages int) []byte {
+	body := binary.AppendUvarint(nil, 0) // variant
+	body = binary.AppendVarint(body, 1)  // pruning iterations
+	body = binary.AppendVarint(body, 1)  // solver iterations
+	body = append(body, make([]byte, 7*8)...)
+	body = binary.AppendUvarint(body, 1)
+	body = binary.AppendVarint(body, 0) // persistent: variable 0 at label 0
+	body = binary.AppendUvarint(body, 1)
+	body = binary.AppendVarint(body, 0) // labeling
+	body = append(body, 1)              // dual certificate
+	for range 2 {
+		body = binary.AppendUvarint(body, 1)
+		body = binary.AppendVarint(body, 0) // labels
+	}
+	body = binary.AppendUvarint(body, 0) // no edges
+	body = binary.AppendUvarint(body, uint64(messages))
+	var buf bytes.Buffer
+	buf.WriteString("partopt persistency result\n")
+	buf.Write([]byte{0, 1})
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Write(body)
+	zeros := make([]byte, 1<<20)
+	for left := 8 * messages; left > 0; left -= len(zeros) {
+		zw.Write(zeros[:min(left, len(zeros))])
+	}
+	zw.Close()
+	return buf.Bytes()
 }

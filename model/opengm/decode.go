@@ -131,13 +131,26 @@ func readFunctions(src Source, b *model.Builder, id uint64, count int, budget *i
 		return nil, fmt.Errorf("opengm: function type %d is not supported (known: 16000–16008)", id)
 	}
 	group := fmt.Sprintf("function-id-%d/", id)
-	// Every function stores at least two indices but for order-0 explicit and sparse
-	// ones (one) and at least one value: count bounds what the datasets may hold.
-	idx, err := src.Uint64s(group+"indices", 0)
+	// The datasets may hold no more than count functions of this type need: the
+	// indices at most 1 + 64 a function (but for sparse ones, whose keys only the
+	// file bounds), the values exactly what the indices describe. A file that
+	// declares more is refused before its data is decoded.
+	limit := 0
+	switch id {
+	case Explicit, PottsN, Constant:
+		limit = count * 65
+	case AbsDiff, TruncAbsDiff, SqDiff, TruncSqDiff, Potts:
+		limit = count * 2
+	}
+	idx, err := src.Uint64s(group+"indices", limit)
 	if err != nil {
 		return nil, fmt.Errorf("opengm: %s functions: %w", name, err)
 	}
-	vals, err := src.Float64s(group+"values", 0)
+	need, err := valuesNeeded(id, idx, count)
+	if err != nil {
+		return nil, fmt.Errorf("opengm: %s functions: %w", name, err)
+	}
+	vals, err := src.Float64s(group+"values", need)
 	if err != nil {
 		return nil, fmt.Errorf("opengm: %s functions: %w", name, err)
 	}
@@ -154,6 +167,51 @@ func readFunctions(src Source, b *model.Builder, id uint64, count int, budget *i
 		return nil, fmt.Errorf("%w: %s functions: %d of %d indices and %d of %d values used", ErrFormat, name, r.i, len(idx), r.v, len(vals))
 	}
 	return out, nil
+}
+
+// valuesNeeded walks the indices of count functions of type id and returns the
+// number of values they describe (at least one a function), without reading
+// any value: what bounds the values dataset.
+func valuesNeeded(id uint64, idx []uint64, count int) (int, error) {
+	r := &reader{idx: idx}
+	need := 0
+	for range count {
+		order := uint64(2)
+		switch id {
+		case Explicit, Sparse, PottsN, Constant:
+			var err error
+			if order, err = r.index(); err != nil {
+				return 0, err
+			}
+		}
+		_, size, err := r.shape(order)
+		if err != nil {
+			return 0, err
+		}
+		n := 1
+		switch id {
+		case Explicit:
+			n = size
+		case Sparse:
+			if order > 0 {
+				k, err := r.index()
+				if err != nil {
+					return 0, err
+				}
+				if k > uint64(size) || k > uint64(len(idx)) {
+					return 0, fmt.Errorf("%w: %d non-default entries in a table of %d", ErrFormat, k, size)
+				}
+				n, r.i = 1+int(k), r.i+int(k)
+			}
+		case TruncAbsDiff, TruncSqDiff, Potts, PottsN:
+			n = 2
+		}
+		if need > math.MaxInt32-n {
+			return 0, fmt.Errorf("opengm: the functions describe more than %d values", math.MaxInt32)
+		}
+		need += n
+	}
+	return need, nil
 }
 
 // reader walks the index and value sequences of one function type.
@@ -420,7 +478,14 @@ func addTable(b *model.Builder, shape []int, table []float64) (function, error) 
 // addFactors reads the factors: per factor the function's index, the position of its
 // type in the header, the order and the variables.
 func addFactors(src Source, b *model.Builder, fns [][]function, labels []int, n int) error {
-	data, err := src.Uint64s("factors", 0)
+	maxOrder := 0
+	for _, fs := range fns {
+		for _, f := range fs {
+			maxOrder = max(maxOrder, len(f.shape))
+		}
+	}
+	// Each factor takes its three header entries and its variables.
+	data, err := src.Uint64s("factors", n*(3+maxOrder))
 	if err != nil {
 		return fmt.Errorf("opengm: factors: %w", err)
 	}

@@ -33,6 +33,9 @@ func (s mapSource) Float64s(name string, limit int) ([]float64, error) {
 	if !ok {
 		return nil, fmt.Errorf("no dataset %s", name)
 	}
+	if limit > 0 && len(v) > limit {
+		return nil, fmt.Errorf("%s: %d elements, limit %d", name, len(v), limit)
+	}
 	return v, nil
 }
 
@@ -262,7 +265,7 @@ func TestDecodeRejectsMalformedModels(t *testing.T) {
 		}, "values end early"},
 		{"values long", func(s mapSource) {
 			s.f["function-id-16000/values"] = append(s.f["function-id-16000/values"], 1)
-		}, "7 values"},
+		}, "7 elements, limit 6"}, // beyond what the explicit function's indices describe
 		{"NaN", func(s mapSource) { s.f["function-id-16006/values"][1] = math.NaN() }, "NaN"},
 		{"huge table", func(s mapSource) {
 			s.u["function-id-16000/indices"] = []uint64{3, 1 << 20, 1 << 20, 2}
@@ -274,7 +277,7 @@ func TestDecodeRejectsMalformedModels(t *testing.T) {
 		{"factor shape", func(s mapSource) { s.u["factors"][3], s.u["factors"][4] = 1, 0 }, "does not match"},
 		{"factors short", func(s mapSource) { s.u["factors"] = s.u["factors"][:8] }, "end at factor 1"},
 		{"factors shorter", func(s mapSource) { s.u["factors"] = s.u["factors"][:5] }, "cannot hold 2 factors"},
-		{"factors long", func(s mapSource) { s.u["factors"] = append(s.u["factors"], 0) }, "left over"},
+		{"excess entries", func(s mapSource) { s.u["factors"] = append(s.u["factors"], 0) }, "limit 10"}, // beyond what 2 factors of order ≤ 2 need
 		{"repeated variable", func(s mapSource) { s.u["factors"][8] = 0; s.u["numbers-of-states"][1] = 2 }, ""},
 		{"missing dataset", func(s mapSource) { delete(s.u, "factors") }, "no dataset factors"},
 	}

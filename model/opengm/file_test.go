@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/partopt/partopt/model/uai"
@@ -78,5 +80,23 @@ func TestReadFileErrors(t *testing.T) {
 	}
 	if _, err := ReadFile(filepath.Join(dir, "none.h5")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestValuesBombIsRefusedBeforeItsData: a 1.5 MB file whose values dataset
+// inflates to 1.6 GB, for a model whose functions need 4 values, is refused from
+// the dataset's declared size — what the indices describe bounds the values a
+// file may make the reader decode — before anything is inflated (it made any
+// reader peak at 3.2 GB).
+func TestValuesBombIsRefusedBeforeItsData(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadFile("testdata/bomb_values.h5")
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "200000000 elements, limit 4") {
+		t.Errorf("%v, want the values dataset refused", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<22 {
+		t.Errorf("refusing it allocated %d bytes", n)
 	}
 }

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/partopt/partopt/internal/testutil"
+)
+
+// TestMemoryBombsAreRefusedInSmallMemory: each input that once made a reader
+// allocate gigabytes — an OpenGM file whose values inflate to 1.6 GB for a model
+// needing 4, a certificate inflating to 128 MB of messages for a model of one
+// variable, a PNG declaring 60000² pixels — is refused with one line and exit 2
+// by the binary under a 2 GB address-space limit (ulimit -v), the way an
+// operator would cap a coordinator.
+func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: this test builds the binary")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh to set the address-space limit with")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "partopt")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	certDir := filepath.Join(dir, "cert")
+	os.Mkdir(certDir, 0o755)
+	if err := os.WriteFile(filepath.Join(certDir, certificateFile), testutil.ResultFileBomb(16<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	img := buf.Bytes() // IHDR after the signature: length, "IHDR", width, height, …, CRC
+	binary.BigEndian.PutUint32(img[16:], 60000)
+	binary.BigEndian.PutUint32(img[20:], 60000)
+	binary.BigEndian.PutUint32(img[29:], crc32.ChecksumIEEE(img[12:29]))
+	pngPath := filepath.Join(dir, "bomb.png")
+	if err := os.WriteFile(pngPath, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"opengm values", []string{"info", "../../model/opengm/testdata/bomb_values.h5"}, "limit 4"},
+		{"certificate", []string{"verify", "../../testdata/tiny.uai", certDir}, "more than a result of this model can"},
+		{"image", []string{"gen", "seg", pngPath, "-o", filepath.Join(dir, "seg.uai")}, "60000×60000"},
+	} {
+		cmd := exec.Command("sh", append([]string{"-c", `ulimit -v 2097152 && exec "$0" "$@"`, bin}, c.args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := cmd.ProcessState.ExitCode()
+		if code != exitBadInput || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%s: exit %d (%v), stderr %q; want exit 2 and one line saying %q", c.name, code, err, stderr.String(), c.want)
+		}
+	}
+}
