@@ -147,7 +147,7 @@ func readSolution(path string, counts []int32) ([]int, error) {
 	}
 	for v, l := range labels {
 		if l < 0 || l >= int(counts[v]) {
-			return nil, fmt.Errorf("%s: variable %d has label %d, of %d labels", path, v, l, counts[v])
+			return nil, fmt.Errorf("%s: variable %d: label %d out of range [0,%d)", path, v, l, counts[v])
 		}
 	}
 	return labels, nil
