@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -164,6 +165,56 @@ func (r *Resources) PutJobSpec(ctx context.Context, spec protocol.JobSpec) error
 		return err
 	}
 	_, err = r.Jobs.Put(ctx, protocol.JobSpecKey(spec.Job), data)
+	return err
+}
+
+// StartLoading records that a coordinator starts loading job (its model,
+// before its windows) and returns how many earlier starts never finished
+// loading: a coordinator killed while loading a job (out of memory) leaves its
+// count behind, so that its successors can fail the job instead of loading it
+// again in a crash loop. Loaded ends the count.
+func (r *Resources) StartLoading(ctx context.Context, job string) (int, error) {
+	key := protocol.JobLoadsKey(job)
+	for {
+		n, rev := 0, uint64(0)
+		e, err := r.Jobs.Get(ctx, key)
+		switch {
+		case err == nil:
+			if n, err = strconv.Atoi(string(e.Value())); err != nil || n < 0 {
+				n = 0 // unreadable: counted afresh
+			}
+			rev = e.Revision()
+		case !errors.Is(err, jetstream.ErrKeyNotFound):
+			return 0, err
+		}
+		next := []byte(strconv.Itoa(n + 1))
+		if rev == 0 {
+			_, err = r.Jobs.Create(ctx, key, next)
+		} else {
+			_, err = r.Jobs.Update(ctx, key, next, rev)
+		}
+		if err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongSequence(err) {
+			return 0, err
+		}
+		// Another coordinator counted at the same time: count again.
+	}
+}
+
+// isWrongSequence says whether err is a key-value update's lost race.
+func isWrongSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// Loaded records that job's load finished (StartLoading).
+func (r *Resources) Loaded(ctx context.Context, job string) error {
+	err := r.Jobs.Delete(ctx, protocol.JobLoadsKey(job))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
 	return err
 }
 

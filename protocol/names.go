@@ -96,6 +96,10 @@ func TaskMsgID(job string, round, window int, epoch string) string {
 // JobSpecKey is the JobBucket key of job's JobSpec.
 func JobSpecKey(job string) string { return job + ".spec" }
 
+// JobLoadsKey is the JobBucket key counting the coordinators' starts of job
+// that have not reached its windows (cluster.Resources.StartLoading).
+func JobLoadsKey(job string) string { return job + ".loads" }
+
 // JobStatusKey is the JobBucket key of job's latest status (JSON, written by the
 // coordinator), readable when no coordinator answers.
 func JobStatusKey(job string) string { return job + ".status" }

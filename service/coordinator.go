@@ -243,6 +243,12 @@ func (s *service) cancel(m *nats.Msg) {
 	}
 }
 
+// MaxLoadStarts is how many starts of a job may end with their coordinator
+// stopped before the job reached its windows: the next start fails the job
+// (cluster.Resources.StartLoading), so that a job whose model kills any
+// coordinator that loads it is failed once rather than resumed forever.
+const MaxLoadStarts = 2
+
 // run runs a job as "solve --window" would, over the cluster, and uploads its
 // outputs.
 func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
@@ -251,6 +257,13 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	log := s.log.With("job", spec.Job)
 	var sum coordinator.Summary
 	err := func() error {
+		starts, err := s.res.StartLoading(ctx, spec.Job)
+		if err != nil {
+			return err
+		}
+		if starts >= MaxLoadStarts {
+			return fmt.Errorf("coordinators stopped %d times while loading this job, before its windows (out of memory?): it is failed rather than loaded again", starts)
+		}
 		modelPath, err := s.materialize(ctx, spec, dir)
 		if err != nil {
 			return err
@@ -280,6 +293,9 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 		log.Info("job cancelled", "reason", sum.Err)
 	case ctx.Err() != nil:
 		log.Info("coordinator stopping; the job stays in JetStream", "err", err)
+		if err := s.res.Loaded(context.WithoutCancel(ctx), spec.Job); err != nil { // a stop, not a crash
+			log.Error("ending the job's load count", "err", err)
+		}
 		return
 	default:
 		log.Error("job failed", "err", err)
@@ -289,6 +305,9 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	j.final = &sum
 	s.mu.Unlock()
 	bg := context.WithoutCancel(ctx)
+	if err := s.res.Loaded(bg, spec.Job); err != nil {
+		log.Error("ending the job's load count", "err", err)
+	}
 	if err := s.table.end(bg, sum); err != nil {
 		log.Error("recording the job's end", "err", err) // a new leader resumes and ends it
 		return
@@ -314,6 +333,9 @@ type submitted struct {
 // Windows implements job.Runtime: the model materialised for the job must be
 // the one it was submitted with.
 func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outcome, error) {
+	if err := r.s.res.Loaded(ctx, r.spec.Job); err != nil { // the model is loaded
+		return nil, err
+	}
 	s, got := r.spec, d.Spec
 	if s.IRI() != got.IRI() {
 		return nil, fmt.Errorf("job %s is of method %s, its model %s was planned for %s", s.Job, method(s), d.ModelPath, method(got))

@@ -330,3 +330,67 @@ func embeddedResources(t *testing.T, name string) *cluster.Resources {
 	t.Cleanup(res.Conn.Close)
 	return res
 }
+
+// TestAJobWhoseLoadKillsCoordinatorsIsFailedOnce: a job whose earlier starts
+// ended with their coordinator gone before its windows (killed while loading
+// its model) MaxLoadStarts times is failed, with the reason, when the next
+// coordinator resumes it — no crash loop — while a job that lost one
+// coordinator while loading is loaded again and runs to its end; neither
+// leaves its load count behind.
+func TestAJobWhoseLoadKillsCoordinatorsIsFailedOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := embeddedResources(t, "coordinator")
+	crashes := map[string]int{"killer": service.MaxLoadStarts, "survivor": service.MaxLoadStarts - 1}
+	for id, n := range crashes {
+		spec, err := job.Wire(job.Spec{Model: denoise, Method: job.PBP, Window: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Job = id
+		if spec.Model, err = service.UploadModel(ctx, res, id, denoise); err != nil {
+			t.Fatal(err)
+		}
+		if err := res.PutJobSpec(ctx, spec); err != nil {
+			t.Fatal(err)
+		}
+		status, _ := json.Marshal(coordinator.Summary{Status: coordinator.Status{Job: id, Phase: "running"}})
+		if _, err := res.Jobs.Put(ctx, protocol.JobStatusKey(id), status); err != nil {
+			t.Fatal(err)
+		}
+		for range n { // coordinators that died loading it
+			if _, err := res.StartLoading(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	go service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), Log: quiet()})
+	go worker.Serve(ctx, res, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
+	for id := range crashes {
+		deadline := time.Now().Add(2 * time.Minute)
+		var sum coordinator.Summary
+		for {
+			var err error
+			if sum, err = service.Status(ctx, res, id); err == nil && service.Ended(sum.Phase) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: no end within 2 minutes: %s", id, service.StatusLine(sum))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		switch id {
+		case "killer":
+			if sum.Phase != "failed" || !strings.Contains(sum.Err, "while loading") {
+				t.Errorf("%s ended %s: %q; want failed while loading", id, sum.Phase, sum.Err)
+			}
+		default:
+			if sum.Phase != "done" {
+				t.Errorf("%s ended %s: %q; want done", id, sum.Phase, sum.Err)
+			}
+		}
+		if _, err := res.Jobs.Get(ctx, protocol.JobLoadsKey(id)); err == nil {
+			t.Errorf("%s: its load count is left behind", id)
+		}
+	}
+}
