@@ -166,12 +166,17 @@ func (st *stage) commit() error {
 		return err
 	}
 	var moved []string // the report last
+	report := false
 	for _, e := range staged {
 		if e.Name() != ReportFile {
 			moved = append(moved, e.Name())
+		} else {
+			report = true
 		}
 	}
-	moved = append(moved, ReportFile)
+	if report {
+		moved = append(moved, ReportFile)
+	}
 	unlock, err := lockDir(st.out)
 	if err != nil {
 		return err
@@ -228,6 +233,29 @@ func (c *certificates) finish() error {
 		err = cerr
 	}
 	return err
+}
+
+// WriteAll writes a set of outputs into dir all or nothing, as a run does:
+// write fills a fresh private directory inside dir (its argument), whose files
+// are moved in only once write has succeeded — an earlier run's outputs
+// removed, report.json last, under a lock on dir — and removed otherwise. What
+// fetch uses for a job's outputs.
+func WriteAll(dir string, write func(stage string) error) error {
+	if err := PrepareOutput(dir); err != nil {
+		return err
+	}
+	st, err := newStage(dir)
+	if err != nil {
+		return Internal(err)
+	}
+	defer st.abort()
+	if err := write(st.dir); err != nil {
+		return err
+	}
+	if err := st.commit(); err != nil {
+		return Internal(err)
+	}
+	return nil
 }
 
 // writeOutputs writes files and the report into dir, all or nothing: staged

@@ -160,13 +160,18 @@ func Fetch(ctx context.Context, res *cluster.Resources, jobID, dir string) ([]st
 			return nil, fmt.Errorf("the status of job %s: %w", jobID, err)
 		}
 	}
-	if err := job.PrepareOutput(dir); err != nil {
-		return nil, err
-	}
-	for _, name := range s.Outputs {
-		if err := res.GetFile(ctx, protocol.OutputObject(s.Job, name), filepath.Join(dir, name), -1); err != nil {
-			return nil, job.Internal(fmt.Errorf("downloading %s: %w", name, err))
+	// All or nothing: the files are downloaded beside dir's and moved in once
+	// all of them are.
+	err = job.WriteAll(dir, func(stage string) error {
+		for _, name := range s.Outputs {
+			if err := res.GetFile(ctx, protocol.OutputObject(s.Job, name), filepath.Join(stage, name), -1); err != nil {
+				return job.Internal(fmt.Errorf("downloading %s: %w", name, err))
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s.Outputs, nil
 }

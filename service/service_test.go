@@ -252,6 +252,60 @@ func TestFetchRefusesForgedOutputNames(t *testing.T) {
 	}
 }
 
+// TestFetchIsAllOrNothing: a fetch whose download fails part way (an output
+// object missing) leaves the directory as it was — an earlier fetch's outputs
+// unchanged, no partial file — and a complete one replaces them all.
+func TestFetchIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	res := embeddedResources(t, "test-client")
+	dir := t.TempDir()
+	put := func(outputs map[string]string) {
+		var s coordinator.Summary
+		s.Job, s.Phase = "j", "done"
+		for name, content := range outputs {
+			if err := res.PutBytes(ctx, protocol.OutputObject("j", name), []byte(content)); err != nil {
+				t.Fatal(err)
+			}
+			s.Outputs = append(s.Outputs, name)
+		}
+		data, _ := json.Marshal(s)
+		if _, err := res.Jobs.Put(ctx, protocol.JobStatusKey("j"), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := func() map[string]string {
+		out := map[string]string{}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			out[e.Name()] = string(data)
+		}
+		return out
+	}
+	first := map[string]string{job.ReportFile: "{}", job.LabelsFile: "first"}
+	put(first)
+	if _, err := service.Fetch(ctx, res, "j", dir); err != nil {
+		t.Fatal(err)
+	}
+	put(map[string]string{job.ReportFile: "{\"second\": 1}", job.LabelsFile: "second", job.PersistentFile: "second"})
+	if err := res.Objects.Delete(ctx, protocol.OutputObject("j", job.PersistentFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := service.Fetch(ctx, res, "j", dir); err == nil {
+		t.Fatal("a fetch with an output missing succeeded")
+	}
+	if got := files(); len(got) != 2 || got[job.LabelsFile] != "first" || got[job.ReportFile] != "{}" {
+		t.Errorf("after a failed fetch the directory holds %v, want the first fetch's files", got)
+	}
+	put(map[string]string{job.ReportFile: "{\"third\": 1}", job.PersistentFile: "third"})
+	if _, err := service.Fetch(ctx, res, "j", dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := files(); len(got) != 2 || got[job.PersistentFile] != "third" || got[job.ReportFile] != "{\"third\": 1}" {
+		t.Errorf("after a complete fetch the directory holds %v, want the third fetch's files alone", got)
+	}
+}
+
 // TestCoordinatorReadsSharedPathsOnlyBelowItsRoots: a submitted spec is data from
 // the network. Its shared model path is refused at submission, before anything
 // opens it, unless it lies below one of the coordinator's --shared-root
