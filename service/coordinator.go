@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/nats-io/nats.go/jetstream"
 	"io"
 	"log/slog"
 	"os"
@@ -36,7 +38,11 @@ type Config struct {
 	// SharedRoots are the directories below which a job's shared model path
 	// may lie (worker.SharedPath); none: only uploaded models are accepted.
 	SharedRoots []string
-	Log         *slog.Logger // nil: slog.Default()
+	// DataRetention is how long a finished job's files stay in Data (0: they
+	// go when it ends; its outputs are in the object store). Files of jobs
+	// that are not running, left by a crash or a failed download, go too.
+	DataRetention time.Duration
+	Log           *slog.Logger // nil: slog.Default()
 }
 
 // Serve runs the jobs submitted to the cluster until ctx ends: alone, or as a
@@ -49,7 +55,10 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		return err
 	}
-	s := &service{res: cfg.Res, data: cfg.Data, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	s := &service{res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	if cfg.Raft != nil {
+		s.raftDir = cfg.Raft.Dir
+	}
 	if cfg.HTTP != "" {
 		note := func(msg string) { cfg.Log.Info(msg) }
 		if _, err := ServeStatus(ctx, cfg.HTTP, note, s.views); err != nil {
@@ -74,6 +83,8 @@ func Serve(ctx context.Context, cfg Config) error {
 type service struct {
 	res         *cluster.Resources
 	data        string
+	retention   time.Duration // of a finished job's files in data
+	raftDir     string        // the replica's raft files, when in data
 	sharedRoots []string
 	log         *slog.Logger
 	table       jobTable
@@ -142,7 +153,16 @@ func (s *service) lead(ctx context.Context) error {
 		return err
 	}
 	s.resumeAll(ctx)
-	<-ctx.Done()
+	s.pruneData()
+	prune := time.NewTicker(pruneEvery)
+	defer prune.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-prune.C:
+			s.pruneData()
+		}
+	}
 	sub.Unsubscribe()
 	csub.Unsubscribe()
 	s.wg.Wait()
@@ -198,6 +218,51 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 		defer stop()
 		s.run(jctx, spec, false)
 	})
+}
+
+// pruneEvery is how often a leader prunes its data directory besides at each
+// job's end.
+const pruneEvery = 10 * time.Minute
+
+// pruneData removes the files of jobs that are not running from the data
+// directory once they are older than the retention: a finished job's (its
+// outputs are in the object store), a failed download's, a job of another
+// coordinator's that this one no longer runs. Only job directories go.
+func (s *service) pruneData() {
+	entries, err := os.ReadDir(s.data)
+	if err != nil {
+		s.log.Error("pruning the data directory", "err", err)
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || protocol.ValidateJob(name) != nil || s.isRaftDir(name) {
+			continue
+		}
+		s.mu.Lock()
+		j := s.jobs[name]
+		s.mu.Unlock()
+		if j != nil && j.final == nil {
+			continue // running
+		}
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < s.retention {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(s.data, name)); err != nil {
+			s.log.Error("pruning a job's files", "job", name, "err", err)
+		}
+	}
+}
+
+// isRaftDir says whether the entry name of the data directory holds the
+// replica's raft files.
+func (s *service) isRaftDir(name string) bool {
+	if s.raftDir == "" {
+		return false
+	}
+	a, err := os.Stat(filepath.Join(s.data, name))
+	b, err2 := os.Stat(s.raftDir)
+	return err == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // resumeAll continues the jobs left unfinished by a coordinator before a
@@ -315,10 +380,17 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	if j.runner != nil {
 		j.runner.Cleanup(bg) // the end is recorded: the results are no longer needed
 	}
+	// Nor are the uploaded model and evidence (the outputs stay).
+	for _, name := range []string{protocol.ModelObject(spec.Job), protocol.EvidenceObject(spec.Job)} {
+		if err := s.res.Objects.Delete(bg, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			log.Error("removing the job's input", "object", name, "err", err)
+		}
+	}
 	data, _ := json.Marshal(sum)
 	if _, err := s.res.Jobs.Put(bg, protocol.JobStatusKey(spec.Job), data); err != nil {
 		log.Error("storing the final status", "err", err)
 	}
+	s.pruneData()
 }
 
 // submitted is the job.Runtime of a submitted job: its windows over the

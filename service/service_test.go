@@ -141,6 +141,9 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		sameOutputs(t, here, fetched)
+		if _, err := res.Objects.GetInfo(ctx, protocol.ModelObject(id)); err == nil {
+			t.Errorf("job %s ended, its uploaded model is left in the object store", id)
+		}
 		if err := service.Cancel(ctx, client, id, "test"); err == nil || !strings.Contains(err.Error(), "has ended") {
 			t.Errorf("cancel of a done job: %v", err)
 		}
@@ -445,6 +448,54 @@ func TestAJobWhoseLoadKillsCoordinatorsIsFailedOnce(t *testing.T) {
 		}
 		if _, err := res.Jobs.Get(ctx, protocol.JobLoadsKey(id)); err == nil {
 			t.Errorf("%s: its load count is left behind", id)
+		}
+	}
+}
+
+// TestDataKeepsOnlyWhatJobsNeed: the coordinator's data directory holds a
+// job's files while it runs; when it ends they go (its outputs are in the
+// object store), unless --data-retention keeps them; files of jobs it does not
+// run (a crash's, a failed download's) are pruned when it starts leading, and
+// what is not a job's directory is left alone.
+func TestDataKeepsOnlyWhatJobsNeed(t *testing.T) {
+	for _, retention := range []time.Duration{0, time.Hour} {
+		ctx, cancel := context.WithCancel(context.Background())
+		res := embeddedResources(t, "coordinator")
+		data := t.TempDir()
+		stale := filepath.Join(data, "crashed-job")
+		os.MkdirAll(filepath.Join(stale, "out"), 0o755)
+		os.WriteFile(filepath.Join(stale, "model.uai"), []byte("partial"), 0o644)
+		old := time.Now().Add(-2 * time.Hour)
+		os.Chtimes(stale, old, old)
+		other := filepath.Join(data, "not a job")
+		os.Mkdir(other, 0o755)
+		os.Chtimes(other, old, old)
+		served := make(chan error, 1)
+		go func() { served <- service.Serve(ctx, service.Config{Res: res, Data: data, DataRetention: retention, Log: quiet()}) }()
+		go worker.Serve(ctx, res, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
+		id, err := service.Submit(ctx, cluster.ConnOptions{URL: res.Conn.ConnectedUrl()}, job.Spec{Model: denoise, Method: job.PBP, Window: 16}, service.SubmitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			sum, err := service.Status(ctx, res, id)
+			if err == nil && service.Ended(sum.Phase) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s: no end within 2 minutes", id)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel()
+		<-served
+		exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+		if exists(stale) || !exists(other) {
+			t.Errorf("retention %v: a stale job's files left %v, a directory that is no job's left %v; want gone and left", retention, exists(stale), exists(other))
+		}
+		if kept := exists(filepath.Join(data, id)); kept != (retention > 0) {
+			t.Errorf("retention %v: the finished job's files kept: %v", retention, kept)
 		}
 	}
 }
