@@ -471,7 +471,9 @@ func TestDataKeepsOnlyWhatJobsNeed(t *testing.T) {
 		os.Mkdir(other, 0o755)
 		os.Chtimes(other, old, old)
 		served := make(chan error, 1)
-		go func() { served <- service.Serve(ctx, service.Config{Res: res, Data: data, DataRetention: retention, Log: quiet()}) }()
+		go func() {
+			served <- service.Serve(ctx, service.Config{Res: res, Data: data, DataRetention: retention, Log: quiet()})
+		}()
 		go worker.Serve(ctx, res, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
 		id, err := service.Submit(ctx, cluster.ConnOptions{URL: res.Conn.ConnectedUrl()}, job.Spec{Model: denoise, Method: job.PBP, Window: 16}, service.SubmitOptions{})
 		if err != nil {
