@@ -30,6 +30,43 @@ func BenchmarkRunVsSolve(b *testing.B) {
 	}
 }
 
+// BenchmarkWindowCertificates: what keeping and re-checking a windowed job's
+// proofs costs a user, on the job of BenchmarkRunVsSolve with method pbp:
+// "solve --window" (each window's proof re-checked and written to
+// window-certificates.bin), "run" (the same over the embedded cluster, every
+// proof re-checked by the coordinator before its merge) and "verify" of the
+// result (every window replayed from the model). Reported: pixels per second
+// and the certificates' bytes per pixel.
+func BenchmarkWindowCertificates(b *testing.B) {
+	img := filepath.Join("..", "..", "..", "shared", "images", "opencv-doc-debian", "fruits.jpg")
+	model := filepath.Join(b.TempDir(), "fruits.grid")
+	if code, _, stderr := partopt("gen", "tiled", img, "-o", model, "--width", "1024", "--height", "1024", "--labels", "4"); code != 0 {
+		b.Skipf("no model from %s: %s", img, stderr)
+	}
+	args := []string{"--method", "pbp", "--window", "256", "--halo", "32", "--workers", "2"}
+	solved := filepath.Join(b.TempDir(), "solved")
+	if code, _, stderr := partopt(append([]string{"solve", model, "-o", solved}, args...)...); code != 0 {
+		b.Fatal(stderr)
+	}
+	for _, cmd := range []string{"solve", "run", "verify"} {
+		b.Run(cmd, func(b *testing.B) {
+			for range b.N {
+				argv := []string{"verify", model, solved}
+				if cmd != "verify" {
+					argv = append([]string{cmd, model, "-o", filepath.Join(b.TempDir(), "out")}, args...)
+				}
+				if code, _, stderr := partopt(argv...); code != 0 {
+					b.Fatal(stderr)
+				}
+			}
+			b.ReportMetric(float64(1024*1024*b.N)/b.Elapsed().Seconds(), "pixels/s")
+			if info, err := os.Stat(filepath.Join(solved, "window-certificates.bin")); cmd == "verify" && err == nil {
+				b.ReportMetric(float64(info.Size())/(1024*1024), "cert-B/pixel")
+			}
+		})
+	}
+}
+
 // BenchmarkLabelElimination: what a user runs, "partopt solve MODEL -o DIR
 // --method M" with default options (the proof re-checked, every file written),
 // on the rows of ../shared/IRI.md that are files, for pbp, iri and pbp+iri. The
