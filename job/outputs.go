@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -210,8 +211,9 @@ func (st *stage) commit() error {
 // certificates is a run's window certificates file, written in its stage as
 // the windows merge.
 type certificates struct {
-	f *os.File
-	w *partition.ProofWriter
+	f    *os.File
+	w    *partition.ProofWriter
+	name string // the output's path, for errors
 }
 
 // newCertificates starts the window certificates file in the stage.
@@ -220,7 +222,18 @@ func (st *stage) newCertificates() (*certificates, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &certificates{f: f, w: partition.NewProofWriter(f)}, nil
+	c := &certificates{f: f, name: filepath.Join(st.out, WindowCertificatesFile)}
+	c.w = partition.NewProofWriter(c)
+	return c, nil
+}
+
+// Write writes to the staged file; its errors name the output, not the stage.
+func (c *certificates) Write(b []byte) (int, error) {
+	n, err := c.f.Write(b)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = fmt.Errorf("writing %s: %w", c.name, pe.Err)
+	}
+	return n, err
 }
 
 // finish ends and closes the file (after the last merge).
@@ -231,6 +244,12 @@ func (c *certificates) finish() error {
 	}
 	if cerr := c.f.Close(); err == nil {
 		err = cerr
+	}
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = fmt.Errorf("writing %s: %w", c.name, pe.Err)
+	}
+	if err != nil && !strings.Contains(err.Error(), c.name) {
+		err = fmt.Errorf("writing %s: %w", c.name, err)
 	}
 	return err
 }

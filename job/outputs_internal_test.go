@@ -46,7 +46,7 @@ func TestFailedRunLeavesTheDirectoryAsItWas(t *testing.T) {
 	defer func() { writeFault = nil }()
 	failed := 0
 	for _, spec := range []Spec{{Model: model, Method: PBP, Window: 16, Halo: 4}, {Model: model, Method: PBP}} {
-		for _, name := range []string{PersistencyPNG, LabelsFile, CertificateFile, ReportFile} {
+		for _, name := range []string{PersistencyPNG, LabelsFile, CertificateFile, WindowCertificatesFile, ReportFile} {
 			writeFault = func(n string) error {
 				if n == name {
 					return syscall.ENOSPC
@@ -68,7 +68,7 @@ func TestFailedRunLeavesTheDirectoryAsItWas(t *testing.T) {
 			}
 		}
 	}
-	if failed < 6 {
+	if failed < 7 {
 		t.Errorf("only %d runs failed: the faults were not injected", failed)
 	}
 }

@@ -3,6 +3,7 @@ package uai_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -607,6 +608,37 @@ func TestRepeatedTableValuesReadExactly(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestCompressedStreamsAreReadOnlyAsFarAsTheModelNeeds: a compressed model file
+// is decoded as a stream, only as far as its declared model needs: 64 MB of
+// data after the model's end, or a 64 MB token, inflated from a few hundred KB,
+// are refused at their first line, with bounded allocation.
+func TestCompressedStreamsAreReadOnlyAsFarAsTheModelNeeds(t *testing.T) {
+	for name, tail := range map[string][]byte{
+		"data after the end": bytes.Repeat([]byte("0 "), 32<<20),
+		"one huge token":     bytes.Repeat([]byte("7"), 64<<20),
+	} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write([]byte("MARKOV\n1\n2\n1\n1 0\n2\n0.5 0.5\n"))
+		zw.Write(tail)
+		zw.Close()
+		path := filepath.Join(t.TempDir(), "bomb.uai.gz")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := uai.ReadFile(path)
+		runtime.ReadMemStats(&after)
+		if err == nil || !strings.Contains(err.Error(), "line 8") {
+			t.Errorf("%s (%d bytes compressed): %v, want an error at line 8, its first", name, buf.Len(), err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
+			t.Errorf("%s: refusing it allocated %d bytes", name, n)
 		}
 	}
 }
