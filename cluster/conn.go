@@ -45,11 +45,16 @@ type ConnOptions struct {
 // Connect opens a connection named name (it shows in the server's monitoring),
 // reconnecting for ever: a job outlives server restarts.
 func Connect(o ConnOptions, name string) (*nats.Conn, error) {
-	if e := o.Server; e != nil && o.Token == "" && o.User == "" && o.CredsFile == "" && o.NKeyFile == "" {
-		o.Token, o.User, o.Password = e.token, e.user, e.password // its own clients
-	}
 	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500 * time.Millisecond)}
 	auth := 0
+	if e := o.Server; e != nil && o.Token == "" && o.User == "" && o.CredsFile == "" && o.NKeyFile == "" {
+		o.Token, o.User, o.Password = e.token, e.user, e.password // its own clients
+		if e.nkey != nil {
+			pub, _ := e.nkey.PublicKey()
+			opts = append(opts, nats.Nkey(pub, e.nkey.Sign))
+			auth++
+		}
+	}
 	if o.CredsFile != "" {
 		auth++
 		opts = append(opts, nats.UserCredentials(o.CredsFile))

@@ -9,6 +9,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"github.com/nats-io/nkeys"
 	"math/big"
 	"net"
 	"os"
@@ -146,12 +147,14 @@ func embeddedConn(tb testing.TB) *nats.Conn {
 }
 
 // TestEmbeddedServerRequiresAuthenticationBeyondLoopback: partopt's own server
-// admits only clients with its token, or user and password (its in-process
-// clients included), over TLS when given a certificate; one that listens beyond
+// admits only clients with its token, user and password, or a listed user's
+// nkey seed (its in-process clients included), over TLS when given a certificate; one that listens beyond
 // this machine without authentication refuses to start unless told --insecure;
 // contradictory options are refused.
 func TestEmbeddedServerRequiresAuthenticationBeyondLoopback(t *testing.T) {
 	cert, key := selfSigned(t)
+	seed, pub := nkeySeed(t)
+	otherSeed, _ := nkeySeed(t)
 	for _, c := range []struct {
 		name      string
 		opts      cluster.EmbeddedOptions
@@ -160,6 +163,7 @@ func TestEmbeddedServerRequiresAuthenticationBeyondLoopback(t *testing.T) {
 		{"token", cluster.EmbeddedOptions{Token: "s3cret"}, cluster.ConnOptions{Token: "s3cret"}, cluster.ConnOptions{}},
 		{"user", cluster.EmbeddedOptions{User: "ann", Password: "pw"}, cluster.ConnOptions{User: "ann", Password: "pw"}, cluster.ConnOptions{User: "ann", Password: "no"}},
 		{"token over TLS", cluster.EmbeddedOptions{Token: "s3cret", TLSCert: cert, TLSKey: key}, cluster.ConnOptions{Token: "s3cret", TLSCA: cert}, cluster.ConnOptions{Token: "s3cret"}},
+		{"nkey", cluster.EmbeddedOptions{NKeys: []string{pub}}, cluster.ConnOptions{NKeyFile: seed}, cluster.ConnOptions{NKeyFile: otherSeed}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.opts
@@ -197,6 +201,8 @@ func TestEmbeddedServerRequiresAuthenticationBeyondLoopback(t *testing.T) {
 		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", Token: "t", User: "u", Password: "p"}, "not both"},
 		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", User: "u"}, "password"},
 		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", TLSCert: cert}, "key"},
+		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", NKeys: []string{pub}, Token: "t"}, "not two"},
+		{cluster.EmbeddedOptions{Listen: "127.0.0.1:0", NKeys: []string{"SUAB"}}, "public nkey"},
 	} {
 		c.opts.Dir = t.TempDir()
 		if srv, err := cluster.StartEmbedded(c.opts); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -211,6 +217,23 @@ func TestEmbeddedServerRequiresAuthenticationBeyondLoopback(t *testing.T) {
 		t.Fatalf("--insecure beyond loopback: %v", err)
 	}
 	srv.Close()
+}
+
+// nkeySeed writes a new user's nkey seed file and returns its path and the
+// user's public key.
+func nkeySeed(t *testing.T) (path, public string) {
+	t.Helper()
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	public, _ = kp.PublicKey()
+	path = filepath.Join(t.TempDir(), "user.nk")
+	if err := os.WriteFile(path, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, public
 }
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key, and

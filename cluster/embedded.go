@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"github.com/nats-io/nkeys"
 	"net"
 	"strconv"
 	"time"
@@ -24,7 +25,11 @@ type EmbeddedOptions struct {
 	// two); TLSCert and TLSKey make the server speak TLS only. The server's own
 	// in-process connections (ConnOptions.Server) authenticate the same way.
 	Token, User, Password string
-	TLSCert, TLSKey       string
+	// NKeys are the public nkeys (U…) of users who may connect by signing with
+	// their seed (ConnOptions.NKeyFile); the server's own in-process
+	// connections then sign with a key of their own, made at start.
+	NKeys           []string
+	TLSCert, TLSKey string
 	// Insecure lets a server that listens beyond this machine (Listen not on a
 	// loopback address) accept clients without authentication; without it such a
 	// server refuses to start: a cluster's NATS gives whoever reaches it the
@@ -40,12 +45,20 @@ func (o EmbeddedOptions) auth(opts *server.Options, host string) error {
 		return errors.New("nats: give a token or a user and password, not both")
 	case (o.User == "") != (o.Password == ""):
 		return errors.New("nats: a user needs a password, and a password a user")
+	case len(o.NKeys) > 0 && (o.Token != "" || o.User != ""):
+		return errors.New("nats: give nkeys, a token, or a user and password, not two of them")
 	case (o.TLSCert == "") != (o.TLSKey == ""):
 		return errors.New("nats: TLS needs both the certificate and the key file")
-	case o.Listen != "" && !loopback(host) && o.Token == "" && o.User == "" && !o.Insecure:
-		return fmt.Errorf("nats: listening on %s, beyond this machine, without authentication: give --token, or --user and --password (with --tls-cert and --tls-key for TLS), or --insecure to accept anyone who reaches the address", o.Listen)
+	case o.Listen != "" && !loopback(host) && o.Token == "" && o.User == "" && len(o.NKeys) == 0 && !o.Insecure:
+		return fmt.Errorf("nats: listening on %s, beyond this machine, without authentication: give --token, --user and --password, or --nkey-user (with --tls-cert and --tls-key for TLS), or --insecure to accept anyone who reaches the address", o.Listen)
 	}
 	opts.Authorization, opts.Username, opts.Password = o.Token, o.User, o.Password
+	for _, k := range o.NKeys {
+		if !nkeys.IsValidPublicUserKey(k) {
+			return fmt.Errorf("nats: %q is not a user's public nkey (U…, from nk -gen user -pubout)", k)
+		}
+		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: k})
+	}
 	if o.TLSCert != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLSCert, KeyFile: o.TLSKey})
 		if err != nil {
@@ -70,6 +83,7 @@ type Embedded struct {
 	Server *server.Server
 	// what its in-process clients authenticate with
 	token, user, password string
+	nkey                  nkeys.KeyPair
 }
 
 // StartEmbedded starts a server and waits until it accepts connections.
@@ -95,6 +109,15 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 	if err := o.auth(opts, opts.Host); err != nil {
 		return nil, err
 	}
+	var own nkeys.KeyPair // the in-process clients' key, beside the users'
+	if len(opts.Nkeys) > 0 {
+		var err error
+		if own, err = nkeys.CreateUser(); err != nil {
+			return nil, err
+		}
+		pub, _ := own.PublicKey()
+		opts.Nkeys = append(opts.Nkeys, &server.NkeyUser{Nkey: pub})
+	}
 	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("nats: embedded server: %w", err)
@@ -104,7 +127,7 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		s.Shutdown()
 		return nil, errors.New("nats: the embedded server did not start within 30 s")
 	}
-	return &Embedded{Server: s, token: o.Token, user: o.User, password: o.Password}, nil
+	return &Embedded{Server: s, token: o.Token, user: o.User, password: o.Password, nkey: own}, nil
 }
 
 // URL is where other processes connect ("" when the server does not listen).

@@ -218,6 +218,7 @@ func addServerAuthFlags(cmd *cobra.Command, o *cluster.EmbeddedOptions) {
 	fl.StringVar(&o.Token, "token", "", "clients must give this token (--token)")
 	fl.StringVar(&o.User, "user", "", "clients must give this user (--user) and password")
 	fl.StringVar(&o.Password, "password", "", "the password of --user")
+	fl.StringArrayVar(&o.NKeys, "nkey-user", nil, "a user's public nkey (U…; repeatable): clients sign with its seed (--nkey SEEDFILE)")
 	fl.StringVar(&o.TLSCert, "tls-cert", "", "server certificate file: TLS only")
 	fl.StringVar(&o.TLSKey, "tls-key", "", "server key file")
 	fl.BoolVar(&o.Insecure, "insecure", false, "listen beyond this machine without authentication (anyone who reaches it may submit and forge)")
