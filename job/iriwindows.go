@@ -77,15 +77,11 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	m, n, window := p.Solved, p.Solved.NumVars(), s.Window
 	plans := planElimination(s, p)
 	progress := r.windowProgress(int64(n))
-	st, err := newStage(s.Output)
+	st, certs, err := newWindowedStage(s.Output)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, err
 	}
 	defer st.abort()
-	certs, err := st.newCertificates()
-	if err != nil {
-		return nil, Internal(err)
-	}
 	defer certs.f.Close()
 	start := time.Now()
 	out := &Outcome{}

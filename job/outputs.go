@@ -216,6 +216,21 @@ type certificates struct {
 	name string // the output's path, for errors
 }
 
+// newWindowedStage makes a windowed run's stage in the output directory out,
+// its window certificates file started.
+func newWindowedStage(out string) (*stage, *certificates, error) {
+	st, err := newStage(out)
+	if err != nil {
+		return nil, nil, Internal(err)
+	}
+	certs, err := st.newCertificates()
+	if err != nil {
+		st.abort()
+		return nil, nil, Internal(err)
+	}
+	return st, certs, nil
+}
+
 // newCertificates starts the window certificates file in the stage.
 func (st *stage) newCertificates() (*certificates, error) {
 	f, err := os.Create(st.path(WindowCertificatesFile))

@@ -201,57 +201,55 @@ func TestVerifyRejectsForgedWindowedResults(t *testing.T) {
 // forgeCertificates rewrites the certificates at path as a rogue worker's:
 // each window's proof replaced by one that claims label 0 on all its variables.
 func forgeCertificates(t *testing.T, path string) {
-	t.Helper()
-	recs := readRecords(t, path)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := partition.NewProofWriter(f)
-	for _, r := range recs {
-		n := (r.Rect.W + 4) * (r.Rect.H + 4)
-		all := make([]int, n)
-		w.Raster(r.Round, r.Rect, &persistency.Result{Persistent: all})
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	rewriteCertificates(t, path, func(w *partition.ProofWriter, recs []*partition.ProofRecord) {
+		for _, r := range recs {
+			all := make([]int, (r.Rect.W+4)*(r.Rect.H+4))
+			w.Raster(r.Round, r.Rect, &persistency.Result{Persistent: all})
+		}
+	})
 }
 
 // dropFirstRecord rewrites the certificates at path without their first record.
 func dropFirstRecord(t *testing.T, path string) {
-	t.Helper()
 	m, err := modelfile.Read(denoise)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := readRecords(t, path)
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := partition.NewProofWriter(f)
-	for _, r := range recs[1:] {
-		p, err := r.Proof(m)
-		if err != nil {
-			t.Fatal(err)
+	rewriteCertificates(t, path, func(w *partition.ProofWriter, recs []*partition.ProofRecord) {
+		for _, r := range recs[1:] {
+			p, err := r.Proof(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Raster(r.Round, r.Rect, p)
 		}
-		w.Raster(r.Round, r.Rect, p)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
-// readRecords reads the records of the certificates file at path.
-func readRecords(t *testing.T, path string) []*partition.ProofRecord {
+// rewriteCertificates rewrites the certificates at path with what write
+// writes, given the records read from them.
+func rewriteCertificates(t *testing.T, path string, write func(*partition.ProofWriter, []*partition.ProofRecord)) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := readRecords(t, path, data)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := partition.NewProofWriter(f)
+	write(w, recs)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readRecords reads the records of the certificates data (of the file path).
+func readRecords(t *testing.T, path string, data []byte) []*partition.ProofRecord {
+	t.Helper()
 	rd, err := partition.NewProofReader(path, bytes.NewReader(data), int64(len(data)), 1<<20)
 	if err != nil {
 		t.Fatal(err)

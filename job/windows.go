@@ -167,21 +167,17 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 	if window == 0 {
 		window = DefaultRasterWindow
 	}
-	st, err := newStage(s.Output)
+	st, certs, err := newWindowedStage(s.Output)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, err
 	}
 	defer st.abort()
+	defer certs.f.Close()
 	files, err := newRasterFiles(st.dir, labelfile.Header{Width: w, Height: h, Labels: job.labels})
 	if err != nil {
 		return nil, Internal(err)
 	}
 	defer files.remove()
-	certs, err := st.newCertificates()
-	if err != nil {
-		return nil, Internal(err)
-	}
-	defer certs.f.Close()
 	for i, v := range job.ev.Vars {
 		if err := files.persistent.WriteRect(v%w, v/w, 1, 1, []int32{int32(job.ev.Labels[i] + 1)}); err != nil {
 			return nil, Internal(err)
@@ -308,15 +304,11 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 	window, halo := s.Window, s.halo(DefaultRegionHalo)
 	n := p.Solved.NumVars()
 	progress := r.windowProgress(int64(n))
-	st, err := newStage(s.Output)
+	st, certs, err := newWindowedStage(s.Output)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, err
 	}
 	defer st.abort()
-	certs, err := st.newCertificates()
-	if err != nil {
-		return nil, Internal(err)
-	}
 	defer certs.f.Close()
 	start := time.Now()
 	var out *regionsOutcome
