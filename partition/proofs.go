@@ -163,6 +163,8 @@ type ProofReader struct {
 	records int64
 	peeked  *ProofRecord
 	err     error
+	buf     []byte // the file's bytes from bufAt on
+	bufAt   int64
 }
 
 // NewProofReader reads the window certificates file of size bytes in ra
@@ -194,27 +196,36 @@ func (r *ProofReader) Next() (*ProofRecord, error) {
 // Records is the number of records read so far.
 func (r *ProofReader) Records() int64 { return r.records }
 
-// byteReader reads the bytes of the file after off one at a time.
-type byteReader struct {
-	r   *ProofReader
-	buf [1]byte
+// readByte reads the byte at off and advances it, through a buffer of the
+// bytes from bufAt on (record headers are read a byte at a time; proofs are
+// skipped, and read later through their sections).
+func (r *ProofReader) readByte() (byte, error) {
+	if i := r.off - r.bufAt; i < 0 || i >= int64(len(r.buf)) {
+		if r.buf == nil {
+			r.buf = make([]byte, 0, 1<<16)
+		}
+		n, err := r.ra.ReadAt(r.buf[:cap(r.buf)], r.off)
+		if n == 0 {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		r.buf, r.bufAt = r.buf[:n], r.off
+	}
+	b := r.buf[r.off-r.bufAt]
+	r.off++
+	return b, nil
 }
 
-func (b *byteReader) ReadByte() (byte, error) {
-	if _, err := b.r.ra.ReadAt(b.buf[:], b.r.off); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return 0, err
-	}
-	b.r.off++
-	return b.buf[0], nil
-}
+// byteFunc is an io.ByteReader.
+type byteFunc func() (byte, error)
+
+func (f byteFunc) ReadByte() (byte, error) { return f() }
 
 func (r *ProofReader) read() (*ProofRecord, error) {
-	br := &byteReader{r: r}
 	uv := func(what string, limit int64) (int64, error) {
-		x, err := binary.ReadUvarint(br)
+		x, err := binary.ReadUvarint(byteFunc(r.readByte))
 		if err != nil {
 			return 0, r.damaged("%s: %v", what, err)
 		}
@@ -223,7 +234,7 @@ func (r *ProofReader) read() (*ProofRecord, error) {
 		}
 		return int64(x), nil
 	}
-	kind, err := br.ReadByte()
+	kind, err := r.readByte()
 	if err != nil {
 		return nil, r.damaged("truncated after %d records", r.records)
 	}

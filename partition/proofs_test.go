@@ -281,4 +281,15 @@ func TestReplayRefusesForgedCertificates(t *testing.T) {
 			t.Errorf("%s: replayed", name)
 		}
 	}
+	// Graph and elimination records naming variables beyond the model (a file
+	// of a larger one) are refused, not indexed.
+	small := random.DensePairwise(random.New(2), 10, 3, 0.3)
+	rd := certificates(t, 30, func(w *partition.ProofWriter) { w.Graph(0, []int{3, 20}, recs[0].proof) })
+	if _, err := partition.ReplayGraph(ctx, small, partition.NewMemStore(10, 1), partition.NewMemStore(10, 1), rd, 1); err == nil || !strings.Contains(err.Error(), "variable 20") {
+		t.Errorf("a graph window beyond the model: %v", err)
+	}
+	rd = certificates(t, 30, func(w *partition.ProofWriter) { w.Elimination(0, []int{25}, recs[0].proof) })
+	if _, _, err := partition.ReplayElimination(ctx, small, nil, rd, 1); err == nil || !strings.Contains(err.Error(), "variable 25") {
+		t.Errorf("an elimination window beyond the model: %v", err)
+	}
 }

@@ -147,6 +147,11 @@ type RasterResult struct {
 	SolverIterations  int
 }
 
+// MaxWindowPixels bounds a raster window (core and halo): what one window's
+// model and solver state may take in memory, for SolveRaster and for the
+// replay of a certificates file that may claim any window.
+const MaxWindowPixels = 1 << 26
+
 // SolveRaster runs windowed persistency on a raster out of core: only the windows
 // being solved or waiting to be merged are in memory. The labels live in stores of
 // the raster's size: persistent holds label+1 for a proven pixel and 0 elsewhere
@@ -162,6 +167,9 @@ func SolveRaster(ctx context.Context, r Raster, persistent, labeling, scratch St
 	}
 	if opt.Core < 1 || opt.Halo < 0 {
 		return nil, fmt.Errorf("partition: window core %d and halo %d: need core ≥ 1, halo ≥ 0", opt.Core, opt.Halo)
+	}
+	if side := int64(opt.Core) + 2*int64(opt.Halo); side*side > MaxWindowPixels {
+		return nil, fmt.Errorf("partition: window core %d and halo %d: windows of %d² pixels, at most %d", opt.Core, opt.Halo, side, int64(MaxWindowPixels))
 	}
 	shift := opt.Shift
 	if shift == nil {

@@ -40,6 +40,9 @@ func ReplayRaster(ctx context.Context, r Raster, persistent, scratch Store, rd *
 			if n.W < 1 || n.H < 1 || n.X0+n.W > r.Width || n.Y0+n.H > r.Height {
 				return nil, fmt.Errorf("a window %v outside the %d×%d raster", n, r.Width, r.Height)
 			}
+			if int64(n.W)*int64(n.H) > MaxWindowPixels {
+				return nil, fmt.Errorf("a window of %d×%d pixels, larger than any partopt solves (MaxWindowPixels)", n.W, n.H)
+			}
 			return ProvenRasterWindow(r, RasterWindow{Core: n, Nodes: n}, scratch, rec.Proof)
 		},
 		func(rec *ProofRecord, proven []int32) error {
@@ -65,6 +68,9 @@ func ReplayGraph(ctx context.Context, m *model.Model, persistent, scratch Store,
 			return err
 		},
 		func(rec *ProofRecord) ([]int32, error) {
+			if err := nodesOf(m, rec.Nodes); err != nil {
+				return nil, err
+			}
 			ext := WindowExtent(m, rec.Nodes)
 			fixed := make([]int32, len(ext))
 			if err := ReadVars(scratch, ext, fixed); err != nil {
@@ -101,6 +107,9 @@ func ReplayElimination(ctx context.Context, m *model.Model, domains [][]int, rd 
 			return nil
 		},
 		func(rec *ProofRecord) (checked, error) {
+			if err := nodesOf(m, rec.Nodes); err != nil {
+				return checked{}, err
+			}
 			w := g.Window(Window{Nodes: rec.Nodes})
 			if len(w.Nodes) == 0 {
 				return checked{}, errors.New("an elimination over variables decided before its round")
@@ -116,6 +125,15 @@ func ReplayElimination(ctx context.Context, m *model.Model, domains [][]int, rd 
 		return nil, st, err
 	}
 	return g.Result(), st, nil
+}
+
+// nodesOf checks that a record's nodes (ascending, as read) are variables of m:
+// the file may be of a model with more.
+func nodesOf(m *model.Model, nodes []int) error {
+	if len(nodes) > 0 && nodes[len(nodes)-1] >= m.NumVars() {
+		return fmt.Errorf("a window with variable %d, of a model of %d", nodes[len(nodes)-1], m.NumVars())
+	}
+	return nil
 }
 
 // mergeProven sets cur to the proven labels (nonzero) of proven.
