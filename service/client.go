@@ -147,7 +147,10 @@ func Fetch(ctx context.Context, res *cluster.Resources, jobID, dir string) ([]st
 	if err != nil {
 		return nil, err
 	}
-	if s.Phase != "done" || len(s.Outputs) == 0 {
+	switch {
+	case s.Phase == "done" && len(s.Outputs) == 0:
+		return nil, fmt.Errorf("nothing to fetch: %s", StatusLine(s))
+	case s.Phase != "done":
 		return nil, fmt.Errorf("nothing to fetch yet: %s", StatusLine(s))
 	}
 	// The status is data from the cluster: its job and output names are checked

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,7 +43,10 @@ type Config struct {
 	// go when it ends; its outputs are in the object store). Files of jobs
 	// that are not running, left by a crash or a failed download, go too.
 	DataRetention time.Duration
-	Log           *slog.Logger // nil: slog.Default()
+	// OutputRetention is how long a finished job's outputs stay in the object
+	// store for fetch (0: until deleted); then they go and its status says so.
+	OutputRetention time.Duration
+	Log             *slog.Logger // nil: slog.Default()
 }
 
 // Serve runs the jobs submitted to the cluster until ctx ends: alone, or as a
@@ -55,7 +59,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		return err
 	}
-	s := &service{res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	s := &service{res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, outputRetention: cfg.OutputRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
 	if cfg.Raft != nil {
 		s.raftDir = cfg.Raft.Dir
 	}
@@ -81,13 +85,14 @@ func Serve(ctx context.Context, cfg Config) error {
 
 // service is a coordinator's state: the jobs it runs.
 type service struct {
-	res         *cluster.Resources
-	data        string
-	retention   time.Duration // of a finished job's files in data
-	raftDir     string        // the replica's raft files, when in data
-	sharedRoots []string
-	log         *slog.Logger
-	table       jobTable
+	res             *cluster.Resources
+	data            string
+	retention       time.Duration // of a finished job's files in data
+	outputRetention time.Duration // of a finished job's outputs in the object store
+	raftDir         string        // the replica's raft files, when in data
+	sharedRoots     []string
+	log             *slog.Logger
+	table           jobTable
 
 	mu   sync.Mutex
 	jobs map[string]*serviceJob
@@ -154,6 +159,7 @@ func (s *service) lead(ctx context.Context) error {
 	}
 	s.resumeAll(ctx)
 	s.pruneData()
+	s.pruneOutputs(ctx)
 	prune := time.NewTicker(pruneEvery)
 	defer prune.Stop()
 	for ctx.Err() == nil {
@@ -161,6 +167,7 @@ func (s *service) lead(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-prune.C:
 			s.pruneData()
+			s.pruneOutputs(ctx)
 		}
 	}
 	sub.Unsubscribe()
@@ -251,6 +258,45 @@ func (s *service) pruneData() {
 		if err := os.RemoveAll(filepath.Join(s.data, name)); err != nil {
 			s.log.Error("pruning a job's files", "job", name, "err", err)
 		}
+	}
+}
+
+// pruneOutputs removes from the object store the outputs of jobs that ended
+// more than the output retention ago, and says so in their status (fetch then
+// explains why there is nothing to fetch).
+func (s *service) pruneOutputs(ctx context.Context) {
+	if s.outputRetention <= 0 {
+		return
+	}
+	keys, err := s.res.Jobs.Keys(ctx)
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrNoKeysFound) {
+			s.log.Error("listing jobs for the output retention", "err", err)
+		}
+		return
+	}
+	for _, key := range keys {
+		job, ok := strings.CutSuffix(key, ".status")
+		if !ok {
+			continue
+		}
+		e, err := s.res.Jobs.Get(ctx, key)
+		var sum coordinator.Summary
+		if err != nil || json.Unmarshal(e.Value(), &sum) != nil || !replica.Finished(sum.Phase) || len(sum.Outputs) == 0 ||
+			time.Since(sum.Updated) < s.outputRetention {
+			continue
+		}
+		for _, name := range sum.Outputs {
+			if err := s.res.Objects.Delete(ctx, protocol.OutputObject(job, name)); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+				s.log.Error("removing an expired output", "job", job, "output", name, "err", err)
+			}
+		}
+		sum.Outputs, sum.Err = nil, fmt.Sprintf("its outputs were removed %s after it ended (--output-retention)", s.outputRetention)
+		data, _ := json.Marshal(sum)
+		if _, err := s.res.Jobs.Update(ctx, key, data, e.Revision()); err != nil {
+			s.log.Error("recording expired outputs", "job", job, "err", err)
+		}
+		s.log.Info("outputs expired", "job", job)
 	}
 }
 

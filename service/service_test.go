@@ -501,3 +501,48 @@ func TestDataKeepsOnlyWhatJobsNeed(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputsExpireAfterTheirRetention: with --output-retention, a job that
+// ended longer ago loses its outputs from the object store and its status
+// says why, so that fetch explains there is nothing to fetch; a job that
+// ended since keeps them.
+func TestOutputsExpireAfterTheirRetention(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := embeddedResources(t, "coordinator")
+	for id, ended := range map[string]time.Time{"old": time.Now().Add(-2 * time.Hour), "new": time.Now()} {
+		if err := res.PutBytes(ctx, protocol.OutputObject(id, job.ReportFile), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		var s coordinator.Summary
+		s.Job, s.Phase, s.Outputs, s.Updated = id, "done", []string{job.ReportFile}, ended
+		data, _ := json.Marshal(s)
+		if _, err := res.Jobs.Put(ctx, protocol.JobStatusKey(id), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), OutputRetention: time.Hour, Log: quiet()})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sum, err := service.Status(ctx, res, "old")
+		if err == nil && len(sum.Outputs) == 0 {
+			if !strings.Contains(sum.Err, "output-retention") {
+				t.Errorf("expired outputs: status %q", service.StatusLine(sum))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the old job's outputs did not expire within a minute")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := res.Objects.GetInfo(ctx, protocol.OutputObject("old", job.ReportFile)); err == nil {
+		t.Error("the expired output is still in the object store")
+	}
+	if _, err := service.Fetch(ctx, res, "old", t.TempDir()); err == nil || !strings.Contains(err.Error(), "removed") {
+		t.Errorf("fetch of expired outputs: %v", err)
+	}
+	if _, err := service.Fetch(ctx, res, "new", t.TempDir()); err != nil {
+		t.Errorf("fetch of a job that ended since: %v", err)
+	}
+}
