@@ -39,7 +39,7 @@ type engine struct{ s *Solver }
 
 func (e engine) NumVars() int { return e.s.n }
 
-func (e engine) Iterate() float64 {
+func (e engine) Iterate(bool) float64 {
 	s := e.s
 	for v := 0; v < s.n; v++ {
 		s.step(v, true)

@@ -230,3 +230,24 @@ func BenchmarkPottsVerification160x160K8(b *testing.B) {
 	b.Run("patterns", func(b *testing.B) { benchIterations(b, build(false)) })
 	b.Run("tables", func(b *testing.B) { benchIterations(b, build(true)) })
 }
+
+// BenchmarkDefaultChecks: iterations with the default checks (every 5: the
+// primal labeling, its energy, the consistency labels) on the Potts benchmark
+// model; against BenchmarkPotts1000x1000K8 (no checks), the checks' cost.
+func BenchmarkDefaultChecks(b *testing.B) {
+	m := random.PottsDenoising(random.New(1), 1000, 1000, 8, 1.2, 4, 2)
+	s, err := trws.New(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Solve(context.Background(), trws.Options{MaxIterations: 1, GapTolerance: 0}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	r, err := s.Solve(context.Background(), trws.Options{MaxIterations: b.N, GapTolerance: 0, CheckEvery: trws.DefaultOptions().CheckEvery})
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(r.Iterations)*float64(m.NumVars())/b.Elapsed().Seconds()/1e6, "Mnode-updates/s")
+}

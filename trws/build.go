@@ -64,6 +64,10 @@ type Solver struct {
 	primal    []int32
 	argmin    []int32
 	consLabel []int32
+	// fused says that the last backward pass computed argmin and consLabel
+	// (Potts models, before a check); chkD holds its nodes' D (by uoff).
+	fused bool
+	chkD  []float32
 
 	allPotts bool      // every edge Potts and one label count: the Potts passes apply
 	mk       int       // largest label count

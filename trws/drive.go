@@ -13,8 +13,9 @@ type Engine interface {
 	// NumVars is the number of variables.
 	NumVars() int
 	// Iterate runs one iteration (a forward and a backward pass) and returns its lower
-	// bound on the minimum energy.
-	Iterate() float64
+	// bound on the minimum energy; check says that Check follows, so that an
+	// engine may compute what the check needs inside the passes.
+	Iterate(check bool) float64
 	// Check computes, after an iteration, the consistency labels (−1: none) and a
 	// rounded labeling; the slices belong to the engine until its next call.
 	Check() (consistent, primal []int32)
@@ -39,23 +40,25 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 	bestAgree, lastProgress := -1, 0
 	progressBound := math.Inf(-1)
 	checked := false
+	var cons, best []int32 // the last check's consistency labels, the best labeling
 	var err error
 	for it := 1; ; it++ {
 		if err = ctx.Err(); err != nil {
 			res.Stop = StopCanceled
 			if it > 1 {
-				record(e, &res, !checked)
+				record(e, &res, &cons, &best, !checked)
 			}
 			break
 		}
-		lb := e.Iterate()
+		last := it >= opt.MaxIterations
+		check := last || it%opt.CheckEvery == 0
+		lb := e.Iterate(check)
 		res.Iterations = it
 		res.LowerBound = math.Max(res.LowerBound, lb)
-		last := it >= opt.MaxIterations
-		if !last && it%opt.CheckEvery != 0 {
+		if !check {
 			continue
 		}
-		record(e, &res, !checked)
+		record(e, &res, &cons, &best, !checked)
 		checked = true
 		if opt.Progress != nil {
 			opt.Progress(Progress{Iteration: it, Bound: lb, LowerBound: res.LowerBound, Energy: res.Energy, Agreeing: res.Agreeing, Variables: n})
@@ -81,8 +84,17 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 		}
 		break
 	}
+	if cons != nil {
+		res.Consistent = make([]int, len(cons))
+		for v, l := range cons {
+			res.Consistent[v] = int(l)
+		}
+	}
+	for v, l := range best {
+		res.Labeling[v] = int(l)
+	}
 	res.Agreement = res.Agreeing == n
-	if res.Agreement && math.IsInf(e.Energy(toInt32(res.Consistent)), 1) {
+	if res.Agreement && math.IsInf(e.Energy(cons), 1) {
 		// Agreement on a forbidden labeling: the penalty relaxation agreed, the model
 		// does not; no consistency label is integrally correct there.
 		for v := range res.Consistent {
@@ -105,31 +117,23 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 	return res, err
 }
 
-// record runs a check and copies its outcome into res: the consistency labels, and
-// the rounded labeling when it is the first or beats the best one.
-func record(e Engine, res *Result, first bool) {
-	cons, primal := e.Check()
-	res.Consistent, res.Agreeing = res.Consistent[:0], 0
-	for _, l := range cons {
-		res.Consistent = append(res.Consistent, int(l))
+// record runs a check and copies its outcome: the consistency labels into
+// cons (res.Agreeing counts them), and the rounded labeling into best when it
+// is the first or beats the best one (res.Energy). Drive converts both into
+// res at its end, once.
+func record(e Engine, res *Result, cons, best *[]int32, first bool) {
+	c, primal := e.Check()
+	*cons = append((*cons)[:0], c...)
+	res.Agreeing = 0
+	for _, l := range c {
 		if l >= 0 {
 			res.Agreeing++
 		}
 	}
 	if en := e.Energy(primal); first || en < res.Energy {
 		res.Energy = en
-		for v, l := range primal {
-			res.Labeling[v] = int(l)
-		}
+		*best = append((*best)[:0], primal...)
 	}
-}
-
-func toInt32(x []int) []int32 {
-	out := make([]int32, len(x))
-	for i, l := range x {
-		out[i] = int32(l)
-	}
-	return out
 }
 
 // gapWithin reports energy − bound ≤ tol·max(1, |energy|) for a finite energy (an

@@ -145,15 +145,21 @@ func (s *Solver) forward() {
 }
 
 // backward is the backward pass; it returns the lower bound (see the package doc):
-// Σ_i min D_i + Σ_e c_e. Kolmogorov subtracts min D_i from D_i before sending; here
+// Σ_i min D_i + Σ_e c_e. With check it also computes the
+// consistency labels of the check that follows (consistNode), so that the
+// check itself only rounds the labeling (primalPotts). Kolmogorov subtracts min D_i from D_i before sending; here
 // the shift is taken out of the message constants instead (c_e − γ·min D_i), which
 // gives the same messages and bound without a pass over D.
-func (s *Solver) backward() float64 {
+func (s *Solver) backward(check bool) float64 {
+	s.fused = check
+	if check && s.chkD == nil {
+		s.chkD = make([]float32, len(s.u32))
+	}
 	if s.allPotts {
 		if s.mk == 8 {
-			return s.backwardPotts8()
+			return s.backwardPotts8(s.fused)
 		}
-		return s.backwardPotts()
+		return s.backwardPotts(s.fused)
 	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	lb := 0.0
@@ -162,6 +168,9 @@ func (s *Solver) backward() float64 {
 		d, h := D[:k], H[:k]
 		dmin := s.sumInto(i, d)
 		lb += float64(dmin)
+		if check {
+			s.consistNode(i, d)
+		}
 		g := s.gamma[i]
 		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
 			lb += float64(s.send(a, d, h, g, false)) - float64(g)*float64(dmin)

@@ -42,11 +42,14 @@ func (s *Solver) forwardPotts() {
 	}
 }
 
-func (s *Solver) backwardPotts() float64 {
+func (s *Solver) backwardPotts(check bool) float64 {
 	d := s.scratch[:s.mk]
 	lb := 0.0
 	for i := int32(s.n) - 1; i >= 0; i-- {
 		dmin := s.sumInto(i, d)
+		if check {
+			s.consistNode(i, d)
+		}
 		g := s.gamma[i]
 		lb += float64(dmin)
 		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {

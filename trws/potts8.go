@@ -46,7 +46,7 @@ func (s *Solver) forwardPotts8() {
 	}
 }
 
-func (s *Solver) backwardPotts8() float64 {
+func (s *Solver) backwardPotts8(check bool) float64 {
 	lb := 0.0
 	for i := int32(s.n) - 1; i >= 0; i-- {
 		a0, a1 := s.astart[i], s.astart[i+1]
@@ -65,6 +65,9 @@ func (s *Solver) backwardPotts8() float64 {
 		}
 		dmin := min(min(min(d0, d1), min(d2, d3)), min(min(d4, d5), min(d6, d7)))
 		lb += float64(dmin)
+		if check {
+			s.consistNode8(i, d0, d1, d2, d3, d4, d5, d6, d7)
+		}
 		g := s.gamma[i]
 		for a := a0; a < a0+s.nbwd[i]; a++ {
 			back, out := (*[8]float32)(s.msg[s.ain[a]:]), (*[8]float32)(s.msg[s.aout[a]:])

@@ -103,15 +103,24 @@ type engine struct{ s *Solver }
 
 func (e engine) NumVars() int { return e.s.n }
 
-func (e engine) Iterate() float64 {
+func (e engine) Iterate(check bool) float64 {
 	e.s.forward()
-	lb := e.s.backward()
+	lb := e.s.backward(check)
 	e.s.iters++
 	return lb
 }
 
 func (e engine) Check() (consistent, primal []int32) {
-	e.s.check()
+	if e.s.fused {
+		e.s.fused = false
+		if e.s.allPotts && e.s.mk == 8 {
+			e.s.primalPotts8()
+		} else {
+			e.s.primalLabels()
+		}
+	} else {
+		e.s.check()
+	}
 	return e.s.consLabel, e.s.primal
 }
 
@@ -279,6 +288,14 @@ func (s *Solver) energy(x []int32) float64 {
 	e := s.offset
 	for i := 0; i < s.n; i++ {
 		e += s.u64[int(s.uoff[i])+int(x[i])]
+	}
+	if s.allPotts { // fn.Pairwise of a Potts term, without the call
+		for ed := range s.fn {
+			if x[s.tail[ed]] != x[s.head[ed]] {
+				e += s.fn[ed].W
+			}
+		}
+		return e
 	}
 	for ed, fn := range s.fn {
 		a, b := int(x[s.tail[ed]]), int(x[s.head[ed]])

@@ -1,0 +1,172 @@
+package trws
+
+// The check of a Potts model inside the passes. check computes, after an
+// iteration, each node's D (unary plus every message into it), its unique
+// argmin and, per edge, whether the argmins agree with the edge's min-marginal;
+// then the rounded labeling. In the backward pass, when node i is reached,
+// every message into i is final for the iteration (later nodes have sent to
+// it, earlier ones sent in the forward pass and send no more), so its D there
+// is the check's D, and an edge's test — which needs the D of its later end
+// and the argmin of its earlier one — can run when its earlier end is reached.
+// consistNode does that for node i; primalLabels then rounds the labeling as
+// check does, without its other passes (primalPotts8 for K = 8 Potts). The floats are check's, operation for
+// operation, so the labels are identical (tested).
+
+// consistNode records node i's D (d), sets its argmin and consistency label,
+// and tests the edges to its later neighbours, whose D and argmin are
+// recorded already: a failed test clears both ends' labels.
+func (s *Solver) consistNode(i int32, d []float32) {
+	copy(s.chkD[s.uoff[i]:s.uoff[i+1]], d)
+	l := uniqueArgmin(d)
+	s.argmin[i], s.consLabel[i] = l, l
+	if l < 0 {
+		return
+	}
+	r := s.scratch[2*s.mk : 3*s.mk]
+	for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
+		e := s.aedge[a]
+		j := s.head[e]
+		lj := s.argmin[j]
+		if lj < 0 {
+			continue
+		}
+		dj := s.chkD[s.uoff[j]:s.uoff[j+1]]
+		fwd := s.msg[s.aout[a] : s.aout[a]+int32(len(dj))] // into j along e
+		dmin, g := dj[lj], s.gamma[j]
+		r := r[:len(dj)]
+		s.pairRow(e, l, r)
+		best := float32(inf32)
+		var val float32
+		for y, v := range dj {
+			h := g*(v-dmin) - fwd[y]
+			best = min(best, h+r[y])
+			if int32(y) == lj {
+				val = h + r[y]
+			}
+		}
+		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
+			s.consLabel[i], s.consLabel[j] = -1, -1
+		}
+	}
+}
+
+// primal is check's rounded labeling: each node in order minimises its unary
+// plus the pairwise terms to earlier nodes' labels and the messages from later
+// ones.
+func (s *Solver) primalLabels() {
+	P, row := s.scratch[2*s.mk:3*s.mk], s.scratch[3*s.mk:4*s.mk]
+	for i := int32(0); i < int32(s.n); i++ {
+		k := s.labels[i]
+		p, r := P[:k], row[:k]
+		copy(p, s.u32[s.uoff[i]:s.uoff[i+1]])
+		adj := s.aedge[s.astart[i]:s.astart[i+1]]
+		nb := s.nbwd[i]
+		for _, e := range adj[:nb] {
+			s.pairRow(e, s.primal[s.tail[e]], r)
+			for y, v := range r {
+				p[y] += v
+			}
+		}
+		for _, e := range adj[nb:] {
+			for y, v := range s.msgInto(e, i)[:k] {
+				p[y] += v
+			}
+		}
+		s.primal[i] = argmin(p)
+	}
+}
+
+// consistNode8 is consistNode for K = 8 with D in registers (backwardPotts8):
+// the same operations, unrolled.
+func (s *Solver) consistNode8(i int32, d0, d1, d2, d3, d4, d5, d6, d7 float32) {
+	dd := (*[8]float32)(s.chkD[s.uoff[i]:])
+	dd[0], dd[1], dd[2], dd[3], dd[4], dd[5], dd[6], dd[7] = d0, d1, d2, d3, d4, d5, d6, d7
+	l := uniqueArgmin8(dd)
+	s.argmin[i], s.consLabel[i] = l, l
+	if l < 0 {
+		return
+	}
+	for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
+		e := s.aedge[a]
+		j := s.head[e]
+		lj := s.argmin[j]
+		if lj < 0 {
+			continue
+		}
+		dj := (*[8]float32)(s.chkD[s.uoff[j]:])
+		fwd := (*[8]float32)(s.msg[s.aout[a]:]) // into j along e
+		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
+		var h [8]float32
+		h[0] = g*(dj[0]-dmin) - fwd[0] + w
+		h[1] = g*(dj[1]-dmin) - fwd[1] + w
+		h[2] = g*(dj[2]-dmin) - fwd[2] + w
+		h[3] = g*(dj[3]-dmin) - fwd[3] + w
+		h[4] = g*(dj[4]-dmin) - fwd[4] + w
+		h[5] = g*(dj[5]-dmin) - fwd[5] + w
+		h[6] = g*(dj[6]-dmin) - fwd[6] + w
+		h[7] = g*(dj[7]-dmin) - fwd[7] + w
+		h[l&7] = g*(dj[l&7]-dmin) - fwd[l&7] // Potts: 0 at the tail's label
+		best := min(min(min(h[0], h[1]), min(h[2], h[3])), min(min(h[4], h[5]), min(h[6], h[7])))
+		if val := h[lj&7]; val-best > ConsistencyTolerance*max(1, abs32(val)) {
+			s.consLabel[i], s.consLabel[j] = -1, -1
+		}
+	}
+}
+
+// uniqueArgmin8 is uniqueArgmin of 8 values without data-dependent branches:
+// the minimiser is unique when it alone lies within the margin of the minimum.
+func uniqueArgmin8(d *[8]float32) int32 {
+	m := min(min(min(d[0], d[1]), min(d[2], d[3])), min(min(d[4], d[5]), min(d[6], d[7])))
+	margin := ConsistencyTolerance * max(1, abs32(m))
+	var n, at int32
+	for x, v := range d {
+		near := b2i(v-m <= margin)
+		n += near
+		at += near * int32(x)
+	}
+	if n != 1 {
+		return -1
+	}
+	return at
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// primalPotts8 is primalPotts for K = 8.
+func (s *Solver) primalPotts8() {
+	for i := int32(0); i < int32(s.n); i++ {
+		p := *(*[8]float32)(s.u32[s.uoff[i]:])
+		a0, a1, nb := s.astart[i], s.astart[i+1], s.nbwd[i]
+		for a := a0; a < a0+nb; a++ {
+			e := s.aedge[a]
+			w, xj := s.w[e], s.primal[s.tail[e]]&7
+			keep := p[xj] // the Potts term is 0 at the earlier node's label
+			p[0] += w
+			p[1] += w
+			p[2] += w
+			p[3] += w
+			p[4] += w
+			p[5] += w
+			p[6] += w
+			p[7] += w
+			p[xj] = keep
+		}
+		for a := a0 + nb; a < a1; a++ {
+			m := (*[8]float32)(s.msg[s.ain[a]:])
+			p[0] += m[0]
+			p[1] += m[1]
+			p[2] += m[2]
+			p[3] += m[3]
+			p[4] += m[4]
+			p[5] += m[5]
+			p[6] += m[6]
+			p[7] += m[7]
+		}
+		s.primal[i] = argmin(p[:])
+	}
+}

@@ -1,0 +1,66 @@
+package trws
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
+)
+
+// TestChecksInsideThePassesEqualTheCheck: on Potts models (8 labels and
+// others, with per-edge weights and with ties) and on models of every other
+// kind (truncated linear and quadratic, explicit tables, mixed label counts),
+// the consistency labels, argmins and rounded labeling computed inside the
+// backward pass (consistNode, then the check's rounding alone) are exactly
+// those of the separate check, at every iteration.
+func TestChecksInsideThePassesEqualTheCheck(t *testing.T) {
+	for name, m := range map[string]*model.Model{
+		"K=8 denoising":          random.PottsDenoising(random.New(1), 30, 20, 8, 1.2, 4, 2),
+		"K=8 strong smoothing":   random.PottsDenoising(random.New(2), 25, 25, 8, 0.3, 4, 6),
+		"K=3 grid, ties":         random.PottsGrid(random.New(3), 17, 13, 3),
+		"K=5 denoising":          random.PottsDenoising(random.New(4), 21, 19, 5, 1.0, 4, 1.5),
+		"K=8 grid, per-edge":     random.PottsGrid(random.New(5), 24, 16, 8),
+		"K=2 strong, agreements": random.PottsDenoising(random.New(6), 40, 30, 2, 0.5, 4, 3),
+		"parametric grid":        random.ParametricGrid(random.New(7), 20, 15, 6),
+		"dense, mixed labels":    random.DensePairwise(random.New(8), 60, 5, 0.1),
+		"frustrated":             random.FrustratedGrid(random.New(9), 12, 12),
+	} {
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agreed := false
+		for it := 0; it < 40; it++ {
+			s.forward()
+			s.backward(true)
+			if !s.fused {
+				t.Fatalf("%s: the backward pass did not check", name)
+			}
+			c, p := engine{s}.Check()
+			if s.fused {
+				t.Fatalf("%s: the check did not use what the pass computed", name)
+			}
+			cons, arg, primal := slices.Clone(c), slices.Clone(s.argmin), slices.Clone(p)
+			s.check()
+			if !slices.Equal(cons, s.consLabel) || !slices.Equal(arg, s.argmin) || !slices.Equal(primal, s.primal) {
+				t.Fatalf("%s, iteration %d: inside the passes %d consistent, the check %d; labelings equal %v",
+					name, it, count(cons), count(s.consLabel), slices.Equal(primal, s.primal))
+			}
+			agreed = agreed || count(cons) > 0
+		}
+		if !agreed {
+			t.Errorf("%s: no consistency label in 40 iterations: the comparison shows little", name)
+		}
+	}
+}
+
+func count(labels []int32) int {
+	n := 0
+	for _, l := range labels {
+		if l >= 0 {
+			n++
+		}
+	}
+	return n
+}
