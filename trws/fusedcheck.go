@@ -167,6 +167,19 @@ func (s *Solver) primalPotts8() {
 			p[6] += m[6]
 			p[7] += m[7]
 		}
-		s.primal[i] = argmin(p[:])
+		s.primal[i] = argmin8(&p)
 	}
+}
+
+// argmin8 is argmin of 8 values (the first minimiser) with conditional moves
+// instead of data-dependent branches.
+func argmin8(p *[8]float32) int32 {
+	m := min(min(min(p[0], p[1]), min(p[2], p[3])), min(min(p[4], p[5]), min(p[6], p[7])))
+	at := int32(7)
+	for x := int32(6); x >= 0; x-- {
+		if p[x] == m {
+			at = x
+		}
+	}
+	return at
 }

@@ -64,3 +64,27 @@ func count(labels []int32) int {
 	}
 	return n
 }
+
+// TestUnrolledArgminsEqualTheLoops: argmin8 and uniqueArgmin8 give argmin's and
+// uniqueArgmin's answers, ties and near-ties included.
+func TestUnrolledArgminsEqualTheLoops(t *testing.T) {
+	rng := random.New(11)
+	for it := range 20000 {
+		var d [8]float32
+		for x := range d {
+			d[x] = float32(rng.IntN(4)) // many ties
+			if it%3 == 0 {
+				d[x] += float32(rng.Float64()) * 1e-6 // near-ties within the margin
+			}
+			if it%5 == 0 {
+				d[x] = -d[x] * 1000
+			}
+		}
+		if a, b := argmin8(&d), argmin(d[:]); a != b {
+			t.Fatalf("%v: argmin8 %d, argmin %d", d, a, b)
+		}
+		if a, b := uniqueArgmin8(&d), uniqueArgmin(d[:]); a != b {
+			t.Fatalf("%v: uniqueArgmin8 %d, uniqueArgmin %d", d, a, b)
+		}
+	}
+}
