@@ -145,14 +145,14 @@ func (s *Solver) forward() {
 }
 
 // backward is the backward pass; it returns the lower bound (see the package doc):
-// Σ_i min D_i + Σ_e c_e. With check it also computes the
+// Σ_i min D_i + Σ_e c_e. With check, on Potts models, it also computes the
 // consistency labels of the check that follows (consistNode), so that the
-// check itself only rounds the labeling (primalPotts). Kolmogorov subtracts min D_i from D_i before sending; here
+// check itself only rounds the labeling. Kolmogorov subtracts min D_i from D_i before sending; here
 // the shift is taken out of the message constants instead (c_e − γ·min D_i), which
 // gives the same messages and bound without a pass over D.
 func (s *Solver) backward(check bool) float64 {
-	s.fused = check
-	if check && s.chkD == nil {
+	s.fused = check && s.allPotts // elsewhere (stereo, tables) the separate check measured as cheap
+	if s.fused && s.chkD == nil {
 		s.chkD = make([]float32, len(s.u32))
 	}
 	if s.allPotts {
@@ -168,9 +168,6 @@ func (s *Solver) backward(check bool) float64 {
 		d, h := D[:k], H[:k]
 		dmin := s.sumInto(i, d)
 		lb += float64(dmin)
-		if check {
-			s.consistNode(i, d)
-		}
 		g := s.gamma[i]
 		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
 			lb += float64(s.send(a, d, h, g, false)) - float64(g)*float64(dmin)
