@@ -96,18 +96,24 @@ func (s *Solver) consistNode8(i int32, d0, d1, d2, d3, d4, d5, d6, d7 float32) {
 		dj := (*[8]float32)(s.chkD[s.uoff[j]:])
 		fwd := (*[8]float32)(s.msg[s.aout[a]:]) // into j along e
 		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
-		var h [8]float32
-		h[0] = g*(dj[0]-dmin) - fwd[0] + w
-		h[1] = g*(dj[1]-dmin) - fwd[1] + w
-		h[2] = g*(dj[2]-dmin) - fwd[2] + w
-		h[3] = g*(dj[3]-dmin) - fwd[3] + w
-		h[4] = g*(dj[4]-dmin) - fwd[4] + w
-		h[5] = g*(dj[5]-dmin) - fwd[5] + w
-		h[6] = g*(dj[6]-dmin) - fwd[6] + w
-		h[7] = g*(dj[7]-dmin) - fwd[7] + w
-		h[l&7] = g*(dj[l&7]-dmin) - fwd[l&7] // Potts: 0 at the tail's label
-		best := min(min(min(h[0], h[1]), min(h[2], h[3])), min(min(h[4], h[5]), min(h[6], h[7])))
-		if val := h[lj&7]; val-best > ConsistencyTolerance*max(1, abs32(val)) {
+		// h(y) = g·(D_j(y) − dmin) − m(y) + w·[y ≠ l]: every h(y) + w first, in
+		// registers; then the tail's label without w. As w ≥ 0, h(l) + w ≥ h(l),
+		// so the minimum over all y of the first, and h(l), is the minimum of h.
+		h0 := g*(dj[0]-dmin) - fwd[0] + w
+		h1 := g*(dj[1]-dmin) - fwd[1] + w
+		h2 := g*(dj[2]-dmin) - fwd[2] + w
+		h3 := g*(dj[3]-dmin) - fwd[3] + w
+		h4 := g*(dj[4]-dmin) - fwd[4] + w
+		h5 := g*(dj[5]-dmin) - fwd[5] + w
+		h6 := g*(dj[6]-dmin) - fwd[6] + w
+		h7 := g*(dj[7]-dmin) - fwd[7] + w
+		hl := g*(dj[l&7]-dmin) - fwd[l&7]
+		best := min(min(min(min(h0, h1), min(h2, h3)), min(min(h4, h5), min(h6, h7))), hl)
+		val := hl
+		if lj != l {
+			val = g*(dj[lj&7]-dmin) - fwd[lj&7] + w
+		}
+		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
 			s.consLabel[i], s.consLabel[j] = -1, -1
 		}
 	}
@@ -137,36 +143,38 @@ func b2i(b bool) int32 {
 	return 0
 }
 
-// primalPotts8 is primalPotts for K = 8.
+// primalPotts8 is primalLabels for K = 8 Potts models, in registers: the
+// Potts term to an earlier node adds w at every label but that node's, as
+// w·[y ≠ x_j] (w·1 is w and p + w·0 is p, exactly: the same values).
 func (s *Solver) primalPotts8() {
 	for i := int32(0); i < int32(s.n); i++ {
-		p := *(*[8]float32)(s.u32[s.uoff[i]:])
+		u := (*[8]float32)(s.u32[s.uoff[i]:])
+		p0, p1, p2, p3, p4, p5, p6, p7 := u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7]
 		a0, a1, nb := s.astart[i], s.astart[i+1], s.nbwd[i]
 		for a := a0; a < a0+nb; a++ {
 			e := s.aedge[a]
-			w, xj := s.w[e], s.primal[s.tail[e]]&7
-			keep := p[xj] // the Potts term is 0 at the earlier node's label
-			p[0] += w
-			p[1] += w
-			p[2] += w
-			p[3] += w
-			p[4] += w
-			p[5] += w
-			p[6] += w
-			p[7] += w
-			p[xj] = keep
+			w, xj := s.w[e], s.primal[s.tail[e]]
+			p0 += w * float32(b2i(xj != 0))
+			p1 += w * float32(b2i(xj != 1))
+			p2 += w * float32(b2i(xj != 2))
+			p3 += w * float32(b2i(xj != 3))
+			p4 += w * float32(b2i(xj != 4))
+			p5 += w * float32(b2i(xj != 5))
+			p6 += w * float32(b2i(xj != 6))
+			p7 += w * float32(b2i(xj != 7))
 		}
 		for a := a0 + nb; a < a1; a++ {
 			m := (*[8]float32)(s.msg[s.ain[a]:])
-			p[0] += m[0]
-			p[1] += m[1]
-			p[2] += m[2]
-			p[3] += m[3]
-			p[4] += m[4]
-			p[5] += m[5]
-			p[6] += m[6]
-			p[7] += m[7]
+			p0 += m[0]
+			p1 += m[1]
+			p2 += m[2]
+			p3 += m[3]
+			p4 += m[4]
+			p5 += m[5]
+			p6 += m[6]
+			p7 += m[7]
 		}
+		p := [8]float32{p0, p1, p2, p3, p4, p5, p6, p7}
 		s.primal[i] = argmin8(&p)
 	}
 }
@@ -176,10 +184,26 @@ func (s *Solver) primalPotts8() {
 func argmin8(p *[8]float32) int32 {
 	m := min(min(min(p[0], p[1]), min(p[2], p[3])), min(min(p[4], p[5]), min(p[6], p[7])))
 	at := int32(7)
-	for x := int32(6); x >= 0; x-- {
-		if p[x] == m {
-			at = x
-		}
+	if p[6] == m {
+		at = 6
+	}
+	if p[5] == m {
+		at = 5
+	}
+	if p[4] == m {
+		at = 4
+	}
+	if p[3] == m {
+		at = 3
+	}
+	if p[2] == m {
+		at = 2
+	}
+	if p[1] == m {
+		at = 1
+	}
+	if p[0] == m {
+		at = 0
 	}
 	return at
 }
