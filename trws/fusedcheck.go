@@ -50,30 +50,34 @@ func (s *Solver) consistNode(i int32, d []float32) {
 	}
 }
 
-// primal is check's rounded labeling: each node in order minimises its unary
-// plus the pairwise terms to earlier nodes' labels and the messages from later
-// ones.
+// primalLabels is check's rounded labeling alone.
 func (s *Solver) primalLabels() {
 	P, row := s.scratch[2*s.mk:3*s.mk], s.scratch[3*s.mk:4*s.mk]
 	for i := int32(0); i < int32(s.n); i++ {
 		k := s.labels[i]
-		p, r := P[:k], row[:k]
-		copy(p, s.u32[s.uoff[i]:s.uoff[i+1]])
-		adj := s.aedge[s.astart[i]:s.astart[i+1]]
-		nb := s.nbwd[i]
-		for _, e := range adj[:nb] {
-			s.pairRow(e, s.primal[s.tail[e]], r)
-			for y, v := range r {
-				p[y] += v
-			}
-		}
-		for _, e := range adj[nb:] {
-			for y, v := range s.msgInto(e, i)[:k] {
-				p[y] += v
-			}
-		}
-		s.primal[i] = argmin(p)
+		s.primalNode(i, P[:k], row[:k])
 	}
+}
+
+// primalNode rounds node i (after the earlier nodes): its label minimises its
+// unary plus the pairwise terms to earlier nodes' labels and the messages from
+// later ones; p and r are scratch of its label count.
+func (s *Solver) primalNode(i int32, p, r []float32) {
+	copy(p, s.u32[s.uoff[i]:s.uoff[i+1]])
+	adj := s.aedge[s.astart[i]:s.astart[i+1]]
+	nb := s.nbwd[i]
+	for _, e := range adj[:nb] {
+		s.pairRow(e, s.primal[s.tail[e]], r)
+		for y, v := range r {
+			p[y] += v
+		}
+	}
+	for _, e := range adj[nb:] {
+		for y, v := range s.msgInto(e, i)[:len(p)] {
+			p[y] += v
+		}
+	}
+	s.primal[i] = argmin(p)
 }
 
 // consistNode8 is consistNode for K = 8 with D in registers (backwardPotts8):

@@ -203,21 +203,9 @@ func (s *Solver) check() int {
 		k := s.labels[i]
 		d, p, h, r := D[:k], P[:k], H[:k], row[:k]
 		s.sumInto(i, d)
-		copy(p, s.u32[s.uoff[i]:s.uoff[i+1]])
+		s.primalNode(i, p, r)
 		adj := s.aedge[s.astart[i]:s.astart[i+1]]
 		nb := s.nbwd[i]
-		for _, e := range adj[:nb] {
-			s.pairRow(e, s.primal[s.tail[e]], r)
-			for y, v := range r {
-				p[y] += v
-			}
-		}
-		for _, e := range adj[nb:] {
-			for y, v := range s.msgInto(e, i)[:k] {
-				p[y] += v
-			}
-		}
-		s.primal[i] = argmin(p)
 		l := uniqueArgmin(d)
 		s.argmin[i], s.consLabel[i] = l, l
 		if l < 0 {
