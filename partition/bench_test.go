@@ -2,6 +2,7 @@ package partition_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/trws"
 )
 
 // BenchmarkSolveRaster is the windowed pipeline out of core on a .grid file: the
@@ -80,4 +82,74 @@ func BenchmarkRasterWindowCheck(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(data)), "proof-bytes")
 	})
+}
+
+// BenchmarkWindowAgainstOneSolve: the throughput issue's per-window target. A
+// 512+32 window inside the colour segmentation of fruits.jpg tiled to 1100×1100
+// (`gen tiled` defaults) at K = 2, 4 and 8: "window" is its full default solve
+// (SolveWindow: Algorithm 1's pruning iterations, each a TRW-S solve, and the
+// certificate), "relaxed" one TRW-S solve of the same window's model to the
+// default stopping rules. The target is window ≤ 1.5 × relaxed; pixels/s is per
+// core, over the window's nodes.
+func BenchmarkWindowAgainstOneSolve(b *testing.B) {
+	img, err := gen.LoadImage("../../shared/images/opencv-doc-debian/fruits.jpg")
+	if err != nil {
+		b.Skipf("../shared/images not present (%v)", err)
+	}
+	const side = 1100
+	for _, k := range []int{2, 4, 8} {
+		src, err := gen.Tiled(img, side, side, k, 1, gen.TiledOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(b.TempDir(), "t.grid")
+		if err := gen.WriteFile(path, src, gen.WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		r, err := grid.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		raster := partition.Raster{Width: side, Height: side, Window: r.Window}
+		var win partition.RasterWindow // the first window away from the raster's edge
+		for _, w := range partition.RasterWindows(side, side, 512, 32, 0) {
+			if w.Nodes.X0 > 0 && w.Nodes.Y0 > 0 {
+				win = w
+				break
+			}
+		}
+		n := win.Nodes.Pixels()
+		b.Run(fmt.Sprintf("K=%d/window", k), func(b *testing.B) {
+			var res *partition.WindowResult
+			for range b.N {
+				if res, err = partition.SolveWindow(context.Background(), raster, win, partition.NewMemStore(side, side), persistency.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "pixels/s")
+			b.ReportMetric(float64(res.PruningIterations), "pruning-iterations")
+			b.ReportMetric(float64(res.SolverIterations), "trws-iterations")
+		})
+		b.Run(fmt.Sprintf("K=%d/relaxed", k), func(b *testing.B) {
+			nd := win.Nodes
+			m, err := r.Window(nd.X0, nd.Y0, nd.W, nd.H)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var res trws.Result
+			b.ResetTimer()
+			for range b.N {
+				s, err := trws.New(m)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res, err = s.Solve(context.Background(), trws.DefaultOptions()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "pixels/s")
+			b.ReportMetric(float64(res.Iterations), "trws-iterations")
+		})
+		r.Close()
+	}
 }

@@ -104,3 +104,42 @@ func TestUnrolledArgminsEqualTheLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestUnrolledPottsPassesEqualTheGeneralOnes: the passes written out for K = 2,
+// 4 and 8 leave exactly the messages, bounds and consistency labels of the
+// general Potts passes, bit for bit, iteration after iteration.
+func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
+	for _, k := range []int{2, 4, 8} {
+		for seed := range uint64(3) {
+			m := random.PottsDenoising(random.New(20+seed), 23, 17, k, 0.8, 4, 1.5)
+			if seed == 2 {
+				m = random.PottsGrid(random.New(30+seed), 19, 14, k) // a weight per edge
+			}
+			a, err := New(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := New(m)
+			if !a.allPotts || a.mk != k {
+				t.Fatalf("K=%d: not a Potts model of the unrolled passes", k)
+			}
+			for it := range 25 {
+				check := it%3 == 2
+				a.forward() // the unrolled passes
+				la := a.backward(check)
+				b.forwardPotts()
+				b.fused = check
+				if b.chkD == nil {
+					b.chkD = make([]float32, len(b.u32))
+				}
+				lb := b.backwardPotts(check)
+				if la != lb || !slices.Equal(a.msg, b.msg) {
+					t.Fatalf("K=%d seed %d iteration %d: bounds %v and %v, messages equal %v", k, seed, it, la, lb, slices.Equal(a.msg, b.msg))
+				}
+				if check && (!slices.Equal(a.consLabel, b.consLabel) || !slices.Equal(a.argmin, b.argmin)) {
+					t.Fatalf("K=%d seed %d iteration %d: consistency labels differ", k, seed, it)
+				}
+			}
+		}
+	}
+}

@@ -125,9 +125,14 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 // forward is the forward pass: nodes in increasing order send to later neighbours.
 func (s *Solver) forward() {
 	if s.allPotts {
-		if s.mk == 8 {
+		switch s.mk {
+		case 2:
+			s.forwardPotts2()
+		case 4:
+			s.forwardPotts4()
+		case 8:
 			s.forwardPotts8()
-		} else {
+		default:
 			s.forwardPotts()
 		}
 		return
@@ -156,7 +161,12 @@ func (s *Solver) backward(check bool) float64 {
 		s.chkD = make([]float32, len(s.u32))
 	}
 	if s.allPotts {
-		if s.mk == 8 {
+		switch s.mk {
+		case 2:
+			return s.backwardPotts2(s.fused)
+		case 4:
+			return s.backwardPotts4(s.fused)
+		case 8:
 			return s.backwardPotts8(s.fused)
 		}
 		return s.backwardPotts(s.fused)
