@@ -29,9 +29,12 @@ func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, 
 		return nil, err
 	}
 	sp := &Subproblem{Vars: ind.Vars, Boundary: make([]bool, len(A))}
-	local := make(map[int32]int, 2*len(ind.Boundary))
+	local := make([]int32, m.NumVars()) // model variable → its index in A, or −1
+	for v := range local {
+		local[v] = -1
+	}
 	for i, v := range A {
-		local[int32(v)] = i
+		local[v] = int32(i)
 	}
 	labels := make([]int, len(A))
 	for i, v := range A {
@@ -46,18 +49,18 @@ func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, 
 		}
 		args = args[:0]
 		for _, u := range m.FactorVars(f) {
-			args = append(args, local[u])
+			args = append(args, int(local[u]))
 		}
 		if err := b.AddFactor(id, args...); err != nil {
 			return nil, err
 		}
 	}
-	hopeless := map[int]bool{}
+	hopeless := make([]bool, len(A))
 	var in, yIn, inVars []int
 	for _, f := range ind.Boundary {
 		in, yIn, inVars = in[:0], yIn[:0], inVars[:0]
 		for p, u := range m.FactorVars(f) {
-			if i, ok := local[u]; ok {
+			if i := int(local[u]); i >= 0 {
 				in, yIn, inVars = append(in, p), append(yIn, y[u]), append(inVars, i)
 				sp.Boundary[i] = true
 			}
