@@ -93,13 +93,26 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 	r.labels = make([]int32, len(keep))
 	r.uoff = make([]int32, len(keep)+1)
 	for i, v := range keep {
+		r.uoff[i+1] = r.uoff[i] + s.labels[v]
+	}
+	r.u64, r.u32 = make([]float64, 0, r.uoff[len(keep)]), make([]float32, 0, r.uoff[len(keep)])
+	for i, v := range keep {
 		r.vars[i] = s.vars[v]
 		r.labels[i] = s.labels[v]
-		r.uoff[i+1] = r.uoff[i] + s.labels[v]
 		r.u64 = append(r.u64, s.u64[s.uoff[v]:s.uoff[v+1]]...)
 		r.u32 = append(r.u32, s.u32[s.uoff[v]:s.uoff[v+1]]...)
 	}
-	var kept []int
+	// The edges kept, counted first so that every array is allocated once.
+	nk := 0
+	for e := range s.tail {
+		if loc[s.tail[e]] >= 0 && loc[s.head[e]] >= 0 {
+			nk++
+		}
+	}
+	kept := make([]int, 0, nk)
+	r.tail, r.head, r.kind = make([]int32, 0, nk), make([]int32, 0, nk), make([]uint8, 0, nk)
+	r.w, r.t, r.tab = make([]float32, 0, nk), make([]float32, 0, nk), make([]int32, 0, nk)
+	r.fn, r.swap = make([]*model.Function, 0, nk), make([]bool, 0, nk)
 	for e := range s.tail {
 		if t, h := loc[s.tail[e]], loc[s.head[e]]; t >= 0 && h >= 0 {
 			kept = append(kept, e)
