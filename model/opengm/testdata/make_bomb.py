@@ -5,7 +5,8 @@ directory with Debian's h5py: /usr/bin/python3 make_bomb.py bomb_values.h5 20000
 """
 import numpy as np, h5py, sys
 # A model of 2 variables with one explicit 2x2 function, whose values dataset
-# holds N zeros (gzip): the decoder reads the whole dataset before checking use.
+# holds N zeros (gzip): a reader that inflates datasets before checking what the
+# functions need allocates gigabytes (partopt refuses it from its declared size).
 N = int(sys.argv[2])
 with h5py.File(sys.argv[1], "w") as f:
     g = f.create_group("gm")
