@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -268,23 +267,9 @@ func (s *service) pruneOutputs(ctx context.Context) {
 	if s.outputRetention <= 0 {
 		return
 	}
-	keys, err := s.res.Jobs.Keys(ctx)
-	if err != nil {
-		if !errors.Is(err, jetstream.ErrNoKeysFound) {
-			s.log.Error("listing jobs for the output retention", "err", err)
-		}
-		return
-	}
-	for _, key := range keys {
-		job, ok := strings.CutSuffix(key, ".status")
-		if !ok {
-			continue
-		}
-		e, err := s.res.Jobs.Get(ctx, key)
-		var sum coordinator.Summary
-		if err != nil || json.Unmarshal(e.Value(), &sum) != nil || !replica.Finished(sum.Phase) || len(sum.Outputs) == 0 ||
-			time.Since(sum.Updated) < s.outputRetention {
-			continue
+	err := jobStatuses(ctx, s.res, func(job string, e jetstream.KeyValueEntry, sum coordinator.Summary, err error) error {
+		if err != nil || !replica.Finished(sum.Phase) || len(sum.Outputs) == 0 || time.Since(sum.Updated) < s.outputRetention {
+			return nil
 		}
 		for _, name := range sum.Outputs {
 			if err := s.res.Objects.Delete(ctx, protocol.OutputObject(job, name)); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
@@ -293,10 +278,14 @@ func (s *service) pruneOutputs(ctx context.Context) {
 		}
 		sum.Outputs, sum.Err = nil, fmt.Sprintf("its outputs were removed %s after it ended (--output-retention)", s.outputRetention)
 		data, _ := json.Marshal(sum)
-		if _, err := s.res.Jobs.Update(ctx, key, data, e.Revision()); err != nil {
+		if _, err := s.res.Jobs.Update(ctx, e.Key(), data, e.Revision()); err != nil {
 			s.log.Error("recording expired outputs", "job", job, "err", err)
 		}
 		s.log.Info("outputs expired", "job", job)
+		return nil
+	})
+	if err != nil {
+		s.log.Error("listing jobs for the output retention", "err", err)
 	}
 }
 

@@ -39,38 +39,51 @@ func (t kvTable) add(ctx context.Context, spec protocol.JobSpec) error {
 func (kvTable) end(context.Context, coordinator.Summary) error { return nil } // the status is the record
 
 func (t kvTable) unfinished(ctx context.Context) ([]protocol.JobSpec, error) {
-	keys, err := t.res.Jobs.Keys(ctx)
+	var out []protocol.JobSpec
+	err := jobStatuses(ctx, t.res, func(job string, _ jetstream.KeyValueEntry, sum coordinator.Summary, err error) error {
+		if err != nil {
+			return fmt.Errorf("job %s: status: %w", job, err)
+		}
+		// A job done but not uploaded (stopped in between) is finished again.
+		if replica.Finished(sum.Phase) && (sum.Phase != replica.PhaseDone || len(sum.Outputs) > 0) {
+			return nil
+		}
+		spec, err := t.res.JobSpec(ctx, job)
+		if err != nil {
+			return err
+		}
+		out = append(out, spec)
+		return nil
+	})
+	return out, err
+}
+
+// jobStatuses calls each for every job with a stored status in the job
+// bucket: its id, the status entry and the status decoded (err when it could
+// not be read or decoded); an error from each ends the walk.
+func jobStatuses(ctx context.Context, res *cluster.Resources, each func(job string, e jetstream.KeyValueEntry, sum coordinator.Summary, err error) error) error {
+	keys, err := res.Jobs.Keys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out []protocol.JobSpec
 	for _, key := range keys {
 		job, ok := strings.CutSuffix(key, ".status")
 		if !ok {
 			continue
 		}
-		e, err := t.res.Jobs.Get(ctx, key)
+		e, err := res.Jobs.Get(ctx, key)
 		var sum coordinator.Summary
 		if err == nil {
 			err = json.Unmarshal(e.Value(), &sum)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("job %s: status: %w", job, err)
+		if err := each(job, e, sum, err); err != nil {
+			return err
 		}
-		// A job done but not uploaded (stopped in between) is finished again.
-		if replica.Finished(sum.Phase) && (sum.Phase != replica.PhaseDone || len(sum.Outputs) > 0) {
-			continue
-		}
-		spec, err := t.res.JobSpec(ctx, job)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, spec)
 	}
-	return out, nil
+	return nil
 }
 
 // raftTable keeps the jobs in the replicated table (and the specs in the
