@@ -3,29 +3,14 @@ package replica_test
 import (
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/replica"
 )
-
-// freeAddrs returns n loopback addresses with free ports.
-func freeAddrs(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, l.Addr().String())
-		l.Close()
-	}
-	return out
-}
 
 // trio is three replicas on loopback with their directories.
 type trio struct {
@@ -36,7 +21,7 @@ type trio struct {
 }
 
 func newTrio(t *testing.T) *trio {
-	addrs := freeAddrs(t, 3)
+	addrs := testutil.FreeAddrs(t, 3)
 	tr := &trio{t: t, nodes: make([]*replica.Replica, 3)}
 	for i, a := range addrs {
 		tr.peers = append(tr.peers, replica.Peer{ID: fmt.Sprintf("c%d", i+1), Addr: a})

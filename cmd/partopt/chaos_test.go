@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/internal/testutil"
 )
 
 // proc is a partopt process of a local cluster, with its log in a file.
@@ -62,15 +62,6 @@ func (p *proc) leads() bool {
 	return p.cmd != nil && strings.Count(out, "msg=leading") > strings.Count(out, "no longer leading")
 }
 
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // localCluster is a cluster of partopt processes on loopback: a NATS server,
 // three coordinator replicas (raft) and three workers of one slot, with
 // --ack-wait 3s.
@@ -106,13 +97,14 @@ func newLocalCluster(t *testing.T, side int) *localCluster {
 			}
 		}
 	})
-	natsAddr := freePort(t)
+	addrs := testutil.FreeAddrs(t, 4)
+	natsAddr := addrs[3]
 	c.url = "nats://" + natsAddr
 	ack := []string{"--ack-wait", "3s"}
 	c.nats = c.newProc("nats", "server", "--listen", natsAddr, "--dir", filepath.Join(c.dir, "nats"))
 	var peers []string
 	for i := range 3 {
-		peers = append(peers, fmt.Sprintf("c%d=%s", i, freePort(t)))
+		peers = append(peers, fmt.Sprintf("c%d=%s", i, addrs[i]))
 	}
 	for i := range 3 {
 		_, addr, _ := strings.Cut(peers[i], "=")

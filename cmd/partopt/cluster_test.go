@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -359,13 +358,8 @@ func TestProgressBar(t *testing.T) {
 func TestCoordinatorReplicasFailOver(t *testing.T) {
 	c := newCommands(t)
 	var peers []string
-	for i := range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		peers = append(peers, fmt.Sprintf("c%d=%s", i, l.Addr()))
-		l.Close()
+	for i, addr := range testutil.FreeAddrs(t, 3) {
+		peers = append(peers, fmt.Sprintf("c%d=%s", i, addr))
 	}
 	data := []string{t.TempDir(), t.TempDir(), t.TempDir()}
 	replicaArgs := func(i int) []string {

@@ -8,6 +8,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -135,4 +136,21 @@ func ResultFileBomb(messages int) []byte {
 	}
 	zw.Close()
 	return buf.Bytes()
+}
+
+// FreeAddrs returns n distinct loopback addresses whose ports were free. Every
+// listener stays open until all n are picked: a port closed at once may be
+// handed out again by the next pick (two raft peers on one port).
+func FreeAddrs(t testing.TB, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs[i] = l.Addr().String()
+	}
+	return addrs
 }
