@@ -24,6 +24,11 @@ type Options struct {
 	// for A inside the core involves only factors touching A, so the result is
 	// persistent for the whole model the window was cut from.
 	Candidates []bool
+	// FullSolves re-solves every pruning iteration's whole sub-problem, as the
+	// paper does, instead of settling the default TRW-S messages near what the
+	// iteration changed (the same decisions where the relaxation's optimum is
+	// unique; the final certificate is checked on the whole sub-problem either way).
+	FullSolves bool
 }
 
 // Progress reports a pruning iteration.
@@ -57,9 +62,12 @@ type Result struct {
 	// Score is the paper's persistency score, Fraction the plain fraction of variables.
 	Score, Fraction   float64
 	PruningIterations int
-	SolverIterations  int
-	Seconds           float64
-	SolverSeconds     float64
+	// Settled counts the pruning iterations that re-solved only near what they
+	// changed (Options.FullSolves); the others solved their whole sub-problem.
+	Settled          int
+	SolverIterations int
+	Seconds          float64
+	SolverSeconds    float64
 }
 
 // Run is Algorithm 1 of the paper: solve the relaxation on V, keep the consistent
@@ -106,11 +114,68 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	}
 	report(0, len(A), out.LowerBound)
 	var prevVars []int // the variables of out's problem; nil: the whole model
+	var inc *incremental
+	if !opt.FullSolves {
+		inc = newIncremental(m, solver, opt.Variant, out, nil, nil)
+	}
 	for it := 1; len(A) > 0; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		res.PruningIterations = it
+		if inc != nil {
+			before := inc.loc.Iterations
+			cons, boundary, ok, err := inc.step(ctx, A, x)
+			res.SolverIterations += inc.loc.Iterations - before
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				res.Settled++
+				var kept []int
+				for i, v := range A {
+					if l := cons[i]; l >= 0 && (!boundary[i] || l == x[v]) {
+						kept = append(kept, i)
+					}
+				}
+				report(it, len(kept), math.NaN())
+				if len(kept) < len(A) {
+					newA := make([]int, len(kept))
+					for j, i := range kept {
+						newA[j] = A[i]
+						x[A[i]] = cons[i]
+					}
+					A = newA
+					continue
+				}
+				for i, v := range A {
+					x[v] = cons[i]
+				}
+			}
+			// Settled with nothing dropped (the certificate below is made from
+			// the survivors' solver), or not settled: from here on as before,
+			// from the survivors' messages.
+			s, err := inc.solver()
+			if err != nil {
+				return nil, err
+			}
+			inc, prevVars = nil, A
+			out = &Outcome{state: s}
+			if ok {
+				cert, done, err := certifyFinal(m, A, x, opt.Variant, s)
+				if err != nil {
+					return nil, err
+				}
+				if done {
+					res.CertificateGap, res.Certificate, res.Set = cert.gap, cert.cert, A
+					for _, v := range A {
+						res.Persistent[v] = x[v]
+						res.Labeling[v] = x[v]
+					}
+					break
+				}
+			}
+		}
 		sp, err := BuildSubproblem(m, A, x, opt.Variant)
 		if err != nil {
 			return nil, err
@@ -169,6 +234,9 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		for j, i := range kept {
 			newA[j] = A[i]
 			x[A[i]] = next.Consistent[i]
+		}
+		if !opt.FullSolves {
+			inc = newIncremental(m, solver, opt.Variant, next, A, sp.Boundary) // near the changes again
 		}
 		out, prevVars, A = next, A, newA
 	}

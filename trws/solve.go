@@ -211,23 +211,10 @@ func (s *Solver) check() int {
 		if l < 0 {
 			continue
 		}
-		dmin := d[l]
 		g := s.gamma[i]
 		for _, e := range adj[:nb] {
 			j := s.tail[e]
-			xj := s.argmin[j]
-			if xj < 0 {
-				continue
-			}
-			fwd := s.msgInto(e, i)
-			best := float32(inf32)
-			s.pairRow(e, xj, r)
-			for y, v := range d {
-				h[y] = g*(v-dmin) - fwd[y]
-				best = min(best, h[y]+r[y])
-			}
-			val := h[l] + r[l]
-			if val-best > ConsistencyTolerance*max(1, abs32(val)) {
+			if xj := s.argmin[j]; xj >= 0 && !s.tight(e, d, l, xj, g, h, r) {
 				s.consLabel[i], s.consLabel[j] = -1, -1
 			}
 		}
@@ -239,6 +226,23 @@ func (s *Solver) check() int {
 		}
 	}
 	return agree
+}
+
+// tight is the consistency test of edge e from its head i (the later node):
+// with D_i = d (unique minimiser l), γ_i = g and the tail's label xj, and
+// h = g·(d − d(l)) − m_{j→i}, h(l) + θ(xj, l) is within the tolerance of
+// min_y h(y) + θ(xj, y). h and r are scratch of len(d).
+func (s *Solver) tight(e int32, d []float32, l, xj int32, g float32, h, r []float32) bool {
+	dmin := d[l]
+	fwd := s.msgInto(e, s.head[e])
+	best := float32(inf32)
+	s.pairRow(e, xj, r)
+	for y, v := range d {
+		h[y] = g*(v-dmin) - fwd[y]
+		best = min(best, h[y]+r[y])
+	}
+	val := h[l] + r[l]
+	return val-best <= ConsistencyTolerance*max(1, abs32(val))
 }
 
 func abs32(x float32) float32 {

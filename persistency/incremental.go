@@ -1,0 +1,186 @@
+package persistency
+
+import (
+	"context"
+	"math"
+	"slices"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/trws"
+)
+
+// incremental runs Algorithm 1's pruning iterations on pairwise models on the
+// first solve's TRW-S solver itself, re-solving near the change only (see
+// trws.Local): an iteration removes the nodes that left A, rewrites the unary
+// terms of their surviving neighbours — the model's unary terms plus one
+// boundary potential per factor that now leaves A, which is all that differs
+// between Ê_{A,x} and the previous sub-problem — and settles the messages
+// around them. The sub-problem is built once, at the end, for the certificate,
+// which is checked on the whole of it as before: the shortcut can only fail to
+// settle (then the iteration re-solves the whole sub-problem), never prove more.
+type incremental struct {
+	m        *model.Model
+	variant  Variant
+	loc      *trws.Local
+	node     []int32 // model variable → solver node (−1: none)
+	vars     []int   // solver node → model variable
+	alive    []bool  // by solver node
+	boundary []bool  // by solver node: in a factor that leaves A
+}
+
+// newIncremental starts the pruning iterations from a solve out of a problem
+// over the model variables vars (nil: the whole model) with its boundary nodes
+// (nil: none), when r is the default TRW-S relaxation of a pairwise m; nil
+// otherwise.
+func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome, vars []int, boundary []bool) *incremental {
+	if !defaultTRWS(r) || !pairwise(m) {
+		return nil
+	}
+	s, ok := out.state.(*trws.Solver)
+	if !ok || (vars != nil && len(vars) != s.NumVars()) || (vars == nil && s.NumVars() != m.NumVars()) {
+		return nil
+	}
+	loc, err := s.NewLocal(out.Consistent)
+	if err != nil {
+		return nil
+	}
+	inc := &incremental{m: m, variant: variant, loc: loc, node: make([]int32, m.NumVars()), vars: vars,
+		alive: make([]bool, s.NumVars()), boundary: slices.Clone(boundary)}
+	if inc.vars == nil {
+		inc.vars = make([]int, s.NumVars())
+		for i := range inc.vars {
+			inc.vars[i] = i
+		}
+	}
+	if inc.boundary == nil {
+		inc.boundary = make([]bool, s.NumVars())
+	}
+	for v := range inc.node {
+		inc.node[v] = -1
+	}
+	for i, v := range inc.vars {
+		inc.node[v] = int32(i)
+		inc.alive[i] = true
+	}
+	return inc
+}
+
+// defaultTRWS says whether r is TRW-S (alone or in Auto) with its default
+// options: other options (caps, check periods) are a caller's choice of how
+// each sub-problem is solved, which the shortcut would not honour.
+func defaultTRWS(r Relaxation) bool {
+	switch r := r.(type) {
+	case nil:
+		return true
+	case Auto:
+		return r.Options.MaxIterations == 0 && r.Options.CheckEvery == 0
+	case TRWS:
+		return r.Options.MaxIterations == 0 && r.Options.CheckEvery == 0
+	}
+	return false
+}
+
+// step moves to the node set A (ascending model variables, inside the current
+// one) with the test labels x: it returns the consistency labels of A's
+// variables after settling, and which are boundary nodes; ok is false when a
+// boundary potential is hopeless or the messages did not settle (the caller
+// then builds the sub-problem and solves it whole, from solver()).
+func (inc *incremental) step(ctx context.Context, A, x []int) (cons []int, boundary []bool, ok bool, err error) {
+	keep := make([]bool, len(inc.alive))
+	for _, v := range A {
+		keep[inc.node[v]] = true
+	}
+	var gone []int
+	for i, a := range inc.alive {
+		if a && !keep[i] {
+			gone = append(gone, i)
+			inc.alive[i] = false
+		}
+	}
+	changed := inc.loc.Kill(gone)
+	for _, i := range changed {
+		inc.boundary[i] = true
+		u, fine := inc.unary(inc.vars[i], x)
+		if !fine {
+			return nil, nil, false, nil
+		}
+		if err := inc.loc.SetUnary(i, u); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	if !inc.loc.Settle(ctx, changed) {
+		return nil, nil, false, ctx.Err()
+	}
+	cons, boundary = make([]int, len(A)), make([]bool, len(A))
+	for j, v := range A {
+		i := inc.node[v]
+		cons[j], boundary[j] = inc.loc.Consistent(int(i)), inc.boundary[i]
+	}
+	return cons, boundary, true, nil
+}
+
+// unary is variable v's unary term in Ê_{A,x} (A: the surviving nodes): its
+// unary factors plus the boundary potential of every factor to a variable
+// outside A; fine is false when one is hopeless (see Subproblem.Hopeless).
+func (inc *incremental) unary(v int, x []int) (u []float64, fine bool) {
+	m := inc.m
+	u = make([]float64, m.NumLabels(v))
+	for _, f := range m.VarFactors(v) {
+		fv, fn := m.FactorVars(int(f)), m.FactorFunction(int(f))
+		if len(fv) == 1 {
+			for l := range u {
+				u[l] += fn.Table[l]
+			}
+			continue
+		}
+		pos, other := 0, int(fv[1])
+		if int(fv[1]) == v {
+			pos, other = 1, int(fv[0])
+		}
+		if j := inc.node[other]; j >= 0 && inc.alive[j] {
+			continue
+		}
+		tab := BoundaryPotential(fn, []int{pos}, []int{x[v]}, inc.variant)
+		if hasNegInf(tab) || math.IsInf(tab[x[v]], 1) {
+			return nil, false
+		}
+		for l := range u {
+			u[l] += tab[l]
+		}
+	}
+	return u, true
+}
+
+// solver returns the surviving nodes' TRW-S solver as an Outcome's state, for
+// a certificate or a whole solve.
+func (inc *incremental) solver() (*trws.Solver, error) {
+	s, _, err := inc.loc.Solver()
+	return s, err
+}
+
+// finalCertificate is a checked certificate with its gap.
+type finalCertificate struct {
+	cert *Certificate
+	gap  float64
+}
+
+// certifyFinal builds Ê_{A,x} and checks the certificate of x on A made from s
+// (A's TRW-S solver); done is false when it does not certify (the caller then
+// solves the sub-problem whole, from s).
+func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver) (c finalCertificate, done bool, err error) {
+	sp, err := BuildSubproblem(m, A, x, variant)
+	if err != nil || len(sp.Hopeless) > 0 {
+		return c, false, err
+	}
+	final := make([]int, len(A))
+	for i, v := range A {
+		final[i] = x[v]
+	}
+	c.cert = &Certificate{Labeling: final, Dual: s.Certificate(final)}
+	chk, err := c.cert.Check(sp.Model)
+	if err != nil {
+		return c, false, err
+	}
+	c.gap = chk.Gap
+	return c, chk.Certified, nil
+}

@@ -1,0 +1,334 @@
+package trws
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// Local re-solves a solved problem after small changes, near the changes only:
+// the persistency method's pruning iterations remove a few nodes and change the
+// unary terms of their neighbours, and TRW-S messages far from such a change are
+// already converged. Kill removes nodes (their messages into the survivors become
+// zero and the survivors' weights γ count only surviving neighbours, so that the
+// state is exactly that of Restrict to the survivors), SetUnary changes a unary
+// term, and Settle runs TRW-S passes over a region around the changed nodes,
+// growing it while the change reaches its edge, until every node of the region
+// and around it is consistent again. Solver returns the survivors' solver for a
+// certificate or a full solve. Any messages are a valid reparametrisation, so a
+// Local can only fail to settle, never make a wrong proof: the certificate is
+// checked on the whole problem.
+type Local struct {
+	s     *Solver
+	dead  []bool
+	gamma []float32 // γ over the surviving neighbours
+	cons  []int32   // each node's consistency label (−1: none)
+	d     []float32 // the check's D_i (by uoff)
+	next  []int32   // the check's labels
+	flag  []uint8   // Settle's marks (inRegion, inZone, inRing2), cleared at its end
+	flags []int32   // the nodes with a mark
+	// Options.
+	Radius     int // grow the region by this many edges around a change (default 4)
+	CheckEvery int // iterations between checks of the region (default 3)
+	Budget     int // node updates before Settle gives up (default 4·nodes, at least 2^15)
+	Iterations int // region iterations run so far
+	failed     bool
+}
+
+// NewLocal starts a Local from s's messages and the consistency labels of its
+// last solve (one per node; they are taken to hold for these messages).
+func (s *Solver) NewLocal(consistent []int) (*Local, error) {
+	if len(consistent) != s.n {
+		return nil, fmt.Errorf("trws: NewLocal: %d labels for %d nodes", len(consistent), s.n)
+	}
+	l := &Local{s: s, dead: make([]bool, s.n), gamma: slices.Clone(s.gamma), cons: make([]int32, s.n),
+		d: make([]float32, len(s.u32)), next: make([]int32, s.n), flag: make([]uint8, s.n)}
+	for i, c := range consistent {
+		l.cons[i] = int32(c)
+	}
+	return l, nil
+}
+
+// neighbour is the other end of adjacency entry a of node i.
+func (s *Solver) neighbour(a, i int32) int32 {
+	e := s.aedge[a]
+	if s.tail[e] == i {
+		return s.head[e]
+	}
+	return s.tail[e]
+}
+
+// Kill removes the nodes (solver nodes, not yet removed) and returns their
+// surviving neighbours, ascending: the nodes whose state changed.
+func (l *Local) Kill(nodes []int) []int {
+	s := l.s
+	for _, v := range nodes {
+		l.dead[v], l.cons[v] = true, -1
+	}
+	var touched []int
+	for _, v := range nodes {
+		for a := s.astart[v]; a < s.astart[v+1]; a++ {
+			j := s.neighbour(a, int32(v))
+			if l.dead[j] {
+				continue
+			}
+			clear(s.msgInto(s.aedge[a], j))
+			touched = append(touched, int(j))
+		}
+	}
+	slices.Sort(touched)
+	touched = slices.Compact(touched)
+	for _, j := range touched {
+		var earlier, later int32
+		for a := s.astart[j]; a < s.astart[j+1]; a++ {
+			if !l.dead[s.neighbour(a, int32(j))] {
+				if a < s.astart[j]+s.nbwd[j] {
+					earlier++
+				} else {
+					later++
+				}
+			}
+		}
+		l.gamma[j] = 0
+		if d := max(earlier, later); d > 0 {
+			l.gamma[j] = 1 / float32(d)
+		}
+	}
+	return touched
+}
+
+// SetUnary replaces the unary term of node v (Solver.SetUnary).
+func (l *Local) SetUnary(v int, values []float64) error { return l.s.SetUnary(v, values) }
+
+// Consistent returns node v's consistency label (−1: none).
+func (l *Local) Consistent(v int) int { return int(l.cons[v]) }
+
+// Solver returns a solver on the surviving nodes (Restrict) and the surviving
+// nodes themselves: the same problem and messages as the Local's.
+func (l *Local) Solver() (*Solver, []int, error) {
+	var keep []int
+	for v, d := range l.dead {
+		if !d {
+			keep = append(keep, v)
+		}
+	}
+	r, err := l.s.Restrict(keep)
+	return r, keep, err
+}
+
+const (
+	inRegion uint8 = 1 << iota
+	inZone         // the region and its surviving neighbours: D changes
+	inRing2        // neighbours of the zone: an edge to the zone may change
+)
+
+// setFlag marks node v with f.
+func (l *Local) setFlag(v int32, f uint8) {
+	if l.flag[v] == 0 {
+		l.flags = append(l.flags, v)
+	}
+	l.flag[v] |= f
+}
+
+// Settle runs TRW-S over a region around the changed nodes (surviving nodes)
+// until every node of the region is consistent and no node around it lost or
+// changed its consistency label; the region grows by Radius around any node
+// outside it that did. It reports false when the budget ran out first or ctx
+// ended: the caller then solves the
+// whole problem from these messages. On success every surviving node's label
+// (Consistent) holds for the current messages: nodes beyond the region's
+// neighbours kept their D and their edges. After a failure the labels no
+// longer hold and every later Settle fails.
+func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
+	if l.failed {
+		return false
+	}
+	defer func() { l.failed = !ok }()
+	s := l.s
+	radius, every, budget := l.Radius, l.CheckEvery, l.Budget
+	if radius <= 0 {
+		radius = 4
+	}
+	if every <= 0 {
+		every = 3
+	}
+	if budget <= 0 {
+		budget = max(4*s.n, 1<<15)
+	}
+	defer func() {
+		for _, v := range l.flags {
+			l.flag[v] = 0
+		}
+		l.flags = l.flags[:0]
+	}()
+	var region []int32
+	grow := func(from []int32) {
+		frontier := slices.Clone(from)
+		for _, v := range frontier {
+			if l.flag[v]&inRegion == 0 {
+				l.setFlag(v, inRegion)
+				region = append(region, v)
+			}
+		}
+		for range radius {
+			var next []int32
+			for _, v := range frontier {
+				for a := s.astart[v]; a < s.astart[v+1]; a++ {
+					if j := s.neighbour(a, v); !l.dead[j] && l.flag[j]&inRegion == 0 {
+						l.setFlag(j, inRegion)
+						region = append(region, j)
+						next = append(next, j)
+					}
+				}
+			}
+			frontier = next
+		}
+		slices.Sort(region)
+	}
+	var seeds []int32
+	for _, v := range changed {
+		if !l.dead[v] {
+			seeds = append(seeds, int32(v))
+		}
+	}
+	if len(seeds) == 0 {
+		return true
+	}
+	grow(seeds)
+	for used := 0; ; {
+		if ctx.Err() != nil {
+			return false
+		}
+		for range every {
+			l.passes(region)
+			used += 2 * len(region)
+		}
+		l.Iterations += every
+		ok, moved := l.check(region)
+		if ok {
+			return true
+		}
+		grow(moved)
+		if used > budget {
+			return false
+		}
+	}
+}
+
+// passes is one TRW-S iteration over the region (ascending): the forward and
+// backward passes of the whole problem's, skipping removed neighbours.
+func (l *Local) passes(region []int32) {
+	s := l.s
+	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
+	for _, i := range region {
+		k := s.labels[i]
+		d, h := D[:k], H[:k]
+		s.sumInto(i, d)
+		g := l.gamma[i]
+		for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
+			if !l.dead[s.neighbour(a, i)] {
+				s.send(a, d, h, g, true)
+			}
+		}
+	}
+	for r := len(region) - 1; r >= 0; r-- {
+		i := region[r]
+		k := s.labels[i]
+		d, h := D[:k], H[:k]
+		s.sumInto(i, d)
+		g := l.gamma[i]
+		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
+			if !l.dead[s.neighbour(a, i)] {
+				s.send(a, d, h, g, false)
+			}
+		}
+	}
+}
+
+// check computes the consistency labels (the package doc's definition, as the
+// whole problem's check) of the zone — the region and its surviving neighbours,
+// whose D the passes changed — and of the zone's neighbours, whose edges into
+// the zone may have changed. It reports ok when every zone node is consistent
+// and every node outside the region kept its label (then the labels are
+// stored), else the nodes outside the region whose label changed.
+func (l *Local) check(region []int32) (ok bool, moved []int32) {
+	s := l.s
+	var zone, ring2 []int32
+	for _, i := range region {
+		l.setFlag(i, inZone)
+		zone = append(zone, i)
+	}
+	for _, i := range region {
+		for a := s.astart[i]; a < s.astart[i+1]; a++ {
+			if j := s.neighbour(a, i); !l.dead[j] && l.flag[j]&inZone == 0 {
+				l.setFlag(j, inZone)
+				zone = append(zone, j)
+			}
+		}
+	}
+	for _, i := range zone[len(region):] {
+		for a := s.astart[i]; a < s.astart[i+1]; a++ {
+			if j := s.neighbour(a, i); !l.dead[j] && l.flag[j]&(inZone|inRing2) == 0 {
+				l.setFlag(j, inRing2)
+				ring2 = append(ring2, j)
+			}
+		}
+	}
+	defer func() {
+		for _, v := range zone {
+			l.flag[v] &^= inZone
+		}
+		for _, v := range ring2 {
+			l.flag[v] &^= inRing2
+		}
+	}()
+	for _, list := range [][]int32{zone, ring2} {
+		for _, i := range list {
+			d := l.d[s.uoff[i]:s.uoff[i+1]]
+			s.sumInto(i, d)
+			l.next[i] = uniqueArgmin(d)
+		}
+	}
+	h, r := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
+	// Every edge with an end in the zone, tested once from its later end (head).
+	test := func(e int32) {
+		i, j := s.head[e], s.tail[e]
+		if l.dead[i] || l.dead[j] {
+			return
+		}
+		li, lj := l.next[i], l.next[j]
+		if li < 0 || lj < 0 {
+			return
+		}
+		k := s.labels[i]
+		if !s.tight(e, l.d[s.uoff[i]:s.uoff[i+1]], li, lj, l.gamma[i], h[:k], r[:k]) {
+			l.next[i], l.next[j] = -1, -1
+		}
+	}
+	for _, i := range zone {
+		for a := s.astart[i]; a < s.astart[i+1]; a++ {
+			e := s.aedge[a]
+			if s.head[e] == i || l.flag[s.head[e]]&inZone == 0 {
+				test(e)
+			}
+		}
+	}
+	ok = true
+	for _, i := range region {
+		ok = ok && l.next[i] >= 0
+	}
+	for _, list := range [][]int32{zone[len(region):], ring2} {
+		for _, i := range list {
+			if l.next[i] != l.cons[i] {
+				moved = append(moved, i)
+			}
+		}
+	}
+	if !ok || len(moved) > 0 {
+		return false, moved
+	}
+	for _, i := range zone {
+		l.cons[i] = l.next[i]
+	}
+	return true, nil
+}

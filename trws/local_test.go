@@ -1,0 +1,155 @@
+package trws
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
+)
+
+// localModels are models of every kernel for the Local tests.
+func localModels() map[string]*model.Model {
+	return map[string]*model.Model{
+		"K=2 denoising":       random.PottsDenoising(random.New(11), 30, 30, 2, 0.8, 4, 1.5),
+		"K=4 denoising":       random.PottsDenoising(random.New(12), 30, 25, 4, 1.0, 4, 1.5),
+		"K=8 grid, per-edge":  random.PottsGrid(random.New(13), 24, 16, 8),
+		"K=3 grid, ties":      random.PottsGrid(random.New(14), 17, 13, 3),
+		"parametric grid":     random.ParametricGrid(random.New(15), 20, 15, 6),
+		"dense, mixed labels": random.DensePairwise(random.New(16), 80, 5, 0.05),
+	}
+}
+
+// solvedLocal is a Local of m after a default solve, with the check's labels.
+func solvedLocal(t *testing.T, m *model.Model) *Local {
+	t.Helper()
+	s, err := New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Solve(context.Background(), DefaultOptions()); err != nil {
+		t.Fatal(err)
+	}
+	s.check()
+	cons := make([]int, s.n)
+	for i, l := range s.consLabel {
+		cons[i] = int(l)
+	}
+	l, err := s.NewLocal(cons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestKilledNodesLeaveTheRestrictedProblem: after Kill, a Local's passes over
+// every surviving node are Restrict's solver's iteration, message for message
+// and bit for bit (the fast Potts passes included), and the Local's solver is
+// that problem.
+func TestKilledNodesLeaveTheRestrictedProblem(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for name, m := range localModels() {
+		l := solvedLocal(t, m)
+		var gone []int
+		for v := range l.s.n {
+			if rng.IntN(5) == 0 {
+				gone = append(gone, v)
+			}
+		}
+		l.Kill(gone)
+		r, keep, err := l.Solver()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var region []int32
+		for _, v := range keep {
+			region = append(region, int32(v))
+		}
+		for it := range 3 {
+			l.passes(region)
+			r.forward()
+			r.backward(false)
+			for e := range r.tail {
+				// Restrict keeps the edges in order: e is the e-th kept edge of l.s.
+				f := keptEdge(l, keep, e)
+				a, b := r.msgInto(int32(e), r.head[e]), l.s.msgInto(f, l.s.head[f])
+				c, d := r.msgInto(int32(e), r.tail[e]), l.s.msgInto(f, l.s.tail[f])
+				if !slices.Equal(a, b) || !slices.Equal(c, d) {
+					t.Fatalf("%s, iteration %d: edge %d's messages differ: %v %v against %v %v", name, it, e, a, c, b, d)
+				}
+			}
+		}
+	}
+}
+
+// keptEdge is the solver edge of l.s that Restrict(keep) numbers e.
+func keptEdge(l *Local, keep []int, e int) int32 {
+	in := make([]bool, l.s.n)
+	for _, v := range keep {
+		in[v] = true
+	}
+	for f := range l.s.tail {
+		if in[l.s.tail[f]] && in[l.s.head[f]] {
+			if e == 0 {
+				return int32(f)
+			}
+			e--
+		}
+	}
+	panic("no such edge")
+}
+
+// TestSettledLabelsHoldForTheWholeProblem: after nodes are removed and their
+// neighbours' unary terms changed, a Settle that succeeds leaves every
+// surviving node with the consistency label that the whole problem's check
+// computes from the same messages — near the change and far from it — and
+// Settle does succeed on most such changes.
+func TestSettledLabelsHoldForTheWholeProblem(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	settled, tries := 0, 0
+	for name, m := range localModels() {
+		l := solvedLocal(t, m)
+		for round := range 20 {
+			var gone []int
+			for range 1 + rng.IntN(3) {
+				if v := rng.IntN(l.s.n); !l.dead[v] && !slices.Contains(gone, v) {
+					gone = append(gone, v)
+				}
+			}
+			changed := l.Kill(gone)
+			for _, v := range changed {
+				u := slices.Clone(l.s.u64[l.s.uoff[v]:l.s.uoff[v+1]])
+				for i := range u {
+					u[i] += rng.Float64()
+				}
+				if err := l.SetUnary(v, u); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tries++
+			if !l.Settle(context.Background(), changed) {
+				if l.Settle(context.Background(), nil) {
+					t.Fatalf("%s: a Local settled after a failed Settle", name)
+				}
+				break // the labels no longer hold: a whole solve follows
+			}
+			settled++
+			r, keep, err := l.Solver()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.check()
+			for i, v := range keep {
+				if got, want := l.Consistent(v), int(r.consLabel[i]); got != want {
+					t.Fatalf("%s, round %d: node %d settled with label %d, the whole check gives %d", name, round, v, got, want)
+				}
+			}
+		}
+	}
+	if settled < tries/2 {
+		t.Errorf("only %d of %d changes settled: the test shows little", settled, tries)
+	}
+	t.Logf("%d of %d changes settled", settled, tries)
+}
