@@ -41,9 +41,22 @@ func (m *Model) local(nodes []int) ([]int32, error) {
 // Induced returns the sub-model induced by nodes (distinct variables of m). It costs
 // O(NumVars) plus the size of the factors touching nodes.
 func (m *Model) Induced(nodes []int) (*SubModel, error) {
-	loc, err := m.local(nodes)
+	s, b, err := m.InducedBuilder(nodes)
 	if err != nil {
 		return nil, err
+	}
+	s.Model, err = b.Build()
+	return s, err
+}
+
+// InducedBuilder is Induced without the build: the SubModel (Model nil) and a
+// Builder that holds its factors, sharing m's functions, for a caller that adds
+// terms of its own — boundary potentials — before Build, without copying or
+// re-hashing a function per factor.
+func (m *Model) InducedBuilder(nodes []int) (*SubModel, *Builder, error) {
+	loc, err := m.local(nodes)
+	if err != nil {
+		return nil, nil, err
 	}
 	s := &SubModel{Vars: slices.Clone(nodes)}
 	for _, v := range nodes {
@@ -84,8 +97,7 @@ func (m *Model) Induced(nodes []int) (*SubModel, error) {
 		}
 		b.appendFactor(m.facFunc[f], vars)
 	}
-	s.Model, err = b.Build()
-	return s, err
+	return s, b, nil
 }
 
 // Conditioned is a model with some variables of a parent fixed: for every labeling x

@@ -117,29 +117,39 @@ func neighbours(m *model.Model, v int) []int {
 }
 
 // grow returns nodes plus everything within steps factor steps of them, ascending.
+// It costs O(NumVars) plus the factors it walks: a window's problem is grown on
+// every window solve and check.
 func grow(m *model.Model, nodes []int, steps int) []int {
-	in := map[int]bool{}
+	in := make([]bool, m.NumVars())
 	frontier := slices.Clone(nodes)
+	count := 0
 	for _, v := range nodes {
-		in[v] = true
+		if !in[v] {
+			in[v] = true
+			count++
+		}
 	}
 	for s := 0; s < steps; s++ {
 		var next []int
 		for _, v := range frontier {
-			for _, u := range neighbours(m, v) {
-				if !in[u] {
-					in[u] = true
-					next = append(next, u)
+			for _, f := range m.VarFactors(v) {
+				for _, u := range m.FactorVars(int(f)) {
+					if !in[u] {
+						in[u] = true
+						next = append(next, int(u))
+					}
 				}
 			}
 		}
+		count += len(next)
 		frontier = next
 	}
-	out := make([]int, 0, len(in))
-	for v := range in {
-		out = append(out, v)
+	out := make([]int, 0, count)
+	for v, ok := range in {
+		if ok {
+			out = append(out, v)
+		}
 	}
-	slices.Sort(out)
 	return out
 }
 

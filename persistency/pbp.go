@@ -64,6 +64,7 @@ type Result struct {
 	PruningIterations int
 	// Settled counts the pruning iterations that re-solved only near what they
 	// changed (Options.FullSolves); the others solved their whole sub-problem.
+	// Result files do not store it.
 	Settled          int
 	SolverIterations int
 	Seconds          float64

@@ -145,6 +145,7 @@ func normalizedResult(r *persistency.Result) *persistency.Result {
 		return x
 	}
 	c.Set, c.Persistent, c.Labeling = nilIfEmpty(c.Set), nilIfEmpty(c.Persistent), nilIfEmpty(c.Labeling)
+	c.Settled = 0 // a statistic of the run, not stored
 	if r.Certificate != nil {
 		cert := *r.Certificate
 		cert.Labeling = nilIfEmpty(cert.Labeling)

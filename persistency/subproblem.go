@@ -24,7 +24,7 @@ type Subproblem struct {
 // variables) and the test labeling y (a labeling of m; only its values on A are read).
 // The construction is deterministic: Verify rebuilds the same model.
 func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, error) {
-	ind, err := m.Induced(A)
+	ind, b, err := m.InducedBuilder(A) // the factors inside A, with m's functions
 	if err != nil {
 		return nil, err
 	}
@@ -39,21 +39,6 @@ func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, 
 	labels := make([]int, len(A))
 	for i, v := range A {
 		labels[i] = m.NumLabels(v)
-	}
-	b := model.NewBuilder(labels)
-	args := make([]int, 0, 8)
-	for _, f := range ind.Factors {
-		id, err := b.AddFunction(*m.FactorFunction(f))
-		if err != nil {
-			return nil, err
-		}
-		args = args[:0]
-		for _, u := range m.FactorVars(f) {
-			args = append(args, int(local[u]))
-		}
-		if err := b.AddFactor(id, args...); err != nil {
-			return nil, err
-		}
 	}
 	hopeless := make([]bool, len(A))
 	var in, yIn, inVars []int
