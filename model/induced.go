@@ -113,12 +113,13 @@ type Conditioned struct {
 // NumVars; −1 means free). Factors over fixed variables only move to the offset;
 // factors with some fixed variables become lower-order factors of the free ones, and
 // all unary results for one variable are summed into one new unary factor. Factors
-// with no fixed variable keep their shared function.
+// with no fixed variable keep their shared function. With nothing fixed, Model
+// is m itself (the same factors, in the same order, as a copy would have).
 func (m *Model) Condition(fixed []int) (*Conditioned, error) {
 	if len(fixed) != len(m.labels) {
 		return nil, fmt.Errorf("model: condition: %d entries for %d variables", len(fixed), len(m.labels))
 	}
-	c := &Conditioned{}
+	c := &Conditioned{Vars: make([]int, 0, len(fixed))}
 	for v, l := range fixed {
 		if l >= int(m.labels[v]) || l < -1 {
 			return nil, fmt.Errorf("model: condition: variable %d: label %d out of range [0,%d)", v, l, m.labels[v])
@@ -126,6 +127,10 @@ func (m *Model) Condition(fixed []int) (*Conditioned, error) {
 		if l < 0 {
 			c.Vars = append(c.Vars, v)
 		}
+	}
+	if len(c.Vars) == len(fixed) {
+		c.Model = m
+		return c, nil
 	}
 	loc, _ := m.local(c.Vars)
 	labels := make([]int32, len(c.Vars))
