@@ -8,6 +8,7 @@ import (
 
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/trws"
 )
 
 // TestDefaultFallsBackToPBPOnHugeTables: without a method, a model solved whole
@@ -77,5 +78,33 @@ func TestDefaultFallsBackToPBPOnGridsPastMemory(t *testing.T) {
 	}
 	if _, _, err := run(IRI); err == nil || !strings.Contains(err.Error(), "into memory") {
 		t.Errorf("iri past the bound: %v", err)
+	}
+}
+
+// TestDefaultPBPSettlesItsPruningIterations: the persistency options of a
+// default spec (what solve, run and the workers pass to Algorithm 1) keep the
+// default TRW-S stopping rules, so that pruning iterations settle near their
+// changes instead of re-solving whole sub-problems; an explicit iteration cap
+// is obeyed by re-solving.
+func TestDefaultPBPSettlesItsPruningIterations(t *testing.T) {
+	p, err := LoadProblem("../testdata/denoise32.uai.gz", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		spec   Spec
+		settle bool
+	}{
+		{Spec{}, true},
+		{Spec{Method: PBP, Window: 16}, true},
+		{Spec{Solver: trws.Options{MaxIterations: 40}}, false},
+	} {
+		res, err := persistency.Run(context.Background(), p.Solved, c.spec.withDefaults().persistency())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.PruningIterations == 0 || (res.Settled > 0) != c.settle {
+			t.Errorf("%+v: %d of %d pruning iterations settled, want settling %v", c.spec, res.Settled, res.PruningIterations, c.settle)
+		}
 	}
 }

@@ -65,19 +65,31 @@ func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome,
 	return inc
 }
 
-// defaultTRWS says whether r is TRW-S (alone or in Auto) with its default
-// options: other options (caps, check periods) are a caller's choice of how
-// each sub-problem is solved, which the shortcut would not honour.
+// defaultTRWS says whether r is TRW-S (alone or in Auto) with the default
+// stopping rules (zero Options, or trws.DefaultOptions' values with or
+// without the cap, as jobs pass them): other rules (caps, check periods, targets) are a caller's choice of
+// how each sub-problem is solved, which settling would not honour.
 func defaultTRWS(r Relaxation) bool {
+	var o trws.Options
 	switch r := r.(type) {
 	case nil:
 		return true
 	case Auto:
-		return r.Options.MaxIterations == 0 && r.Options.CheckEvery == 0
+		o = r.Options
 	case TRWS:
-		return r.Options.MaxIterations == 0 && r.Options.CheckEvery == 0
+		o = r.Options
+	default:
+		return false
 	}
-	return false
+	d := trws.DefaultOptions()
+	if o.MaxIterations == 0 && o.CheckEvery == 0 {
+		return true // withDefaults: every rule the default
+	}
+	if o.MaxIterations == 0 {
+		o.MaxIterations = d.MaxIterations // withDefaults: the cap alone
+	}
+	return o.MaxIterations == d.MaxIterations && o.GapTolerance == d.GapTolerance && o.StallIterations == d.StallIterations &&
+		o.StallTolerance == d.StallTolerance && o.CheckEvery == d.CheckEvery && !o.HasTarget && !o.NoCertify
 }
 
 // step moves to the node set A (ascending model variables, inside the current
