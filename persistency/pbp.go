@@ -63,7 +63,7 @@ type Result struct {
 	Score, Fraction   float64
 	PruningIterations int
 	// Settled counts the pruning iterations that re-solved only near what they
-	// changed (Options.FullSolves); the others solved their whole sub-problem.
+	// changed (see Options.FullSolves); the others solved their whole sub-problem.
 	// Result files do not store it.
 	Settled          int
 	SolverIterations int
@@ -133,24 +133,11 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			}
 			if ok {
 				res.Settled++
-				var kept []int
-				for i, v := range A {
-					if l := cons[i]; l >= 0 && (!boundary[i] || l == x[v]) {
-						kept = append(kept, i)
-					}
-				}
+				kept := narrow(A, x, cons, boundary)
 				report(it, len(kept), math.NaN())
 				if len(kept) < len(A) {
-					newA := make([]int, len(kept))
-					for j, i := range kept {
-						newA[j] = A[i]
-						x[A[i]] = cons[i]
-					}
-					A = newA
+					A = kept
 					continue
-				}
-				for i, v := range A {
-					x[v] = cons[i]
 				}
 			}
 			// Settled with nothing dropped (the certificate below is made from
@@ -168,11 +155,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 					return nil, err
 				}
 				if done {
-					res.CertificateGap, res.Certificate, res.Set = cert.gap, cert.cert, A
-					for _, v := range A {
-						res.Persistent[v] = x[v]
-						res.Labeling[v] = x[v]
-					}
+					res.prove(A, x, cert.cert, cert.gap)
 					break
 				}
 			}
@@ -195,21 +178,13 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		var kept []int
-		for i, v := range A {
-			l := next.Consistent[i]
-			if l < 0 || (sp.Boundary[i] && l != x[v]) {
-				continue
-			}
-			kept = append(kept, i)
-		}
+		kept := narrow(A, x, next.Consistent, sp.Boundary)
 		report(it, len(kept), next.LowerBound)
 		if len(kept) == len(A) {
 			// Nothing dropped: certify the final labeling on A.
 			final := make([]int, len(A))
 			for i, v := range A {
-				final[i] = next.Consistent[i]
-				x[v] = final[i]
+				final[i] = x[v]
 			}
 			cert, err := next.Certify(final)
 			if err != nil {
@@ -219,33 +194,46 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			res.CertificateGap = chk.Gap
 			if !chk.Certified {
 				return nil, errors.New("persistency: the final sub-problem's certificate does not check (the solver is not integrally correct at this tolerance)")
 			}
-			res.Certificate = cert
-			res.Set = A
-			for _, v := range A {
-				res.Persistent[v] = x[v]
-				res.Labeling[v] = x[v]
-			}
+			res.prove(A, x, cert, chk.Gap)
 			break
-		}
-		newA := make([]int, len(kept))
-		for j, i := range kept {
-			newA[j] = A[i]
-			x[A[i]] = next.Consistent[i]
 		}
 		if !opt.FullSolves {
 			inc = newIncremental(m, solver, opt.Variant, next, A, sp.Boundary) // near the changes again
 		}
-		out, prevVars, A = next, A, newA
+		out, prevVars, A = next, A, kept
 	}
 	res.Energy = m.Energy(res.Labeling)
 	res.Score, res.Fraction = Score(m, res.Persistent)
 	res.Seconds = time.Since(start).Seconds()
 	res.SolverSeconds = timed.elapsed.Seconds()
 	return res, nil
+}
+
+// narrow is a pruning iteration's decision: the nodes of A (ascending) that
+// stay — a consistency label cons[i], equal to the test label x at a boundary
+// node — with x set to their labels.
+func narrow(A, x, cons []int, boundary []bool) []int {
+	var kept []int
+	for i, v := range A {
+		if l := cons[i]; l >= 0 && (!boundary[i] || l == x[v]) {
+			kept = append(kept, v)
+			x[v] = l
+		}
+	}
+	return kept
+}
+
+// prove records the checked final sub-problem: A with the labels x, proven by
+// cert with its gap.
+func (res *Result) prove(A, x []int, cert *Certificate, gap float64) {
+	res.Certificate, res.CertificateGap, res.Set = cert, gap, A
+	for _, v := range A {
+		res.Persistent[v] = x[v]
+		res.Labeling[v] = x[v]
+	}
 }
 
 // warmVars maps each variable of A (ascending) to its index in prev (ascending, a
