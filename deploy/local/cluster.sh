@@ -314,14 +314,21 @@ cmd_demo() {
 }
 
 cmd_kill_leader() {
-	local old new
+	local old new pid
 	old=$(leader) || die "no coordinator leads"
-	kill -KILL "$(pid_of "$old")"
-	echo "killed $old (pid $(pid_of "$old"))"
+	pid=$(pid_of "$old")
+	kill -KILL "$pid"
+	echo "killed $old (pid $pid)"
+	# Until the killed process is gone, its log still ends leading: leader
+	# would name it.
+	wait_for 10 "end of $old" dead "$old"
 	wait_for 60 "new leader" leader >/dev/null
-	new=$(leader)
+	new=$(leader) || die "the new leader lost the lead at once (see $DIR/logs)"
 	echo "new leader: $new"
 }
+
+# dead NAME: NAME's process no longer runs.
+dead() { ! alive "$1"; }
 
 cmd_restart() {
 	local name=${1:-}
