@@ -41,7 +41,9 @@ type Verdict struct {
 // which makes the decomposition exact to float64 rounding instead of float32.
 func (s *Solver) Certificate(x []int) *Certificate {
 	msg := s.polish()
-	c := &Certificate{Labeling: append([]int(nil), x...), Messages: make([]float64, 0, len(msg))}
+	ne := len(s.tail)
+	c := &Certificate{Labeling: append([]int(nil), x...), Messages: make([]float64, 0, len(msg)),
+		Edges: make([][2]int, 0, ne), LaterIsSecond: make([]bool, 0, ne), Share: make([]float64, 0, ne)}
 	for e := range s.tail {
 		kh, kt := s.labels[s.head[e]], s.labels[s.tail[e]]
 		toHead, toTail := msg[s.mhead[e]:s.mhead[e]+kh], msg[s.mtail[e]:s.mtail[e]+kt]

@@ -1,6 +1,10 @@
 package trws
 
-import "math"
+import (
+	"math"
+
+	"github.com/partopt/partopt/model"
+)
 
 // polish runs one forward and one backward pass in float64, from the float32
 // messages, with exact energies (+Inf as the penalty) and the plain O(K²) minimisation
@@ -52,12 +56,29 @@ func (s *Solver) polish() []float64 {
 			to = s.tail[e]
 		}
 		out := into(e, to)
+		fn := s.fn[e]
+		if w := fn.W; fn.Kind == model.Potts && len(out) == len(hh) && w >= 0 && w <= big {
+			// min_x h(x) + w·[x ≠ y] = min(h(y), min h + w) for w ≥ 0: the
+			// same candidates as the rows below, the same minimum exactly.
+			hmin := math.Inf(1)
+			for _, v := range hh {
+				hmin = fmin(hmin, v)
+			}
+			lo := math.Inf(1)
+			for y := range out {
+				out[y] = fmin(hh[y]+0, hmin+w) // hh[y]+0: the row's value, as below
+				lo = fmin(lo, out[y])
+			}
+			for y := range out {
+				out[y] -= lo
+			}
+			return
+		}
 		for y := range out {
 			out[y] = math.Inf(1)
 		}
 		// θ exactly, +Inf as the penalty, by rows of the function's first argument:
 		// the sender's labels when it is that argument, else the receiver's.
-		fn := s.fn[e]
 		if fromTail != s.swap[e] {
 			for x, hx := range hh {
 				row := fn.Row(x, &buf)
