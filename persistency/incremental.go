@@ -24,7 +24,6 @@ type incremental struct {
 	loc      *trws.Local
 	node     []int32 // model variable → solver node (−1: none)
 	vars     []int   // solver node → model variable
-	alive    []bool  // by solver node
 	boundary []bool  // by solver node: in a factor that leaves A
 }
 
@@ -45,7 +44,7 @@ func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome,
 		return nil
 	}
 	inc := &incremental{m: m, variant: variant, loc: loc, node: make([]int32, m.NumVars()), vars: vars,
-		alive: make([]bool, s.NumVars()), boundary: slices.Clone(boundary)}
+		boundary: slices.Clone(boundary)}
 	if inc.vars == nil {
 		inc.vars = make([]int, s.NumVars())
 		for i := range inc.vars {
@@ -60,15 +59,15 @@ func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome,
 	}
 	for i, v := range inc.vars {
 		inc.node[v] = int32(i)
-		inc.alive[i] = true
 	}
 	return inc
 }
 
 // defaultTRWS says whether r is TRW-S (alone or in Auto) with the default
-// stopping rules (zero Options, or trws.DefaultOptions' values with or
-// without the cap, as jobs pass them): other rules (caps, check periods, targets) are a caller's choice of
-// how each sub-problem is solved, which settling would not honour.
+// stopping rules once withDefaults resolved them (zero Options, or
+// trws.DefaultOptions' values with or without the cap, as jobs pass them):
+// other rules (caps, check periods, targets) are a caller's choice of how each
+// sub-problem is solved, which settling would not honour.
 func defaultTRWS(r Relaxation) bool {
 	var o trws.Options
 	switch r := r.(type) {
@@ -82,12 +81,7 @@ func defaultTRWS(r Relaxation) bool {
 		return false
 	}
 	d := trws.DefaultOptions()
-	if o.MaxIterations == 0 && o.CheckEvery == 0 {
-		return true // withDefaults: every rule the default
-	}
-	if o.MaxIterations == 0 {
-		o.MaxIterations = d.MaxIterations // withDefaults: the cap alone
-	}
+	o = withDefaults(o, d) // as the solve would run them
 	return o.MaxIterations == d.MaxIterations && o.GapTolerance == d.GapTolerance && o.StallIterations == d.StallIterations &&
 		o.StallTolerance == d.StallTolerance && o.CheckEvery == d.CheckEvery && !o.HasTarget && !o.NoCertify
 }
@@ -98,15 +92,14 @@ func defaultTRWS(r Relaxation) bool {
 // boundary potential is hopeless or the messages did not settle (the caller
 // then builds the sub-problem and solves it whole, from solver()).
 func (inc *incremental) step(ctx context.Context, A, x []int) (cons []int, boundary []bool, ok bool, err error) {
-	keep := make([]bool, len(inc.alive))
+	keep := make([]bool, len(inc.vars))
 	for _, v := range A {
 		keep[inc.node[v]] = true
 	}
 	var gone []int
-	for i, a := range inc.alive {
-		if a && !keep[i] {
+	for i, k := range keep {
+		if !k && !inc.loc.Dead(i) {
 			gone = append(gone, i)
-			inc.alive[i] = false
 		}
 	}
 	changed := inc.loc.Kill(gone)
@@ -149,7 +142,7 @@ func (inc *incremental) unary(v int, x []int) (u []float64, fine bool) {
 		if int(fv[1]) == v {
 			pos, other = 1, int(fv[0])
 		}
-		if j := inc.node[other]; j >= 0 && inc.alive[j] {
+		if j := inc.node[other]; j >= 0 && !inc.loc.Dead(int(j)) {
 			continue
 		}
 		tab := BoundaryPotential(fn, []int{pos}, []int{x[v]}, inc.variant)
@@ -170,29 +163,22 @@ func (inc *incremental) solver() (*trws.Solver, error) {
 	return s, err
 }
 
-// finalCertificate is a checked certificate with its gap.
-type finalCertificate struct {
-	cert *Certificate
-	gap  float64
-}
-
 // certifyFinal builds Ê_{A,x} and checks the certificate of x on A made from s
 // (A's TRW-S solver); done is false when it does not certify (the caller then
 // solves the sub-problem whole, from s).
-func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver) (c finalCertificate, done bool, err error) {
+func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver) (cert *Certificate, gap float64, done bool, err error) {
 	sp, err := BuildSubproblem(m, A, x, variant)
 	if err != nil || len(sp.Hopeless) > 0 {
-		return c, false, err
+		return nil, 0, false, err
 	}
 	final := make([]int, len(A))
 	for i, v := range A {
 		final[i] = x[v]
 	}
-	c.cert = &Certificate{Labeling: final, Dual: s.Certificate(final)}
-	chk, err := c.cert.Check(sp.Model)
+	cert = &Certificate{Labeling: final, Dual: s.Certificate(final)}
+	chk, err := cert.Check(sp.Model)
 	if err != nil {
-		return c, false, err
+		return nil, 0, false, err
 	}
-	c.gap = chk.Gap
-	return c, chk.Certified, nil
+	return cert, chk.Gap, chk.Certified, nil
 }

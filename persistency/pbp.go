@@ -150,12 +150,12 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			inc, prevVars = nil, A
 			out = &Outcome{state: s}
 			if ok {
-				cert, done, err := certifyFinal(m, A, x, opt.Variant, s)
+				cert, gap, done, err := certifyFinal(m, A, x, opt.Variant, s)
 				if err != nil {
 					return nil, err
 				}
 				if done {
-					res.prove(A, x, cert.cert, cert.gap)
+					res.prove(A, x, cert, gap)
 					break
 				}
 			}

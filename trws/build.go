@@ -259,10 +259,7 @@ func (s *Solver) finishGraph() {
 	s.gamma = make([]float32, n)
 	maxK := int32(1)
 	for v := 0; v < n; v++ {
-		nf := s.astart[v+1] - s.astart[v] - s.nbwd[v]
-		if d := max(nf, s.nbwd[v]); d > 0 {
-			s.gamma[v] = 1 / float32(d)
-		}
+		s.gamma[v] = gammaOf(s.nbwd[v], s.astart[v+1]-s.astart[v]-s.nbwd[v])
 		maxK = max(maxK, s.labels[v])
 	}
 	s.mk = int(maxK)
@@ -279,6 +276,15 @@ func (s *Solver) finishGraph() {
 	for v := range s.consLabel {
 		s.consLabel[v] = -1
 	}
+}
+
+// gammaOf is TRW-S's weight γ of a node with these numbers of earlier and
+// later neighbours: 1/max(earlier, later), 0 for an isolated node.
+func gammaOf(earlier, later int32) float32 {
+	if d := max(earlier, later); d > 0 {
+		return 1 / float32(d)
+	}
+	return 0
 }
 
 // Penalty is the finite value that stands in for +Inf in the solvers' arithmetic on

@@ -89,16 +89,16 @@ func (l *Local) Kill(nodes []int) []int {
 				}
 			}
 		}
-		l.gamma[j] = 0
-		if d := max(earlier, later); d > 0 {
-			l.gamma[j] = 1 / float32(d)
-		}
+		l.gamma[j] = gammaOf(earlier, later)
 	}
 	return touched
 }
 
 // SetUnary replaces the unary term of node v (Solver.SetUnary).
 func (l *Local) SetUnary(v int, values []float64) error { return l.s.SetUnary(v, values) }
+
+// Dead says whether node v was killed.
+func (l *Local) Dead(v int) bool { return l.dead[v] }
 
 // Consistent returns node v's consistency label (−1: none).
 func (l *Local) Consistent(v int) int { return int(l.cons[v]) }
