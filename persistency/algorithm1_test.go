@@ -106,7 +106,8 @@ type solverCase struct {
 // TestAlgorithm1IsSound runs Algorithm 1 (Run) on 2400 random small models — Ising
 // spin glasses, frustrated multi-label graphs, frustrated cores with easy peripheries,
 // dense random tables with forbidden states and 1-label variables, Potts grids, forests
-// and higher-order models — with TRW-S (pairwise models), SRMP (all models), Exhaustive,
+// and higher-order models — with TRW-S (pairwise models; also settling its
+// disagreements from the first check on, trws.Options.SettleBelow), SRMP (all models), Exhaustive,
 // and a lossy Exhaustive that forgets labels so that pruning happens with the exact
 // criterion (all models; plain Exhaustive labels all of V in its first solve and proves
 // everything), both boundary variants: 18,200 runs. Every run must succeed, its result
@@ -124,6 +125,7 @@ func TestAlgorithm1IsSound(t *testing.T) {
 	}
 	solvers := []solverCase{
 		{"TRWS", func(uint64) persistency.Relaxation { return persistency.TRWS{} }, true},
+		{"TRWSSettledFromTheFirstCheck", func(uint64) persistency.Relaxation { return persistency.TRWS{Options: settleAlways()} }, true},
 		{"SRMP", func(uint64) persistency.Relaxation { return persistency.SRMP{} }, false},
 		{"Exhaustive", func(uint64) persistency.Relaxation { return persistency.Exhaustive{} }, false},
 		{"LossyExhaustive", func(seed uint64) persistency.Relaxation { return newLossy(persistency.Exhaustive{}, seed) }, false},
@@ -194,6 +196,15 @@ func TestAlgorithm1IsSound(t *testing.T) {
 	if models < 2000*scale {
 		t.Errorf("only %d models", models)
 	}
+}
+
+// settleAlways are the default TRW-S options settling every solve's
+// disagreements from its first check on (trws.Options.SettleBelow): tiny models
+// never fall under the default 0.1%.
+func settleAlways() trws.Options {
+	o := trws.DefaultOptions()
+	o.SettleBelow = 1
+	return o
 }
 
 // TestProposition2_EarlyStoppedSolverStaysSound: with a very weak integrally correct

@@ -83,7 +83,7 @@ func defaultTRWS(r Relaxation) bool {
 	d := trws.DefaultOptions()
 	o = withDefaults(o, d) // as the solve would run them
 	return o.MaxIterations == d.MaxIterations && o.GapTolerance == d.GapTolerance && o.StallIterations == d.StallIterations &&
-		o.StallTolerance == d.StallTolerance && o.CheckEvery == d.CheckEvery && !o.HasTarget && !o.NoCertify
+		o.StallTolerance == d.StallTolerance && o.CheckEvery == d.CheckEvery && o.SettleBelow == d.SettleBelow && !o.HasTarget && !o.NoCertify
 }
 
 // step moves to the node set A (ascending model variables, inside the current

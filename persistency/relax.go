@@ -148,6 +148,7 @@ func capped(r Relaxation, n int) Relaxation {
 	set := func(o, def trws.Options) trws.Options {
 		o = withDefaults(o, def)
 		o.MaxIterations, o.NoCertify = n, true // the search certifies itself
+		o.SettleBelow = 0                      // its rounds end at violators, not agreement
 		return o
 	}
 	switch r := r.(type) {

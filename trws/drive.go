@@ -41,6 +41,7 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 	progressBound := math.Inf(-1)
 	checked := false
 	var cons, best []int32 // the last check's consistency labels, the best labeling
+	settleBelow := opt.SettleBelow * float64(n)
 	var err error
 	for it := 1; ; it++ {
 		if err = ctx.Err(); err != nil {
@@ -73,7 +74,7 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 			res.Stop = StopTarget
 		case opt.GapTolerance <= 0:
 			continue
-		case res.Agreeing == n:
+		case res.Agreeing == n, settleNear(ctx, e, &settleBelow, &res, cons, &best):
 			res.Stop = StopAgreement
 		case gapWithin(res.Energy, res.LowerBound, opt.GapTolerance):
 			res.Stop = StopGap
@@ -134,6 +135,35 @@ func record(e Engine, res *Result, cons, best *[]int32, first bool) {
 		res.Energy = en
 		*best = append((*best)[:0], primal...)
 	}
+}
+
+// settler is an Engine that can settle its messages near the variables
+// without a consistency label (Options.SettleBelow).
+type settler interface {
+	settle(ctx context.Context, cons []int32) bool
+}
+
+// settleNear settles e near its disagreements when at most *below remain
+// (see Options.SettleBelow) and reports whether every variable now agrees:
+// cons then holds their labels, the best labeling if it beats res's. After a
+// failure the next try waits until the disagreements have halved.
+func settleNear(ctx context.Context, e Engine, below *float64, res *Result, cons []int32, best *[]int32) bool {
+	n := e.NumVars()
+	st, ok := e.(settler)
+	missing := float64(n - res.Agreeing)
+	if !ok || missing == 0 || missing > *below {
+		return false
+	}
+	if !st.settle(ctx, cons) {
+		*below = missing / 2
+		return false
+	}
+	res.Agreeing = n
+	if en := e.Energy(cons); en < res.Energy {
+		res.Energy = en
+		*best = append((*best)[:0], cons...)
+	}
+	return true
 }
 
 // gapWithin reports energy − bound ≤ tol·max(1, |energy|) for a finite energy (an

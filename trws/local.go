@@ -41,12 +41,17 @@ func (s *Solver) NewLocal(consistent []int) (*Local, error) {
 	if len(consistent) != s.n {
 		return nil, fmt.Errorf("trws: NewLocal: %d labels for %d nodes", len(consistent), s.n)
 	}
-	l := &Local{s: s, dead: make([]bool, s.n), gamma: slices.Clone(s.gamma), cons: make([]int32, s.n),
-		d: make([]float32, len(s.u32)), next: make([]int32, s.n), flag: make([]uint8, s.n)}
+	cons := make([]int32, s.n)
 	for i, c := range consistent {
-		l.cons[i] = int32(c)
+		cons[i] = int32(c)
 	}
-	return l, nil
+	return s.newLocal(cons), nil
+}
+
+// newLocal is NewLocal of the labels cons (kept).
+func (s *Solver) newLocal(cons []int32) *Local {
+	return &Local{s: s, dead: make([]bool, s.n), gamma: slices.Clone(s.gamma), cons: cons,
+		d: make([]float32, len(s.u32)), next: make([]int32, s.n), flag: make([]uint8, s.n)}
 }
 
 // neighbour is the other end of adjacency entry a of node i.

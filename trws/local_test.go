@@ -2,6 +2,9 @@ package trws
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -152,4 +155,69 @@ func TestSettledLabelsHoldForTheWholeProblem(t *testing.T) {
 		t.Errorf("only %d of %d changes settled: the test shows little", settled, tries)
 	}
 	t.Logf("%d of %d changes settled", settled, tries)
+}
+
+// TestSettledSolvesAgreeAsWholeSolvesDo: a solve that settles its last
+// disagreements (Options.SettleBelow) instead of iterating the whole problem
+// stops with agreement only when the whole check of its final messages finds
+// every node consistent with exactly those labels, and on models where the
+// whole solve agrees it agrees too, on a labeling of the same (optimal)
+// energy, in fewer whole iterations on the grids.
+func TestSettledSolvesAgreeAsWholeSolvesDo(t *testing.T) {
+	models := localModels()
+	for seed := range uint64(12) {
+		models[fmt.Sprintf("K=3 denoising %d", seed)] = random.PottsDenoising(random.New(100+seed), 40, 30, 3, 1.0, 4, 1.5)
+		models[fmt.Sprintf("K=5 grid %d", seed)] = random.PottsGrid(random.New(200+seed), 25, 20, 5)
+		models[fmt.Sprintf("parametric %d", seed)] = random.ParametricGrid(random.New(300+seed), 20, 20, 4)
+	}
+	whole := DefaultOptions()
+	whole.SettleBelow = 0
+	settling := DefaultOptions()
+	settling.SettleBelow = 1 // from the first check on
+	agreed, sooner := 0, 0
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		m := models[name]
+		solve := func(o Options) (*Solver, Result) {
+			s, err := New(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := s.Solve(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s, r
+		}
+		_, w := solve(whole)
+		s, r := solve(settling)
+		if r.Agreement && r.Stop == StopAgreement {
+			s.check()
+			for i, l := range s.consLabel {
+				if int(l) != r.Consistent[i] {
+					t.Fatalf("%s: node %d settled with label %d, the whole check of the same messages gives %d", name, i, r.Consistent[i], l)
+				}
+			}
+			if e := m.Energy(r.Consistent); math.Abs(e-r.Energy) > 1e-9*max(1, math.Abs(e)) || !slices.Equal(r.Labeling, r.Consistent) {
+				t.Fatalf("%s: agreement on a labeling of energy %v, reported %v", name, e, r.Energy)
+			}
+		}
+		if !w.Agreement {
+			continue
+		}
+		if !r.Agreement {
+			t.Errorf("%s: the whole solve agrees (%d iterations), the settled one stops with %v", name, w.Iterations, r.Stop)
+			continue
+		}
+		agreed++
+		if math.Abs(w.Energy-r.Energy) > 1e-9*max(1, math.Abs(w.Energy)) {
+			t.Errorf("%s: agreement at energy %v, the whole solve's at %v", name, r.Energy, w.Energy)
+		}
+		if r.Iterations < w.Iterations {
+			sooner++
+		}
+	}
+	if agreed < len(models)/2 || sooner < agreed/2 {
+		t.Errorf("%d of %d models agree, %d of them settle sooner: the test shows little", agreed, len(models), sooner)
+	}
+	t.Logf("%d of %d models agree, %d of them in fewer whole iterations when settled", agreed, len(models), sooner)
 }

@@ -2,6 +2,7 @@ package trws
 
 import (
 	"context"
+	"slices"
 )
 
 // ConsistencyTolerance is τ of the consistency definition (see the package doc).
@@ -34,14 +35,26 @@ type Options struct {
 	// NoCertify skips the certificate of the best labeling when the gap closes
 	// without agreement (a float64 pass): for callers that certify themselves.
 	NoCertify bool
+	// SettleBelow: when a check finds all but at most this fraction of the
+	// variables consistent, the messages around the others are settled (a
+	// Local's Settle) instead of iterating the whole problem. On success every
+	// variable is consistent for the settled messages — the agreement the next
+	// whole checks would wait for — and the solve stops with it; else it goes
+	// on whole. Far from its last disagreements a problem has converged: a
+	// segmentation window agrees but for 0.03% of its pixels after 10 of its 50
+	// iterations. 0 disables, as GapTolerance 0 does; engines other than TRW-S
+	// ignore it.
+	SettleBelow float64
 }
 
 // DefaultOptions: 1500 iterations (the paper's cap), gap 1e-9 relative, stall after
 // 100 iterations without 1e-7 relative bound growth or new consistent variables,
 // checks every 5 iterations (a check costs about one iteration; Kolmogorov's code
-// computes its labeling every 5 too).
+// computes its labeling every 5 too), settling once 0.1% of the variables or
+// fewer disagree.
 func DefaultOptions() Options {
-	return Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
+	return Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5,
+		SettleBelow: 1e-3}
 }
 
 // Progress is reported after every check.
@@ -125,6 +138,26 @@ func (e engine) Check() (consistent, primal []int32) {
 }
 
 func (e engine) Energy(x []int32) float64 { return e.s.energy(x) }
+
+// settle settles the messages around the nodes without a consistency label
+// (cons, the last check's labels) and, on success, sets every node's label.
+// It gives up after the node updates of half an iteration (a whole iteration's
+// passes are faster per node than the region's).
+func (e engine) settle(ctx context.Context, cons []int32) bool {
+	l := e.s.newLocal(slices.Clone(cons))
+	l.Budget = max(e.s.n, 1024)
+	var seeds []int
+	for i, c := range cons {
+		if c < 0 {
+			seeds = append(seeds, i)
+		}
+	}
+	if !l.Settle(ctx, seeds) || slices.Contains(l.cons, -1) {
+		return false
+	}
+	copy(cons, l.cons)
+	return true
+}
 
 // CertifyBest polishes the messages and checks the certificate of x.
 func (e engine) CertifyBest(x []int) (float64, bool) {
