@@ -89,6 +89,13 @@ func (m *Model) InducedBuilder(nodes []int) (*SubModel, *Builder, error) {
 		labels[i] = m.labels[v]
 	}
 	b := newChildBuilder(labels, &m.funcs)
+	scopes := 0
+	for _, f := range s.Factors {
+		scopes += len(m.FactorVars(f))
+	}
+	b.facFunc = slices.Grow(b.facFunc, len(s.Factors))
+	b.facStart = slices.Grow(b.facStart, len(s.Factors))
+	b.facVars = slices.Grow(b.facVars, scopes)
 	vars := make([]int, 0, 8)
 	for _, f := range s.Factors {
 		vars = vars[:0]

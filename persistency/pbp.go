@@ -216,7 +216,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 // stay — a consistency label cons[i], equal to the test label x at a boundary
 // node — with x set to their labels.
 func narrow(A, x, cons []int, boundary []bool) []int {
-	var kept []int
+	kept := make([]int, 0, len(A))
 	for i, v := range A {
 		if l := cons[i]; l >= 0 && (!boundary[i] || l == x[v]) {
 			kept = append(kept, v)

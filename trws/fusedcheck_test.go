@@ -22,6 +22,10 @@ func TestChecksInsideThePassesEqualTheCheck(t *testing.T) {
 		"K=5 denoising":          random.PottsDenoising(random.New(4), 21, 19, 5, 1.0, 4, 1.5),
 		"K=8 grid, per-edge":     random.PottsGrid(random.New(5), 24, 16, 8),
 		"K=2 strong, agreements": random.PottsDenoising(random.New(6), 40, 30, 2, 0.5, 4, 3),
+		"K=2 denoising":          random.PottsDenoising(random.New(10), 30, 20, 2, 1.2, 4, 1),
+		"K=2 grid, per-edge":     random.PottsGrid(random.New(12), 24, 16, 2),
+		"K=4 denoising":          random.PottsDenoising(random.New(11), 30, 20, 4, 1.2, 4, 2),
+		"K=4 grid, per-edge":     random.PottsGrid(random.New(13), 24, 16, 4),
 		"parametric grid":        random.ParametricGrid(random.New(7), 20, 15, 6),
 		"dense, mixed labels":    random.DensePairwise(random.New(8), 60, 5, 0.1),
 		"frustrated":             random.FrustratedGrid(random.New(9), 12, 12),
@@ -101,6 +105,19 @@ func TestUnrolledArgminsEqualTheLoops(t *testing.T) {
 		}
 		if a, b := uniqueArgmin8(&d), uniqueArgmin(d[:]); a != b {
 			t.Fatalf("%v: uniqueArgmin8 %d, uniqueArgmin %d", d, a, b)
+		}
+		d4, d2 := (*[4]float32)(d[:4]), (*[2]float32)(d[:2])
+		if a, b := argmin4(d4), argmin(d4[:]); a != b {
+			t.Fatalf("%v: argmin4 %d, argmin %d", d4, a, b)
+		}
+		if a, b := uniqueArgmin4(d4), uniqueArgmin(d4[:]); a != b {
+			t.Fatalf("%v: uniqueArgmin4 %d, uniqueArgmin %d", d4, a, b)
+		}
+		if a, b := argmin2(d2), argmin(d2[:]); a != b {
+			t.Fatalf("%v: argmin2 %d, argmin %d", d2, a, b)
+		}
+		if a, b := uniqueArgmin2(d2), uniqueArgmin(d2[:]); a != b {
+			t.Fatalf("%v: uniqueArgmin2 %d, uniqueArgmin %d", d2, a, b)
 		}
 	}
 }

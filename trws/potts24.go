@@ -43,8 +43,7 @@ func (s *Solver) backwardPotts2(check bool) float64 {
 		dmin := min(d0, d1)
 		lb += float64(dmin)
 		if check {
-			d := [2]float32{d0, d1}
-			s.consistNode(i, d[:])
+			s.consistNode2(i, d0, d1)
 		}
 		g := s.gamma[i]
 		for a := a0; a < a0+s.nbwd[i]; a++ {
@@ -106,8 +105,7 @@ func (s *Solver) backwardPotts4(check bool) float64 {
 		dmin := min(min(d0, d1), min(d2, d3))
 		lb += float64(dmin)
 		if check {
-			d := [4]float32{d0, d1, d2, d3}
-			s.consistNode(i, d[:])
+			s.consistNode4(i, d0, d1, d2, d3)
 		}
 		g := s.gamma[i]
 		for a := a0; a < a0+s.nbwd[i]; a++ {

@@ -126,9 +126,16 @@ func (e engine) Iterate(check bool) float64 {
 func (e engine) Check() (consistent, primal []int32) {
 	if e.s.fused {
 		e.s.fused = false
-		if e.s.allPotts && e.s.mk == 8 {
+		switch {
+		case !e.s.allPotts:
+			e.s.primalLabels()
+		case e.s.mk == 2:
+			e.s.primalPotts2()
+		case e.s.mk == 4:
+			e.s.primalPotts4()
+		case e.s.mk == 8:
 			e.s.primalPotts8()
-		} else {
+		default:
 			e.s.primalLabels()
 		}
 	} else {
