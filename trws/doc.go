@@ -87,4 +87,18 @@
 // Options.HasTarget ends a solve at its first labeling below a target energy. Any
 // messages define a valid reparametrisation, so warm starts never affect soundness,
 // only speed.
+//
+// # Settling
+//
+// A Local re-runs the passes over a region of nodes only, growing the region while
+// its changes reach its edge, until the region and its neighbours are consistent
+// again (Local.Settle): nodes further away keep their D and their edges, so their
+// labels still hold. The persistency method's pruning iterations settle near the
+// nodes they drop, and Solve itself settles its last disagreements
+// (Options.SettleBelow, 0.1% of the nodes by default): on segmentation models nearly
+// every node agrees after a few iterations while the whole problem would be iterated
+// for tens more on account of a few. A settled agreement is the agreement a whole
+// check of the same messages finds (tested); a Settle that runs out of its budget
+// (the node updates of half an iteration) leaves valid messages, and the solve goes
+// on whole.
 package trws

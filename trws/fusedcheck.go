@@ -27,7 +27,7 @@ func (s *Solver) consistNode(i int32, d []float32) {
 		e := s.aedge[a]
 		j := s.head[e]
 		lj := s.argmin[j]
-		if lj < 0 {
+		if lj < 0 || (lj == l && s.kind[e] == kindPotts) { // equal argmins: tight (see consistNode8)
 			continue
 		}
 		dj := s.chkD[s.uoff[j]:s.uoff[j+1]]
@@ -94,7 +94,12 @@ func (s *Solver) consistNode8(i int32, d0, d1, d2, d3, d4, d5, d6, d7 float32) {
 		e := s.aedge[a]
 		j := s.head[e]
 		lj := s.argmin[j]
-		if lj < 0 {
+		if lj < 0 || lj == l {
+			// Equal argmins pass the test whatever the values: h(l) = −m(l) ≤ 0,
+			// exactly, as D_j(l) is dmin; and every h(y) + w ≥ 0 in floats too,
+			// as the message m into j, sent in this iteration's forward pass, lies
+			// in [0, w] and rounding is monotone. So best = h(l) = val. Only the
+			// edges across a change of label need the numbers.
 			continue
 		}
 		dj := (*[8]float32)(s.chkD[s.uoff[j]:])
@@ -113,10 +118,7 @@ func (s *Solver) consistNode8(i int32, d0, d1, d2, d3, d4, d5, d6, d7 float32) {
 		h7 := g*(dj[7]-dmin) - fwd[7] + w
 		hl := g*(dj[l&7]-dmin) - fwd[l&7]
 		best := min(min(min(min(h0, h1), min(h2, h3)), min(min(h4, h5), min(h6, h7))), hl)
-		val := hl
-		if lj != l {
-			val = g*(dj[lj&7]-dmin) - fwd[lj&7] + w
-		}
+		val := g*(dj[lj&7]-dmin) - fwd[lj&7] + w
 		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
 			s.consLabel[i], s.consLabel[j] = -1, -1
 		}
@@ -128,16 +130,12 @@ func (s *Solver) consistNode8(i int32, d0, d1, d2, d3, d4, d5, d6, d7 float32) {
 func uniqueArgmin8(d *[8]float32) int32 {
 	m := min(min(min(d[0], d[1]), min(d[2], d[3])), min(min(d[4], d[5]), min(d[6], d[7])))
 	margin := ConsistencyTolerance * max(1, abs32(m))
-	var n, at int32
-	for x, v := range d {
-		near := b2i(v-m <= margin)
-		n += near
-		at += near * int32(x)
-	}
-	if n != 1 {
+	n0, n1, n2, n3 := b2i(d[0]-m <= margin), b2i(d[1]-m <= margin), b2i(d[2]-m <= margin), b2i(d[3]-m <= margin)
+	n4, n5, n6, n7 := b2i(d[4]-m <= margin), b2i(d[5]-m <= margin), b2i(d[6]-m <= margin), b2i(d[7]-m <= margin)
+	if n0+n1+n2+n3+n4+n5+n6+n7 != 1 {
 		return -1
 	}
-	return at
+	return n1 + 2*n2 + 3*n3 + 4*n4 + 5*n5 + 6*n6 + 7*n7
 }
 
 func b2i(b bool) int32 {
@@ -148,8 +146,8 @@ func b2i(b bool) int32 {
 }
 
 // primalPotts8 is primalLabels for K = 8 Potts models, in registers: the
-// Potts term to an earlier node adds w at every label but that node's, as
-// w·[y ≠ x_j] (w·1 is w and p + w·0 is p, exactly: the same values).
+// Potts term to an earlier node adds its row, w at every label but that
+// node's and 0 there, as pairRow's.
 func (s *Solver) primalPotts8() {
 	for i := int32(0); i < int32(s.n); i++ {
 		u := (*[8]float32)(s.u32[s.uoff[i]:])
@@ -157,18 +155,20 @@ func (s *Solver) primalPotts8() {
 		a0, a1, nb := s.astart[i], s.astart[i+1], s.nbwd[i]
 		for a := a0; a < a0+nb; a++ {
 			e := s.aedge[a]
-			w, xj := s.w[e], s.primal[s.tail[e]]
-			p0 += w * float32(b2i(xj != 0))
-			p1 += w * float32(b2i(xj != 1))
-			p2 += w * float32(b2i(xj != 2))
-			p3 += w * float32(b2i(xj != 3))
-			p4 += w * float32(b2i(xj != 4))
-			p5 += w * float32(b2i(xj != 5))
-			p6 += w * float32(b2i(xj != 6))
-			p7 += w * float32(b2i(xj != 7))
+			w := s.w[e]
+			r := [8]float32{w, w, w, w, w, w, w, w}
+			r[s.primal[s.tail[e]]&7] = 0
+			p0 += r[0]
+			p1 += r[1]
+			p2 += r[2]
+			p3 += r[3]
+			p4 += r[4]
+			p5 += r[5]
+			p6 += r[6]
+			p7 += r[7]
 		}
-		for a := a0 + nb; a < a1; a++ {
-			m := (*[8]float32)(s.msg[s.ain[a]:])
+		for block := s.block(a0, a1, 8)[nb*8:]; len(block) >= 8; block = block[8:] {
+			m := (*[8]float32)(block)
 			p0 += m[0]
 			p1 += m[1]
 			p2 += m[2]

@@ -18,7 +18,7 @@ func (s *Solver) consistNode2(i int32, d0, d1 float32) {
 		e := s.aedge[a]
 		j := s.head[e]
 		lj := s.argmin[j]
-		if lj < 0 {
+		if lj < 0 || lj == l { // equal argmins: tight (see consistNode8)
 			continue
 		}
 		dj := (*[2]float32)(s.chkD[s.uoff[j]:])
@@ -28,10 +28,7 @@ func (s *Solver) consistNode2(i int32, d0, d1 float32) {
 		h1 := g*(dj[1]-dmin) - fwd[1] + w
 		hl := g*(dj[l&1]-dmin) - fwd[l&1]
 		best := min(min(h0, h1), hl)
-		val := hl
-		if lj != l {
-			val = g*(dj[lj&1]-dmin) - fwd[lj&1] + w
-		}
+		val := g*(dj[lj&1]-dmin) - fwd[lj&1] + w
 		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
 			s.consLabel[i], s.consLabel[j] = -1, -1
 		}
@@ -66,8 +63,8 @@ func (s *Solver) primalPotts2() {
 			p0 += w * float32(b2i(xj != 0))
 			p1 += w * float32(b2i(xj != 1))
 		}
-		for a := a0 + nb; a < a1; a++ {
-			m := (*[2]float32)(s.msg[s.ain[a]:])
+		for block := s.block(a0, a1, 2)[nb*2:]; len(block) >= 2; block = block[2:] {
+			m := (*[2]float32)(block)
 			p0 += m[0]
 			p1 += m[1]
 		}
@@ -90,7 +87,7 @@ func (s *Solver) consistNode4(i int32, d0, d1, d2, d3 float32) {
 		e := s.aedge[a]
 		j := s.head[e]
 		lj := s.argmin[j]
-		if lj < 0 {
+		if lj < 0 || lj == l { // equal argmins: tight (see consistNode8)
 			continue
 		}
 		dj := (*[4]float32)(s.chkD[s.uoff[j]:])
@@ -102,10 +99,7 @@ func (s *Solver) consistNode4(i int32, d0, d1, d2, d3 float32) {
 		h3 := g*(dj[3]-dmin) - fwd[3] + w
 		hl := g*(dj[l&3]-dmin) - fwd[l&3]
 		best := min(min(min(h0, h1), min(h2, h3)), hl)
-		val := hl
-		if lj != l {
-			val = g*(dj[lj&3]-dmin) - fwd[lj&3] + w
-		}
+		val := g*(dj[lj&3]-dmin) - fwd[lj&3] + w
 		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
 			s.consLabel[i], s.consLabel[j] = -1, -1
 		}
@@ -142,8 +136,8 @@ func (s *Solver) primalPotts4() {
 			p2 += w * float32(b2i(xj != 2))
 			p3 += w * float32(b2i(xj != 3))
 		}
-		for a := a0 + nb; a < a1; a++ {
-			m := (*[4]float32)(s.msg[s.ain[a]:])
+		for block := s.block(a0, a1, 4)[nb*4:]; len(block) >= 4; block = block[4:] {
+			m := (*[4]float32)(block)
 			p0 += m[0]
 			p1 += m[1]
 			p2 += m[2]
