@@ -146,8 +146,12 @@ func b2i(b bool) int32 {
 }
 
 // primalPotts8 is primalLabels for K = 8 Potts models, in registers: the
-// Potts term to an earlier node adds its row, w at every label but that
-// node's and 0 there, as pairRow's.
+// Potts term to an earlier node adds w at every label but that node's (where
+// pairRow's 0 leaves the sum as it is), and the argmin takes the first
+// minimiser. Both by branches, not by arithmetic: each node's label waits on
+// its earlier neighbour's, and a predicted branch does not wait (segmentation
+// labels come in runs), where the chain of data dependencies made the sweep
+// latency-bound (32 → 24 ms for 10⁶ nodes).
 func (s *Solver) primalPotts8() {
 	for i := int32(0); i < int32(s.n); i++ {
 		u := (*[8]float32)(s.u32[s.uoff[i]:])
@@ -155,17 +159,31 @@ func (s *Solver) primalPotts8() {
 		a0, a1, nb := s.astart[i], s.astart[i+1], s.nbwd[i]
 		for a := a0; a < a0+nb; a++ {
 			e := s.aedge[a]
-			w := s.w[e]
-			r := [8]float32{w, w, w, w, w, w, w, w}
-			r[s.primal[s.tail[e]]&7] = 0
-			p0 += r[0]
-			p1 += r[1]
-			p2 += r[2]
-			p3 += r[3]
-			p4 += r[4]
-			p5 += r[5]
-			p6 += r[6]
-			p7 += r[7]
+			w, xj := s.w[e], s.primal[s.tail[e]]
+			if xj != 0 {
+				p0 += w
+			}
+			if xj != 1 {
+				p1 += w
+			}
+			if xj != 2 {
+				p2 += w
+			}
+			if xj != 3 {
+				p3 += w
+			}
+			if xj != 4 {
+				p4 += w
+			}
+			if xj != 5 {
+				p5 += w
+			}
+			if xj != 6 {
+				p6 += w
+			}
+			if xj != 7 {
+				p7 += w
+			}
 		}
 		for block := s.block(a0, a1, 8)[nb*8:]; len(block) >= 8; block = block[8:] {
 			m := (*[8]float32)(block)
@@ -178,36 +196,28 @@ func (s *Solver) primalPotts8() {
 			p6 += m[6]
 			p7 += m[7]
 		}
-		p := [8]float32{p0, p1, p2, p3, p4, p5, p6, p7}
-		s.primal[i] = argmin8(&p)
+		at, m := int32(0), p0
+		if p1 < m {
+			at, m = 1, p1
+		}
+		if p2 < m {
+			at, m = 2, p2
+		}
+		if p3 < m {
+			at, m = 3, p3
+		}
+		if p4 < m {
+			at, m = 4, p4
+		}
+		if p5 < m {
+			at, m = 5, p5
+		}
+		if p6 < m {
+			at, m = 6, p6
+		}
+		if p7 < m {
+			at = 7
+		}
+		s.primal[i] = at
 	}
-}
-
-// argmin8 is argmin of 8 values (the first minimiser) with conditional moves
-// instead of data-dependent branches.
-func argmin8(p *[8]float32) int32 {
-	m := min(min(min(p[0], p[1]), min(p[2], p[3])), min(min(p[4], p[5]), min(p[6], p[7])))
-	at := int32(7)
-	if p[6] == m {
-		at = 6
-	}
-	if p[5] == m {
-		at = 5
-	}
-	if p[4] == m {
-		at = 4
-	}
-	if p[3] == m {
-		at = 3
-	}
-	if p[2] == m {
-		at = 2
-	}
-	if p[1] == m {
-		at = 1
-	}
-	if p[0] == m {
-		at = 0
-	}
-	return at
 }

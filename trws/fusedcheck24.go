@@ -60,16 +60,23 @@ func (s *Solver) primalPotts2() {
 		for a := a0; a < a0+nb; a++ {
 			e := s.aedge[a]
 			w, xj := s.w[e], s.primal[s.tail[e]]
-			p0 += w * float32(b2i(xj != 0))
-			p1 += w * float32(b2i(xj != 1))
+			if xj != 0 {
+				p0 += w
+			}
+			if xj != 1 {
+				p1 += w
+			}
 		}
 		for block := s.block(a0, a1, 2)[nb*2:]; len(block) >= 2; block = block[2:] {
 			m := (*[2]float32)(block)
 			p0 += m[0]
 			p1 += m[1]
 		}
-		p := [2]float32{p0, p1}
-		s.primal[i] = argmin2(&p)
+		at, m := int32(0), p0
+		if p1 < m {
+			at = 1
+		}
+		s.primal[i] = at
 	}
 }
 
@@ -131,10 +138,18 @@ func (s *Solver) primalPotts4() {
 		for a := a0; a < a0+nb; a++ {
 			e := s.aedge[a]
 			w, xj := s.w[e], s.primal[s.tail[e]]
-			p0 += w * float32(b2i(xj != 0))
-			p1 += w * float32(b2i(xj != 1))
-			p2 += w * float32(b2i(xj != 2))
-			p3 += w * float32(b2i(xj != 3))
+			if xj != 0 {
+				p0 += w
+			}
+			if xj != 1 {
+				p1 += w
+			}
+			if xj != 2 {
+				p2 += w
+			}
+			if xj != 3 {
+				p3 += w
+			}
 		}
 		for block := s.block(a0, a1, 4)[nb*4:]; len(block) >= 4; block = block[4:] {
 			m := (*[4]float32)(block)
@@ -143,28 +158,16 @@ func (s *Solver) primalPotts4() {
 			p2 += m[2]
 			p3 += m[3]
 		}
-		p := [4]float32{p0, p1, p2, p3}
-		s.primal[i] = argmin4(&p)
+		at, m := int32(0), p0
+		if p1 < m {
+			at, m = 1, p1
+		}
+		if p2 < m {
+			at, m = 2, p2
+		}
+		if p3 < m {
+			at = 3
+		}
+		s.primal[i] = at
 	}
-}
-
-// argmin2 is argmin of 2 values (the first minimiser).
-func argmin2(p *[2]float32) int32 {
-	return b2i(p[1] < p[0])
-}
-
-// argmin4 is argmin of 4 values (the first minimiser), as argmin8.
-func argmin4(p *[4]float32) int32 {
-	m := min(min(p[0], p[1]), min(p[2], p[3]))
-	at := int32(3)
-	if p[2] == m {
-		at = 2
-	}
-	if p[1] == m {
-		at = 1
-	}
-	if p[0] == m {
-		at = 0
-	}
-	return at
 }

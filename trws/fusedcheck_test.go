@@ -100,21 +100,12 @@ func TestUnrolledArgminsEqualTheLoops(t *testing.T) {
 				d[x] = -d[x] * 1000
 			}
 		}
-		if a, b := argmin8(&d), argmin(d[:]); a != b {
-			t.Fatalf("%v: argmin8 %d, argmin %d", d, a, b)
-		}
 		if a, b := uniqueArgmin8(&d), uniqueArgmin(d[:]); a != b {
 			t.Fatalf("%v: uniqueArgmin8 %d, uniqueArgmin %d", d, a, b)
 		}
 		d4, d2 := (*[4]float32)(d[:4]), (*[2]float32)(d[:2])
-		if a, b := argmin4(d4), argmin(d4[:]); a != b {
-			t.Fatalf("%v: argmin4 %d, argmin %d", d4, a, b)
-		}
 		if a, b := uniqueArgmin4(d4), uniqueArgmin(d4[:]); a != b {
 			t.Fatalf("%v: uniqueArgmin4 %d, uniqueArgmin %d", d4, a, b)
-		}
-		if a, b := argmin2(d2), argmin(d2[:]); a != b {
-			t.Fatalf("%v: argmin2 %d, argmin %d", d2, a, b)
 		}
 		if a, b := uniqueArgmin2(d2), uniqueArgmin(d2[:]); a != b {
 			t.Fatalf("%v: uniqueArgmin2 %d, uniqueArgmin %d", d2, a, b)
