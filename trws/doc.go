@@ -46,11 +46,12 @@
 //
 // # Consistency and integral correctness
 //
-// On check iterations the backward pass also records every D_i as it reaches node
-// i — every message into i is final for the iteration by then — and tests i's
-// edges to later nodes; the check itself then only rounds the labeling (the same
-// values as a separate pass over the stored messages, tested). Variable i gets the
-// consistency label l when
+// On check iterations the backward pass of a Potts model also records every D_i
+// as it reaches node i — every message into i is final for the iteration by then
+// — with its unique minimiser; the check itself then tests the edges whose ends
+// have different minimisers (equal ones pass whatever the values) and rounds the
+// labeling, the same values as a separate pass over the stored messages (tested).
+// Variable i gets the consistency label l when
 //
 //  1. l is the unique minimiser of D_i: D_i(x) − D_i(l) > τ·max(1, |D_i(l)|) for x ≠ l;
 //  2. every edge e = (j, i) to a neighbour j that also has a unique minimiser x_j is

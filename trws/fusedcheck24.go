@@ -4,25 +4,17 @@ package trws
 // (fusedcheck.go): consistNode, uniqueArgmin and primalLabels with the values
 // in registers, the same floats operation for operation (tested).
 
-// consistNode2 is consistNode for K = 2 with D in registers (backwardPotts2),
-// as consistNode8.
-func (s *Solver) consistNode2(i int32, d0, d1 float32) {
-	dd := (*[2]float32)(s.chkD[s.uoff[i]:])
-	dd[0], dd[1] = d0, d1
-	l := uniqueArgmin2(dd)
-	s.argmin[i], s.consLabel[i] = l, l
-	if l < 0 {
-		return
-	}
-	for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
-		e := s.aedge[a]
-		j := s.head[e]
-		lj := s.argmin[j]
-		if lj < 0 || lj == l { // equal argmins: tight (see consistNode8)
+// testEdges2 is consistNode's test of every edge, after the backward pass,
+// for K = 2.
+func (s *Solver) testEdges2() {
+	for e := range int32(len(s.tail)) {
+		i, j := s.tail[e], s.head[e]
+		l, lj := s.argmin[i], s.argmin[j]
+		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
 			continue
 		}
 		dj := (*[2]float32)(s.chkD[s.uoff[j]:])
-		fwd := (*[2]float32)(s.msg[s.aout[a]:]) // into j along e
+		fwd := (*[2]float32)(s.msg[s.mhead[e]:]) // into j along e
 		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
 		h0 := g*(dj[0]-dmin) - fwd[0] + w
 		h1 := g*(dj[1]-dmin) - fwd[1] + w
@@ -33,22 +25,6 @@ func (s *Solver) consistNode2(i int32, d0, d1 float32) {
 			s.consLabel[i], s.consLabel[j] = -1, -1
 		}
 	}
-}
-
-// uniqueArgmin2 is uniqueArgmin of 2 values, as uniqueArgmin8.
-func uniqueArgmin2(d *[2]float32) int32 {
-	m := min(d[0], d[1])
-	margin := ConsistencyTolerance * max(1, abs32(m))
-	var n, at int32
-	for x, v := range d {
-		near := b2i(v-m <= margin)
-		n += near
-		at += near * int32(x)
-	}
-	if n != 1 {
-		return -1
-	}
-	return at
 }
 
 // primalPotts2 is primalPotts8 for K = 2.
@@ -80,25 +56,17 @@ func (s *Solver) primalPotts2() {
 	}
 }
 
-// consistNode4 is consistNode for K = 4 with D in registers (backwardPotts4),
-// as consistNode8.
-func (s *Solver) consistNode4(i int32, d0, d1, d2, d3 float32) {
-	dd := (*[4]float32)(s.chkD[s.uoff[i]:])
-	dd[0], dd[1], dd[2], dd[3] = d0, d1, d2, d3
-	l := uniqueArgmin4(dd)
-	s.argmin[i], s.consLabel[i] = l, l
-	if l < 0 {
-		return
-	}
-	for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
-		e := s.aedge[a]
-		j := s.head[e]
-		lj := s.argmin[j]
-		if lj < 0 || lj == l { // equal argmins: tight (see consistNode8)
+// testEdges4 is consistNode's test of every edge, after the backward pass,
+// for K = 4.
+func (s *Solver) testEdges4() {
+	for e := range int32(len(s.tail)) {
+		i, j := s.tail[e], s.head[e]
+		l, lj := s.argmin[i], s.argmin[j]
+		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
 			continue
 		}
 		dj := (*[4]float32)(s.chkD[s.uoff[j]:])
-		fwd := (*[4]float32)(s.msg[s.aout[a]:]) // into j along e
+		fwd := (*[4]float32)(s.msg[s.mhead[e]:]) // into j along e
 		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
 		h0 := g*(dj[0]-dmin) - fwd[0] + w
 		h1 := g*(dj[1]-dmin) - fwd[1] + w
@@ -111,22 +79,6 @@ func (s *Solver) consistNode4(i int32, d0, d1, d2, d3 float32) {
 			s.consLabel[i], s.consLabel[j] = -1, -1
 		}
 	}
-}
-
-// uniqueArgmin4 is uniqueArgmin of 4 values, as uniqueArgmin8.
-func uniqueArgmin4(d *[4]float32) int32 {
-	m := min(min(d[0], d[1]), min(d[2], d[3]))
-	margin := ConsistencyTolerance * max(1, abs32(m))
-	var n, at int32
-	for x, v := range d {
-		near := b2i(v-m <= margin)
-		n += near
-		at += near * int32(x)
-	}
-	if n != 1 {
-		return -1
-	}
-	return at
 }
 
 // primalPotts4 is primalPotts8 for K = 4.

@@ -26,6 +26,9 @@ func TestChecksInsideThePassesEqualTheCheck(t *testing.T) {
 		"K=2 grid, per-edge":     random.PottsGrid(random.New(12), 24, 16, 2),
 		"K=4 denoising":          random.PottsDenoising(random.New(11), 30, 20, 4, 1.2, 4, 2),
 		"K=4 grid, per-edge":     random.PottsGrid(random.New(13), 24, 16, 4),
+		"K=2 ties":               tiedPottsGrid(14, 20, 15, 2),
+		"K=4 ties":               tiedPottsGrid(15, 20, 15, 4),
+		"K=8 ties":               tiedPottsGrid(16, 20, 15, 8),
 		"parametric grid":        random.ParametricGrid(random.New(7), 20, 15, 6),
 		"dense, mixed labels":    random.DensePairwise(random.New(8), 60, 5, 0.1),
 		"frustrated":             random.FrustratedGrid(random.New(9), 12, 12),
@@ -85,32 +88,48 @@ func (s *Solver) consistAll() {
 	}
 }
 
-// TestUnrolledArgminsEqualTheLoops: argmin8 and uniqueArgmin8 give argmin's and
-// uniqueArgmin's answers, ties and near-ties included.
-func TestUnrolledArgminsEqualTheLoops(t *testing.T) {
-	rng := random.New(11)
-	for it := range 20000 {
-		var d [8]float32
-		for x := range d {
-			d[x] = float32(rng.IntN(4)) // many ties
-			if it%3 == 0 {
-				d[x] += float32(rng.Float64()) * 1e-6 // near-ties within the margin
+// tiedPottsGrid is a w×h Potts grid whose unary terms are 0, 1 or 2 and
+// whose weights are 0.5 or 1: ties and near-ties everywhere, for the unique
+// argmins and the rounding's first minimisers.
+func tiedPottsGrid(seed uint64, w, h, k int) *model.Model {
+	rng := random.New(seed)
+	labels := make([]int, w*h)
+	for v := range labels {
+		labels[v] = k
+	}
+	b := model.NewBuilder(labels)
+	t := make([]float64, k)
+	for v := range labels {
+		for i := range t {
+			t[i] = float64(rng.IntN(3))
+			if rng.IntN(4) == 0 {
+				t[i] += 1e-7 * rng.Float64() // within the consistency margin
 			}
-			if it%5 == 0 {
-				d[x] = -d[x] * 1000
-			}
 		}
-		if a, b := uniqueArgmin8(&d), uniqueArgmin(d[:]); a != b {
-			t.Fatalf("%v: uniqueArgmin8 %d, uniqueArgmin %d", d, a, b)
-		}
-		d4, d2 := (*[4]float32)(d[:4]), (*[2]float32)(d[:2])
-		if a, b := uniqueArgmin4(d4), uniqueArgmin(d4[:]); a != b {
-			t.Fatalf("%v: uniqueArgmin4 %d, uniqueArgmin %d", d4, a, b)
-		}
-		if a, b := uniqueArgmin2(d2), uniqueArgmin(d2[:]); a != b {
-			t.Fatalf("%v: uniqueArgmin2 %d, uniqueArgmin %d", d2, a, b)
+		if err := b.AddTable([]int{v}, t); err != nil {
+			panic(err)
 		}
 	}
+	for y := range h {
+		for x := range w {
+			for _, d := range [][2]int{{1, 0}, {0, 1}} {
+				if x+d[0] < w && y+d[1] < h {
+					fn, err := b.AddFunction(model.Function{Kind: model.Potts, Shape: []int{k, k}, W: 0.5 * float64(1+rng.IntN(2))})
+					if err == nil {
+						err = b.AddFactor(fn, y*w+x, (y+d[1])*w+x+d[0])
+					}
+					if err != nil {
+						panic(err)
+					}
+				}
+			}
+		}
+	}
+	m, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
 
 // TestUnrolledPottsPassesEqualTheGeneralOnes: the passes written out for K = 2,
@@ -118,10 +137,13 @@ func TestUnrolledArgminsEqualTheLoops(t *testing.T) {
 // general Potts passes, bit for bit, iteration after iteration.
 func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
 	for _, k := range []int{2, 4, 8} {
-		for seed := range uint64(3) {
+		for seed := range uint64(4) {
 			m := random.PottsDenoising(random.New(20+seed), 23, 17, k, 0.8, 4, 1.5)
-			if seed == 2 {
+			switch seed {
+			case 2:
 				m = random.PottsGrid(random.New(30+seed), 19, 14, k) // a weight per edge
+			case 3:
+				m = tiedPottsGrid(40+seed, 19, 14, k)
 			}
 			a, err := New(m)
 			if err != nil {
@@ -135,6 +157,9 @@ func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
 				check := it%3 == 2
 				a.forward() // the unrolled passes
 				la := a.backward(check)
+				if check {
+					a.testEdges()
+				}
 				b.forwardPotts()
 				b.fused = check
 				if b.chkD == nil {

@@ -65,8 +65,16 @@ func (s *Solver) backwardPotts8(check bool) float64 {
 		}
 		dmin := min(min(min(d0, d1), min(d2, d3)), min(min(d4, d5), min(d6, d7)))
 		lb += float64(dmin)
-		if check {
-			s.consistNode8(i, d0, d1, d2, d3, d4, d5, d6, d7)
+		if check { // the check's D, unique argmin and label (uniqueArgmin8, testEdges8)
+			dd := (*[8]float32)(s.chkD[s.uoff[i]:])
+			dd[0], dd[1], dd[2], dd[3], dd[4], dd[5], dd[6], dd[7] = d0, d1, d2, d3, d4, d5, d6, d7
+			margin := ConsistencyTolerance * max(1, abs32(dmin))
+			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin) + b2i(d4-dmin <= margin) + b2i(d5-dmin <= margin) + b2i(d6-dmin <= margin) + b2i(d7-dmin <= margin)
+			l := int32(-1)
+			if near == 1 {
+				l = b2i(d1-dmin <= margin) + 2*b2i(d2-dmin <= margin) + 3*b2i(d3-dmin <= margin) + 4*b2i(d4-dmin <= margin) + 5*b2i(d5-dmin <= margin) + 6*b2i(d6-dmin <= margin) + 7*b2i(d7-dmin <= margin)
+			}
+			s.argmin[i], s.consLabel[i] = l, l
 		}
 		g := s.gamma[i]
 		for a := a0; a < a0+s.nbwd[i]; a++ {

@@ -126,6 +126,7 @@ func (e engine) Iterate(check bool) float64 {
 func (e engine) Check() (consistent, primal []int32) {
 	if e.s.fused {
 		e.s.fused = false
+		e.s.testEdges()
 		switch {
 		case !e.s.allPotts:
 			e.s.primalLabels()
