@@ -65,7 +65,8 @@ type Solver struct {
 	argmin    []int32
 	consLabel []int32
 	// fused says that the last backward pass computed argmin and consLabel
-	// (Potts models, before a check); chkD holds its nodes' D (by uoff).
+	// (Potts models, before a check); chkD holds its nodes' D (by uoff) for
+	// consistNode (label counts other than 2, 4, 8).
 	fused bool
 	chkD  []float32
 

@@ -10,9 +10,10 @@ package trws
 // and the argmin of its earlier one — can run when its earlier end is reached.
 // consistNode does that for node i; primalLabels then rounds the labeling as
 // check does, without its other passes. For K = 2, 4 and 8 the passes
-// written out in registers record D and the unique argmin inline, and the
-// edges are tested after the pass (testEdges8: the pass leaves the messages
-// the tests read as they are), then primalPotts8 and its kin round. The
+// written out in registers record only the unique argmin, inline, and the
+// edges whose ends' argmins differ are tested after the pass, with D summed
+// again from the messages (testEdges8: the pass leaves the messages the tests
+// read as they are), then primalPotts8 and its kin round. The
 // floats are check's, operation for operation, so the labels are identical
 // (tested).
 
@@ -123,7 +124,8 @@ func (s *Solver) testEdges8() {
 		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
 			continue
 		}
-		dj := (*[8]float32)(s.chkD[s.uoff[j]:])
+		var dj [8]float32
+		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
 		fwd := (*[8]float32)(s.msg[s.mhead[e]:]) // into j along e
 		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
 		h0 := g*(dj[0]-dmin) - fwd[0] + w

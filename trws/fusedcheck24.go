@@ -13,7 +13,8 @@ func (s *Solver) testEdges2() {
 		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
 			continue
 		}
-		dj := (*[2]float32)(s.chkD[s.uoff[j]:])
+		var dj [2]float32
+		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
 		fwd := (*[2]float32)(s.msg[s.mhead[e]:]) // into j along e
 		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
 		h0 := g*(dj[0]-dmin) - fwd[0] + w
@@ -65,7 +66,8 @@ func (s *Solver) testEdges4() {
 		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
 			continue
 		}
-		dj := (*[4]float32)(s.chkD[s.uoff[j]:])
+		var dj [4]float32
+		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
 		fwd := (*[4]float32)(s.msg[s.mhead[e]:]) // into j along e
 		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
 		h0 := g*(dj[0]-dmin) - fwd[0] + w

@@ -42,9 +42,7 @@ func (s *Solver) backwardPotts2(check bool) float64 {
 		}
 		dmin := min(d0, d1)
 		lb += float64(dmin)
-		if check { // the check's D, unique argmin and label (uniqueArgmin2, testEdges2)
-			dd := (*[2]float32)(s.chkD[s.uoff[i]:])
-			dd[0], dd[1] = d0, d1
+		if check { // D's unique argmin, the node's label until testEdges2
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin)
 			l := int32(-1)
@@ -112,9 +110,7 @@ func (s *Solver) backwardPotts4(check bool) float64 {
 		}
 		dmin := min(min(d0, d1), min(d2, d3))
 		lb += float64(dmin)
-		if check { // the check's D, unique argmin and label (uniqueArgmin4, testEdges4)
-			dd := (*[4]float32)(s.chkD[s.uoff[i]:])
-			dd[0], dd[1], dd[2], dd[3] = d0, d1, d2, d3
+		if check { // D's unique argmin, the node's label until testEdges4
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin)
 			l := int32(-1)

@@ -65,9 +65,7 @@ func (s *Solver) backwardPotts8(check bool) float64 {
 		}
 		dmin := min(min(min(d0, d1), min(d2, d3)), min(min(d4, d5), min(d6, d7)))
 		lb += float64(dmin)
-		if check { // the check's D, unique argmin and label (uniqueArgmin8, testEdges8)
-			dd := (*[8]float32)(s.chkD[s.uoff[i]:])
-			dd[0], dd[1], dd[2], dd[3], dd[4], dd[5], dd[6], dd[7] = d0, d1, d2, d3, d4, d5, d6, d7
+		if check { // D's unique argmin, the node's label until testEdges8
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin) + b2i(d4-dmin <= margin) + b2i(d5-dmin <= margin) + b2i(d6-dmin <= margin) + b2i(d7-dmin <= margin)
 			l := int32(-1)
