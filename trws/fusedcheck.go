@@ -55,8 +55,9 @@ func (s *Solver) consistNode(i int32, d []float32) {
 	}
 }
 
-// testEdges runs the edge tests that the unrolled Potts passes leave to
-// after the pass (testEdges8); the others test inside it (consistNode).
+// testEdges runs the edge tests that the unrolled Potts passes (K = 2, 3,
+// 4, 8) leave to after the pass (testEdges8); the others test inside it
+// (consistNode).
 func (s *Solver) testEdges() {
 	if !s.allPotts {
 		return
@@ -64,6 +65,8 @@ func (s *Solver) testEdges() {
 	switch s.mk {
 	case 2:
 		s.testEdges2()
+	case 3:
+		s.testEdges3()
 	case 4:
 		s.testEdges4()
 	case 8:

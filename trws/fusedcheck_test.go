@@ -27,6 +27,8 @@ func TestChecksInsideThePassesEqualTheCheck(t *testing.T) {
 		"K=4 denoising":          random.PottsDenoising(random.New(11), 30, 20, 4, 1.2, 4, 2),
 		"K=4 grid, per-edge":     random.PottsGrid(random.New(13), 24, 16, 4),
 		"K=2 ties":               tiedPottsGrid(14, 20, 15, 2),
+		"K=3 ties":               tiedPottsGrid(17, 20, 15, 3),
+		"K=3 denoising":          random.PottsDenoising(random.New(18), 30, 20, 3, 1.2, 4, 2),
 		"K=4 ties":               tiedPottsGrid(15, 20, 15, 4),
 		"K=8 ties":               tiedPottsGrid(16, 20, 15, 8),
 		"parametric grid":        random.ParametricGrid(random.New(7), 20, 15, 6),
@@ -133,10 +135,10 @@ func tiedPottsGrid(seed uint64, w, h, k int) *model.Model {
 }
 
 // TestUnrolledPottsPassesEqualTheGeneralOnes: the passes written out for K = 2,
-// 4 and 8 leave exactly the messages, bounds and consistency labels of the
+// 3, 4 and 8 leave exactly the messages, bounds and consistency labels of the
 // general Potts passes, bit for bit, iteration after iteration.
 func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
-	for _, k := range []int{2, 4, 8} {
+	for _, k := range []int{2, 3, 4, 8} {
 		for seed := range uint64(4) {
 			m := random.PottsDenoising(random.New(20+seed), 23, 17, k, 0.8, 4, 1.5)
 			switch seed {

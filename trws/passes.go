@@ -128,6 +128,8 @@ func (s *Solver) forward() {
 		switch s.mk {
 		case 2:
 			s.forwardPotts2()
+		case 3:
+			s.forwardPotts3()
 		case 4:
 			s.forwardPotts4()
 		case 8:
@@ -156,14 +158,16 @@ func (s *Solver) forward() {
 // the shift is taken out of the message constants instead (c_e − γ·min D_i), which
 // gives the same messages and bound without a pass over D.
 func (s *Solver) backward(check bool) float64 {
-	s.fused = check && s.allPotts                                        // elsewhere (stereo, tables) the separate check measured as cheap
-	if s.fused && s.chkD == nil && s.mk != 2 && s.mk != 4 && s.mk != 8 { // consistNode's D (the unrolled passes' tests sum it again)
+	s.fused = check && s.allPotts                                                     // elsewhere (stereo, tables) the separate check measured as cheap
+	if s.fused && s.chkD == nil && s.mk != 2 && s.mk != 3 && s.mk != 4 && s.mk != 8 { // consistNode's D (the unrolled passes' tests sum it again)
 		s.chkD = make([]float32, len(s.u32))
 	}
 	if s.allPotts {
 		switch s.mk {
 		case 2:
 			return s.backwardPotts2(s.fused)
+		case 3:
+			return s.backwardPotts3(s.fused)
 		case 4:
 			return s.backwardPotts4(s.fused)
 		case 8:

@@ -132,6 +132,8 @@ func (e engine) Check() (consistent, primal []int32) {
 			e.s.primalLabels()
 		case e.s.mk == 2:
 			e.s.primalPotts2()
+		case e.s.mk == 3:
+			e.s.primalPotts3()
 		case e.s.mk == 4:
 			e.s.primalPotts4()
 		case e.s.mk == 8:
