@@ -70,10 +70,11 @@ type Solver struct {
 	fused bool
 	chkD  []float32
 
-	allPotts bool      // every edge Potts and one label count: the Potts passes apply
-	mk       int       // largest label count
-	scratch  []float32 // 4·mk: D, h, primal scores, distance transforms
-	envV     []int32   // parabola envelope of the truncated quadratic kernel
+	allPotts bool         // every edge Potts and one label count: the Potts passes apply
+	unrolled *pottsPasses // and, for 2 to 8 labels, the ones written out (read only while allPotts)
+	mk       int          // largest label count
+	scratch  []float32    // 4·mk: D, h, primal scores, distance transforms
+	envV     []int32      // parabola envelope of the truncated quadratic kernel
 	envZ     []float64
 	iters    int // iterations run so far (all calls)
 }

@@ -55,25 +55,6 @@ func (s *Solver) consistNode(i int32, d []float32) {
 	}
 }
 
-// testEdges runs the edge tests that the unrolled Potts passes (K = 2, 3,
-// 4, 8) leave to after the pass (testEdges8); the others test inside it
-// (consistNode).
-func (s *Solver) testEdges() {
-	if !s.allPotts {
-		return
-	}
-	switch s.mk {
-	case 2:
-		s.testEdges2()
-	case 3:
-		s.testEdges3()
-	case 4:
-		s.testEdges4()
-	case 8:
-		s.testEdges8()
-	}
-}
-
 // primalLabels is check's rounded labeling alone.
 func (s *Solver) primalLabels() {
 	P, row := s.scratch[2*s.mk:3*s.mk], s.scratch[3*s.mk:4*s.mk]

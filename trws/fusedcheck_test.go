@@ -29,6 +29,9 @@ func TestChecksInsideThePassesEqualTheCheck(t *testing.T) {
 		"K=2 ties":               tiedPottsGrid(14, 20, 15, 2),
 		"K=3 ties":               tiedPottsGrid(17, 20, 15, 3),
 		"K=3 denoising":          random.PottsDenoising(random.New(18), 30, 20, 3, 1.2, 4, 2),
+		"K=6 ties":               tiedPottsGrid(19, 20, 15, 6),
+		"K=7 denoising":          random.PottsDenoising(random.New(20), 30, 20, 7, 1.2, 4, 2),
+		"K=12 grid (general)":    random.PottsGrid(random.New(21), 20, 15, 12),
 		"K=4 ties":               tiedPottsGrid(15, 20, 15, 4),
 		"K=8 ties":               tiedPottsGrid(16, 20, 15, 8),
 		"parametric grid":        random.ParametricGrid(random.New(7), 20, 15, 6),
@@ -134,11 +137,11 @@ func tiedPottsGrid(seed uint64, w, h, k int) *model.Model {
 	return m
 }
 
-// TestUnrolledPottsPassesEqualTheGeneralOnes: the passes written out for K = 2,
-// 3, 4 and 8 leave exactly the messages, bounds and consistency labels of the
+// TestUnrolledPottsPassesEqualTheGeneralOnes: the passes written out for K = 2
+// to 8 leave exactly the messages, bounds and consistency labels of the
 // general Potts passes, bit for bit, iteration after iteration.
 func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
-	for _, k := range []int{2, 3, 4, 8} {
+	for _, k := range []int{2, 3, 4, 5, 6, 7, 8} {
 		for seed := range uint64(4) {
 			m := random.PottsDenoising(random.New(20+seed), 23, 17, k, 0.8, 4, 1.5)
 			switch seed {
@@ -160,7 +163,7 @@ func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
 				a.forward() // the unrolled passes
 				la := a.backward(check)
 				if check {
-					a.testEdges()
+					a.unrolled.testEdges(a)
 				}
 				b.forwardPotts()
 				b.fused = check

@@ -125,16 +125,9 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 // forward is the forward pass: nodes in increasing order send to later neighbours.
 func (s *Solver) forward() {
 	if s.allPotts {
-		switch s.mk {
-		case 2:
-			s.forwardPotts2()
-		case 3:
-			s.forwardPotts3()
-		case 4:
-			s.forwardPotts4()
-		case 8:
-			s.forwardPotts8()
-		default:
+		if p := s.unrolled; p != nil {
+			p.forward(s)
+		} else {
 			s.forwardPotts()
 		}
 		return
@@ -158,20 +151,13 @@ func (s *Solver) forward() {
 // the shift is taken out of the message constants instead (c_e − γ·min D_i), which
 // gives the same messages and bound without a pass over D.
 func (s *Solver) backward(check bool) float64 {
-	s.fused = check && s.allPotts                                                     // elsewhere (stereo, tables) the separate check measured as cheap
-	if s.fused && s.chkD == nil && s.mk != 2 && s.mk != 3 && s.mk != 4 && s.mk != 8 { // consistNode's D (the unrolled passes' tests sum it again)
-		s.chkD = make([]float32, len(s.u32))
-	}
+	s.fused = check && s.allPotts // elsewhere (stereo, tables) the separate check measured as cheap
 	if s.allPotts {
-		switch s.mk {
-		case 2:
-			return s.backwardPotts2(s.fused)
-		case 3:
-			return s.backwardPotts3(s.fused)
-		case 4:
-			return s.backwardPotts4(s.fused)
-		case 8:
-			return s.backwardPotts8(s.fused)
+		if p := s.unrolled; p != nil {
+			return p.backward(s, s.fused)
+		}
+		if s.fused && s.chkD == nil {
+			s.chkD = make([]float32, len(s.u32)) // consistNode's D
 		}
 		return s.backwardPotts(s.fused)
 	}

@@ -126,19 +126,10 @@ func (e engine) Iterate(check bool) float64 {
 func (e engine) Check() (consistent, primal []int32) {
 	if e.s.fused {
 		e.s.fused = false
-		e.s.testEdges()
-		switch {
-		case !e.s.allPotts:
-			e.s.primalLabels()
-		case e.s.mk == 2:
-			e.s.primalPotts2()
-		case e.s.mk == 3:
-			e.s.primalPotts3()
-		case e.s.mk == 4:
-			e.s.primalPotts4()
-		case e.s.mk == 8:
-			e.s.primalPotts8()
-		default:
+		if p := e.s.unrolled; p != nil && e.s.allPotts {
+			p.testEdges(e.s)
+			p.primal(e.s)
+		} else {
 			e.s.primalLabels()
 		}
 	} else {
