@@ -48,6 +48,17 @@ func BenchmarkPotts1000x1000K8(b *testing.B) {
 	benchIterations(b, random.PottsDenoising(random.New(1), 1000, 1000, 8, 1.2, 4, 2))
 }
 
+// BenchmarkPottsLabelCounts: the Potts passes at every label count from 2 to
+// 8 (each written out) and one above (12: the general passes), 500×500
+// denoising, no checks.
+func BenchmarkPottsLabelCounts(b *testing.B) {
+	for _, k := range []int{2, 3, 4, 5, 6, 7, 8, 12} {
+		b.Run(fmt.Sprintf("K%d", k), func(b *testing.B) {
+			benchIterations(b, random.PottsDenoising(random.New(1), 500, 500, k, 1.2, 4, 2))
+		})
+	}
+}
+
 // BenchmarkTable256x256K8: explicit 8×8 tables on every edge (the C++ original does
 // about 1.1 M node-updates/s).
 func BenchmarkTable256x256K8(b *testing.B) {
