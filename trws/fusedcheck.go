@@ -8,14 +8,12 @@ package trws
 // it, earlier ones sent in the forward pass and send no more), so its D there
 // is the check's D, and an edge's test — which needs the D of its later end
 // and the argmin of its earlier one — can run when its earlier end is reached.
-// consistNode does that for node i; primalLabels then rounds the labeling as
-// check does, without its other passes. For K = 2, 4 and 8 the passes
-// written out in registers record only the unique argmin, inline, and the
-// edges whose ends' argmins differ are tested after the pass, with D summed
-// again from the messages (testEdges8: the pass leaves the messages the tests
-// read as they are), then primalPotts8 and its kin round. The
-// floats are check's, operation for operation, so the labels are identical
-// (tested).
+// consistNode does that for node i (label counts above 8); primalLabels then
+// rounds the labeling as check does, without its other passes. For K = 2 to 8
+// the passes written out in registers record only the unique argmin, inline;
+// the edges whose ends' argmins differ are tested after the pass (testEdges),
+// then primalPotts8 and its kin round. The floats are check's, operation for
+// operation, so the labels are identical (tested).
 
 // consistNode records node i's D (d), sets its argmin and consistency label,
 // and tests the edges to its later neighbours, whose D and argmin are
@@ -55,6 +53,36 @@ func (s *Solver) consistNode(i int32, d []float32) {
 	}
 }
 
+// testEdges is the check's test of the edges (check's tight), after the
+// backward pass of the Potts passes written out for K = 2 to 8, which record
+// each node's unique argmin only. The pass leaves the messages the tests read
+// as they are (the forward messages into the later ends), and the clearing of
+// labels does not depend on the order; the later end's D is summed again from
+// its messages, as the pass summed it.
+//
+// Only the edges across a change of label are tested: equal argmins pass the
+// test whatever the values. With l the label of both ends and m the message
+// into the later end j, h(l) = −m(l) ≤ 0 exactly, as D_j(l) is dmin; and
+// every h(y) + w ≥ 0 in floats too, as m, sent in this iteration's forward
+// pass, lies in [0, w] and rounding is monotone. So the minimum of h + θ(l, ·)
+// is h(l), the value the test compares it with. On images few edges are
+// across a change of label.
+func (s *Solver) testEdges() {
+	mk := s.mk
+	d, h, r := s.scratch[:mk], s.scratch[mk:2*mk], s.scratch[2*mk:3*mk]
+	for e := range int32(len(s.tail)) {
+		i, j := s.tail[e], s.head[e]
+		l, lj := s.argmin[i], s.argmin[j]
+		if l < 0 || lj < 0 || l == lj {
+			continue
+		}
+		s.sumInto(j, d)
+		if !s.tight(e, d, lj, l, s.gamma[j], h, r) {
+			s.consLabel[i], s.consLabel[j] = -1, -1
+		}
+	}
+}
+
 // primalLabels is check's rounded labeling alone.
 func (s *Solver) primalLabels() {
 	P, row := s.scratch[2*s.mk:3*s.mk], s.scratch[3*s.mk:4*s.mk]
@@ -83,50 +111,6 @@ func (s *Solver) primalNode(i int32, p, r []float32) {
 		}
 	}
 	s.primal[i] = argmin(p)
-}
-
-// testEdges8 is consistNode's test of every edge, after the backward pass,
-// for K = 8: consistNode's
-// numbers, unrolled. It runs after the pass (the forward messages into the
-// later ends are the pass's, which leaves them as they are; the clearing of
-// labels does not depend on the order) so that the pass itself only records
-// D: a sweep over the edges costs less than a loop over each node's edges
-// inside it.
-//
-// Equal argmins pass the test whatever the values: h(l) = −m(l) ≤ 0,
-// exactly, as D_j(l) is dmin; and every h(y) + w ≥ 0 in floats too, as the
-// message m into j, sent in this iteration's forward pass, lies in [0, w]
-// and rounding is monotone. So best = h(l) = val, and only the edges across
-// a change of label need the numbers. Where they do, h(y) = g·(D_j(y) − dmin)
-// − m(y) + w·[y ≠ l]: every h(y) + w first, in registers, then the tail's
-// label without w; as w ≥ 0, h(l) + w ≥ h(l), so the minimum over all y of
-// the first, and h(l), is the minimum of h.
-func (s *Solver) testEdges8() {
-	for e := range int32(len(s.tail)) {
-		i, j := s.tail[e], s.head[e]
-		l, lj := s.argmin[i], s.argmin[j]
-		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
-			continue
-		}
-		var dj [8]float32
-		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
-		fwd := (*[8]float32)(s.msg[s.mhead[e]:]) // into j along e
-		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
-		h0 := g*(dj[0]-dmin) - fwd[0] + w
-		h1 := g*(dj[1]-dmin) - fwd[1] + w
-		h2 := g*(dj[2]-dmin) - fwd[2] + w
-		h3 := g*(dj[3]-dmin) - fwd[3] + w
-		h4 := g*(dj[4]-dmin) - fwd[4] + w
-		h5 := g*(dj[5]-dmin) - fwd[5] + w
-		h6 := g*(dj[6]-dmin) - fwd[6] + w
-		h7 := g*(dj[7]-dmin) - fwd[7] + w
-		hl := g*(dj[l&7]-dmin) - fwd[l&7]
-		best := min(min(min(min(h0, h1), min(h2, h3)), min(min(h4, h5), min(h6, h7))), hl)
-		val := g*(dj[lj&7]-dmin) - fwd[lj&7] + w
-		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
-			s.consLabel[i], s.consLabel[j] = -1, -1
-		}
-	}
 }
 
 func b2i(b bool) int32 {

@@ -163,7 +163,7 @@ func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
 				a.forward() // the unrolled passes
 				la := a.backward(check)
 				if check {
-					a.unrolled.testEdges(a)
+					a.testEdges()
 				}
 				b.forwardPotts()
 				b.fused = check

@@ -28,24 +28,23 @@ func (s *Solver) setupPottsFast() {
 }
 
 // pottsPasses are the Potts passes and check pieces written out for one label
-// count (potts8.go, potts24.go, potts3.go, potts567.go): the passes, then,
-// after a check iteration's backward pass (which records the unique argmins),
-// the tests of the edges across a change of label and the rounding.
+// count (potts8.go, potts24.go, potts3.go, potts567.go): the passes (the
+// backward pass of a check iteration records the unique argmins; testEdges
+// follows) and the check's rounding.
 type pottsPasses struct {
-	forward   func(*Solver)
-	backward  func(*Solver, bool) float64
-	testEdges func(*Solver)
-	primal    func(*Solver)
+	forward  func(*Solver)
+	backward func(*Solver, bool) float64
+	primal   func(*Solver)
 }
 
 var unrolledPotts = map[int]pottsPasses{
-	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).testEdges2, (*Solver).primalPotts2},
-	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).testEdges3, (*Solver).primalPotts3},
-	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).testEdges4, (*Solver).primalPotts4},
-	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).testEdges5, (*Solver).primalPotts5},
-	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).testEdges6, (*Solver).primalPotts6},
-	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).testEdges7, (*Solver).primalPotts7},
-	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).testEdges8, (*Solver).primalPotts8},
+	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).primalPotts2},
+	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).primalPotts3},
+	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).primalPotts4},
+	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).primalPotts5},
+	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).primalPotts6},
+	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).primalPotts7},
+	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).primalPotts8},
 }
 
 // pottsSend writes into out the Potts message min(h − min h, w) with h = g·d − back,

@@ -42,7 +42,7 @@ func (s *Solver) backwardPotts2(check bool) float64 {
 		}
 		dmin := min(d0, d1)
 		lb += float64(dmin)
-		if check { // D's unique argmin, the node's label until testEdges2
+		if check { // D's unique argmin, the node's label until testEdges
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin)
 			l := int32(-1)
@@ -110,7 +110,7 @@ func (s *Solver) backwardPotts4(check bool) float64 {
 		}
 		dmin := min(min(d0, d1), min(d2, d3))
 		lb += float64(dmin)
-		if check { // D's unique argmin, the node's label until testEdges4
+		if check { // D's unique argmin, the node's label until testEdges
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin)
 			l := int32(-1)

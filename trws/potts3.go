@@ -47,7 +47,7 @@ func (s *Solver) backwardPotts3(check bool) float64 {
 		}
 		dmin := min(min(d0, d1), d2)
 		lb += float64(dmin)
-		if check { // D's unique argmin, the node's label until testEdges3
+		if check { // D's unique argmin, the node's label until testEdges
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin)
 			l := int32(-1)
@@ -71,30 +71,6 @@ func (s *Solver) backwardPotts3(check bool) float64 {
 		}
 	}
 	return lb + s.offset
-}
-
-// testEdges3 is testEdges8 for K = 3.
-func (s *Solver) testEdges3() {
-	for e := range int32(len(s.tail)) {
-		i, j := s.tail[e], s.head[e]
-		l, lj := s.argmin[i], s.argmin[j]
-		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
-			continue
-		}
-		var dj [3]float32
-		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
-		fwd := (*[3]float32)(s.msg[s.mhead[e]:]) // into j along e
-		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
-		h0 := g*(dj[0]-dmin) - fwd[0] + w
-		h1 := g*(dj[1]-dmin) - fwd[1] + w
-		h2 := g*(dj[2]-dmin) - fwd[2] + w
-		hl := g*(dj[l]-dmin) - fwd[l]
-		best := min(min(min(h0, h1), h2), hl)
-		val := g*(dj[lj]-dmin) - fwd[lj] + w
-		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
-			s.consLabel[i], s.consLabel[j] = -1, -1
-		}
-	}
 }
 
 // primalPotts3 is primalPotts8 for K = 3.

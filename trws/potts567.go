@@ -52,7 +52,7 @@ func (s *Solver) backwardPotts5(check bool) float64 {
 		}
 		dmin := min(min(min(d0, d1), d2), min(d3, d4))
 		lb += float64(dmin)
-		if check { // D's unique argmin, the node's label until testEdges5
+		if check { // D's unique argmin, the node's label until testEdges
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin) + b2i(d4-dmin <= margin)
 			l := int32(-1)
@@ -80,32 +80,6 @@ func (s *Solver) backwardPotts5(check bool) float64 {
 		}
 	}
 	return lb + s.offset
-}
-
-// testEdges5 is testEdges8 for K = 5.
-func (s *Solver) testEdges5() {
-	for e := range int32(len(s.tail)) {
-		i, j := s.tail[e], s.head[e]
-		l, lj := s.argmin[i], s.argmin[j]
-		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
-			continue
-		}
-		var dj [5]float32
-		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
-		fwd := (*[5]float32)(s.msg[s.mhead[e]:]) // into j along e
-		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
-		h0 := g*(dj[0]-dmin) - fwd[0] + w
-		h1 := g*(dj[1]-dmin) - fwd[1] + w
-		h2 := g*(dj[2]-dmin) - fwd[2] + w
-		h3 := g*(dj[3]-dmin) - fwd[3] + w
-		h4 := g*(dj[4]-dmin) - fwd[4] + w
-		hl := g*(dj[l]-dmin) - fwd[l]
-		best := min(min(min(min(h0, h1), h2), min(h3, h4)), hl)
-		val := g*(dj[lj]-dmin) - fwd[lj] + w
-		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
-			s.consLabel[i], s.consLabel[j] = -1, -1
-		}
-	}
 }
 
 // primalPotts5 is primalPotts8 for K = 5.
@@ -210,7 +184,7 @@ func (s *Solver) backwardPotts6(check bool) float64 {
 		}
 		dmin := min(min(min(d0, d1), d2), min(min(d3, d4), d5))
 		lb += float64(dmin)
-		if check { // D's unique argmin, the node's label until testEdges6
+		if check { // D's unique argmin, the node's label until testEdges
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin) + b2i(d4-dmin <= margin) + b2i(d5-dmin <= margin)
 			l := int32(-1)
@@ -240,33 +214,6 @@ func (s *Solver) backwardPotts6(check bool) float64 {
 		}
 	}
 	return lb + s.offset
-}
-
-// testEdges6 is testEdges8 for K = 6.
-func (s *Solver) testEdges6() {
-	for e := range int32(len(s.tail)) {
-		i, j := s.tail[e], s.head[e]
-		l, lj := s.argmin[i], s.argmin[j]
-		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
-			continue
-		}
-		var dj [6]float32
-		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
-		fwd := (*[6]float32)(s.msg[s.mhead[e]:]) // into j along e
-		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
-		h0 := g*(dj[0]-dmin) - fwd[0] + w
-		h1 := g*(dj[1]-dmin) - fwd[1] + w
-		h2 := g*(dj[2]-dmin) - fwd[2] + w
-		h3 := g*(dj[3]-dmin) - fwd[3] + w
-		h4 := g*(dj[4]-dmin) - fwd[4] + w
-		h5 := g*(dj[5]-dmin) - fwd[5] + w
-		hl := g*(dj[l]-dmin) - fwd[l]
-		best := min(min(min(min(h0, h1), h2), min(min(h3, h4), h5)), hl)
-		val := g*(dj[lj]-dmin) - fwd[lj] + w
-		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
-			s.consLabel[i], s.consLabel[j] = -1, -1
-		}
-	}
 }
 
 // primalPotts6 is primalPotts8 for K = 6.
@@ -382,7 +329,7 @@ func (s *Solver) backwardPotts7(check bool) float64 {
 		}
 		dmin := min(min(min(d0, d1), min(d2, d3)), min(min(d4, d5), d6))
 		lb += float64(dmin)
-		if check { // D's unique argmin, the node's label until testEdges7
+		if check { // D's unique argmin, the node's label until testEdges
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin) + b2i(d4-dmin <= margin) + b2i(d5-dmin <= margin) + b2i(d6-dmin <= margin)
 			l := int32(-1)
@@ -414,34 +361,6 @@ func (s *Solver) backwardPotts7(check bool) float64 {
 		}
 	}
 	return lb + s.offset
-}
-
-// testEdges7 is testEdges8 for K = 7.
-func (s *Solver) testEdges7() {
-	for e := range int32(len(s.tail)) {
-		i, j := s.tail[e], s.head[e]
-		l, lj := s.argmin[i], s.argmin[j]
-		if l < 0 || lj < 0 || l == lj { // equal argmins: tight (see testEdges8)
-			continue
-		}
-		var dj [7]float32
-		s.sumInto(j, dj[:])                      // j's D, as the pass summed it
-		fwd := (*[7]float32)(s.msg[s.mhead[e]:]) // into j along e
-		dmin, g, w := dj[lj], s.gamma[j], s.w[e]
-		h0 := g*(dj[0]-dmin) - fwd[0] + w
-		h1 := g*(dj[1]-dmin) - fwd[1] + w
-		h2 := g*(dj[2]-dmin) - fwd[2] + w
-		h3 := g*(dj[3]-dmin) - fwd[3] + w
-		h4 := g*(dj[4]-dmin) - fwd[4] + w
-		h5 := g*(dj[5]-dmin) - fwd[5] + w
-		h6 := g*(dj[6]-dmin) - fwd[6] + w
-		hl := g*(dj[l]-dmin) - fwd[l]
-		best := min(min(min(min(h0, h1), min(h2, h3)), min(min(h4, h5), h6)), hl)
-		val := g*(dj[lj]-dmin) - fwd[lj] + w
-		if val-best > ConsistencyTolerance*max(1, abs32(val)) {
-			s.consLabel[i], s.consLabel[j] = -1, -1
-		}
-	}
 }
 
 // primalPotts7 is primalPotts8 for K = 7.

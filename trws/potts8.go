@@ -65,7 +65,7 @@ func (s *Solver) backwardPotts8(check bool) float64 {
 		}
 		dmin := min(min(min(d0, d1), min(d2, d3)), min(min(d4, d5), min(d6, d7)))
 		lb += float64(dmin)
-		if check { // D's unique argmin, the node's label until testEdges8
+		if check { // D's unique argmin, the node's label until testEdges
 			margin := ConsistencyTolerance * max(1, abs32(dmin))
 			near := b2i(d0-dmin <= margin) + b2i(d1-dmin <= margin) + b2i(d2-dmin <= margin) + b2i(d3-dmin <= margin) + b2i(d4-dmin <= margin) + b2i(d5-dmin <= margin) + b2i(d6-dmin <= margin) + b2i(d7-dmin <= margin)
 			l := int32(-1)

@@ -127,7 +127,7 @@ func (e engine) Check() (consistent, primal []int32) {
 	if e.s.fused {
 		e.s.fused = false
 		if p := e.s.unrolled; p != nil && e.s.allPotts {
-			p.testEdges(e.s)
+			e.s.testEdges()
 			p.primal(e.s)
 		} else {
 			e.s.primalLabels()
