@@ -38,10 +38,13 @@ type ReportOptions struct {
 	StallIterations int     `json:"stall_iterations"`
 	StallTolerance  float64 `json:"stall_tolerance"`
 	CheckEvery      int     `json:"check_every"`
+	// SettleBelow: the fraction of disagreeing variables at or below which TRW-S
+	// settles them near where they are (trws.Options.SettleBelow).
+	SettleBelow float64 `json:"settle_below"`
 }
 
 func reportOptions(o trws.Options) ReportOptions {
-	return ReportOptions{o.MaxIterations, o.GapTolerance, o.StallIterations, o.StallTolerance, o.CheckEvery}
+	return ReportOptions{o.MaxIterations, o.GapTolerance, o.StallIterations, o.StallTolerance, o.CheckEvery, o.SettleBelow}
 }
 
 // PBPReport is report.json of a whole pbp run.
