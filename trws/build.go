@@ -60,6 +60,12 @@ type Solver struct {
 
 	vars []int // solver node → variable of the model the solver was built from
 
+	// src is the model New built the solver from, while the solver's problem is
+	// still that model (no unary or pairwise term changed since): Model returns
+	// it instead of building one (one edge per pairwise factor, in order, so a
+	// certificate's edges are its factors).
+	src *model.Model
+
 	// Per-node results of the last check pass.
 	primal    []int32
 	argmin    []int32
@@ -157,6 +163,7 @@ func New(m *model.Model) (*Solver, error) {
 	}
 	s.u32 = toFloat32(s.u64, s.big)
 	s.finishGraph()
+	s.src = m
 	return s, nil
 }
 

@@ -293,6 +293,7 @@ func (s *Solver) sizeDifference(r int32) {
 // the edge's shape in the factor's argument order; messages are kept. The solver
 // keeps fn: the caller must not change it.
 func (s *Solver) SetFunction(e int, fn *model.Function) error {
+	s.src = nil
 	if e < 0 || e >= len(s.tail) {
 		return fmt.Errorf("trws: SetFunction: edge %d out of range [0,%d)", e, len(s.tail))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/partopt/partopt/model"
@@ -754,5 +755,46 @@ func TestTargetStopsAtTheFirstCheckBelowIt(t *testing.T) {
 	opt.Target = math.Inf(-1)
 	if _, r = solve(t, m, opt); r.Stop != trws.StopIterations || r.Iterations != 50 {
 		t.Fatalf("target −Inf: stop %v after %d iterations", r.Stop, r.Iterations)
+	}
+}
+
+// TestModelIsTheSourceUntilATermChanges: a solver's Model is the model it was
+// built from (no rebuild) until a unary or pairwise term changes, and then a
+// model of the changed problem; certificates check against either.
+func TestModelIsTheSourceUntilATermChanges(t *testing.T) {
+	m := random.PottsGrid(random.New(5), 12, 9, 3)
+	s, err := trws.New(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Solve(context.Background(), trws.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Model()
+	if err != nil || got != m {
+		t.Fatalf("Model of an unchanged solver: %p (err %v), want the source %p", got, err, m)
+	}
+	if v, err := s.Certificate(r.Labeling).Check(got); err != nil || math.Abs(v.Energy-m.Energy(r.Labeling)) > 1e-9 {
+		t.Fatalf("certificate on the source: %+v, %v", v, err)
+	}
+	u := make([]float64, 3)
+	u[1] = 2.5
+	if err := s.AddUnary(7, u); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := s.Model()
+	if err != nil || changed == m {
+		t.Fatalf("Model after AddUnary: the source still (err %v)", err)
+	}
+	x := slices.Clone(r.Labeling)
+	for _, l := range []int{0, 1, 2} {
+		x[7] = l
+		if want := m.Energy(x) + u[l]; math.Abs(changed.Energy(x)-want) > 1e-9 {
+			t.Fatalf("label %d: the changed model's energy %v, want %v", l, changed.Energy(x), want)
+		}
+	}
+	if _, err := s.Certificate(x).Check(changed); err != nil {
+		t.Fatal(err)
 	}
 }

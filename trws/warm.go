@@ -22,6 +22,7 @@ func (s *Solver) Iterations() int { return s.iters }
 // term of the solver's variable v. The messages are kept: the next Solve starts from
 // them (a warm start).
 func (s *Solver) AddUnary(v int, delta []float64) error {
+	s.src = nil
 	if v < 0 || v >= s.n {
 		return fmt.Errorf("trws: AddUnary: variable %d out of range [0,%d)", v, s.n)
 	}
@@ -50,6 +51,7 @@ func (s *Solver) AddUnary(v int, delta []float64) error {
 // SetUnary replaces the unary term of the solver's variable v by values (as AddUnary,
 // messages kept).
 func (s *Solver) SetUnary(v int, values []float64) error {
+	s.src = nil
 	if v < 0 || v >= s.n {
 		return fmt.Errorf("trws: SetUnary: variable %d out of range [0,%d)", v, s.n)
 	}
@@ -147,6 +149,7 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 // afterwards. Label elimination rewrites the few factors whose map changed between
 // rounds this way instead of building a new solver.
 func (s *Solver) SetTable(e int, t []float64) error {
+	s.src = nil
 	if e < 0 || e >= len(s.tail) {
 		return fmt.Errorf("trws: SetTable: edge %d out of range [0,%d)", e, len(s.tail))
 	}
@@ -194,10 +197,15 @@ func (s *Solver) SetTable(e int, t []float64) error {
 	return nil
 }
 
-// Model returns the solver's current problem as a model: the pairwise factors in edge
-// order (the order of a Certificate's edges), then one unary factor per variable with
-// its accumulated unary term (constant ones become offset).
+// Model returns the solver's current problem as a model whose pairwise factors are
+// the solver's edges in order (a Certificate's edges): the model New built it from,
+// while no term changed since; else a model built from the solver, the pairwise
+// factors then one unary factor per variable with its accumulated unary term
+// (constant ones become offset).
 func (s *Solver) Model() (*model.Model, error) {
+	if s.src != nil {
+		return s.src, nil
+	}
 	labels := make([]int, s.n)
 	for i, k := range s.labels {
 		labels[i] = int(k)
