@@ -3,6 +3,7 @@ package trws
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -130,6 +131,9 @@ func record(e Engine, res *Result, cons, best *[]int32, first bool) {
 		if l >= 0 {
 			res.Agreeing++
 		}
+	}
+	if !first && slices.Equal(primal, *best) {
+		return // the best labeling again: the same energy, and not better (a converged solve's checks)
 	}
 	if en := e.Energy(primal); first || en < res.Energy {
 		res.Energy = en
