@@ -72,15 +72,14 @@ type Solver struct {
 	consLabel []int32
 	// fused says that the last backward pass computed argmin and consLabel
 	// (Potts models, before a check); chkD holds its nodes' D (by uoff) for
-	// consistNode (label counts other than 2, 4, 8).
+	// consistNode (the general Potts passes, above 8 labels).
 	fused bool
 	chkD  []float32
 
-	allPotts bool         // every edge Potts and one label count: the Potts passes apply
-	unrolled *pottsPasses // and, for 2 to 8 labels, the ones written out (read only while allPotts)
-	mk       int          // largest label count
-	scratch  []float32    // 4·mk: D, h, primal scores, distance transforms
-	envV     []int32      // parabola envelope of the truncated quadratic kernel
+	allPotts bool      // every edge Potts and one label count: the Potts passes apply
+	mk       int       // largest label count
+	scratch  []float32 // 4·mk: D, h, primal scores, distance transforms
+	envV     []int32   // parabola envelope of the truncated quadratic kernel
 	envZ     []float64
 	iters    int // iterations run so far (all calls)
 }

@@ -30,7 +30,7 @@ func (s *Solver) consistNode(i int32, d []float32) {
 		e := s.aedge[a]
 		j := s.head[e]
 		lj := s.argmin[j]
-		if lj < 0 || (lj == l && s.kind[e] == kindPotts) { // equal argmins: tight (see consistNode8)
+		if lj < 0 || (lj == l && s.kind[e] == kindPotts) { // equal argmins: tight (see testEdges)
 			continue
 		}
 		dj := s.chkD[s.uoff[j]:s.uoff[j+1]]
@@ -125,8 +125,8 @@ func b2i(b bool) int32 {
 // pairRow's 0 leaves the sum as it is), and the argmin takes the first
 // minimiser. Both by branches, not by arithmetic: each node's label waits on
 // its earlier neighbour's, and a predicted branch does not wait (segmentation
-// labels come in runs), where the chain of data dependencies made the sweep
-// latency-bound (32 → 23 ms for 10⁶ nodes).
+// labels come in runs); conditional moves measured 1–2% slower on the
+// 1000×1000 benchmarks (docs/BENCHMARKS.md).
 func (s *Solver) primalPotts8() {
 	for i := int32(0); i < int32(s.n); i++ {
 		u := (*[8]float32)(s.u32[s.uoff[i]:])

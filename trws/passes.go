@@ -125,7 +125,7 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 // forward is the forward pass: nodes in increasing order send to later neighbours.
 func (s *Solver) forward() {
 	if s.allPotts {
-		if p := s.unrolled; p != nil {
+		if p := s.unrolled(); p != nil {
 			p.forward(s)
 		} else {
 			s.forwardPotts()
@@ -145,15 +145,17 @@ func (s *Solver) forward() {
 }
 
 // backward is the backward pass; it returns the lower bound (see the package doc):
-// Σ_i min D_i + Σ_e c_e. With check, on Potts models, it also computes the
-// consistency labels of the check that follows (consistNode), so that the
-// check itself only rounds the labeling. Kolmogorov subtracts min D_i from D_i before sending; here
+// Σ_i min D_i + Σ_e c_e. With check, on Potts models, it also computes what
+// the check that follows needs of each node's D (fusedcheck.go): the unique
+// argmins (the passes written out for 2 to 8 labels; testEdges then tests the
+// edges across a change of label) or the consistency labels (consistNode), so
+// that the check itself only rounds the labeling. Kolmogorov subtracts min D_i from D_i before sending; here
 // the shift is taken out of the message constants instead (c_e − γ·min D_i), which
 // gives the same messages and bound without a pass over D.
 func (s *Solver) backward(check bool) float64 {
 	s.fused = check && s.allPotts // elsewhere (stereo, tables) the separate check measured as cheap
 	if s.allPotts {
-		if p := s.unrolled; p != nil {
+		if p := s.unrolled(); p != nil {
 			return p.backward(s, s.fused)
 		}
 		if s.fused && s.chkD == nil {

@@ -7,7 +7,7 @@ package trws
 
 // setupPottsFast enables the fast passes when they apply.
 func (s *Solver) setupPottsFast() {
-	s.allPotts, s.unrolled = false, nil
+	s.allPotts = false
 	if s.n == 0 {
 		return
 	}
@@ -22,9 +22,15 @@ func (s *Solver) setupPottsFast() {
 		}
 	}
 	s.allPotts = true
-	if p, ok := unrolledPotts[s.mk]; ok {
-		s.unrolled = &p
+}
+
+// unrolled returns the Potts passes written out for the solver's label count,
+// when the Potts passes apply and there are such (2 to 8 labels), else nil.
+func (s *Solver) unrolled() *pottsPasses {
+	if !s.allPotts || s.mk >= len(unrolledPotts) || unrolledPotts[s.mk].forward == nil {
+		return nil
 	}
+	return &unrolledPotts[s.mk]
 }
 
 // pottsPasses are the Potts passes and check pieces written out for one label
@@ -37,7 +43,7 @@ type pottsPasses struct {
 	primal   func(*Solver)
 }
 
-var unrolledPotts = map[int]pottsPasses{
+var unrolledPotts = [...]pottsPasses{
 	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).primalPotts2},
 	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).primalPotts3},
 	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).primalPotts4},

@@ -2,8 +2,8 @@ package trws
 
 // For K = 3 the Potts passes written out as potts8.go does for K = 8 (the
 // general passes' loops and calls cost a three-label node more than the
-// unrolled K = 4 passes do a four-label one), with the check's pieces of
-// fusedcheck.go and fusedcheck24.go. Generated in their shape; the floats are
+// unrolled K = 4 passes do a four-label one), with the check's rounding as
+// primalPotts8 (fusedcheck.go). Generated in their shape; the floats are
 // forwardPotts/backwardPotts' and check's, operation for operation (tested
 // bit for bit).
 

@@ -126,7 +126,7 @@ func (e engine) Iterate(check bool) float64 {
 func (e engine) Check() (consistent, primal []int32) {
 	if e.s.fused {
 		e.s.fused = false
-		if p := e.s.unrolled; p != nil && e.s.allPotts {
+		if p := e.s.unrolled(); p != nil {
 			e.s.testEdges()
 			p.primal(e.s)
 		} else {
