@@ -68,3 +68,12 @@ func reparamVector(h, d, back []float32, g float32) float32 {
 	k := len(d)
 	return reparamAVX2(h[:k], d, back[:k], g) // the assembly writes h and reads back up to k
 }
+
+//go:noescape
+func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+
+//go:noescape
+func forwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64

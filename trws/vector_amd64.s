@@ -577,3 +577,257 @@ scalescalar:
 scaledone:
 	VZEROUPPER
 	RET
+
+// Lane numbers 0…7: which lane is an earlier neighbour's label.
+DATA lanes8<>+0(SB)/4, $0
+DATA lanes8<>+4(SB)/4, $1
+DATA lanes8<>+8(SB)/4, $2
+DATA lanes8<>+12(SB)/4, $3
+DATA lanes8<>+16(SB)/4, $4
+DATA lanes8<>+20(SB)/4, $5
+DATA lanes8<>+24(SB)/4, $6
+DATA lanes8<>+28(SB)/4, $7
+GLOBL lanes8<>(SB), RODATA|NOPTR, $32
+
+// func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+// primalPotts8's rounding from node from on: p = u(i), then p += w at every
+// lane but the earlier neighbour's label (+0 there: the same sum), edge by edge
+// in adjacency order, then p += the messages from later neighbours, in order;
+// the label is the first lane equal to min p. It returns the node it stopped
+// at: n, or a node where no lane equals the minimum (a NaN), for the caller.
+TEXT ·primalPotts8AVX2(SB), NOSPLIT, $0-240
+	MOVQ    from+0(FP), R8
+	MOVQ    u_base+16(FP), SI
+	MOVQ    R8, AX
+	SHLQ    $5, AX
+	ADDQ    AX, SI // u(i) = u[8i:]
+	MOVQ    w_base+40(FP), DI
+	MOVQ    msg_base+64(FP), BX
+	MOVQ    astart_base+88(FP), R10
+	MOVQ    nbwd_base+112(FP), R11
+	MOVQ    aedge_base+136(FP), R12
+	MOVQ    ain_base+160(FP), R13
+	VMOVDQU lanes8<>(SB), Y14
+
+pnode:
+	CMPQ    R8, n+8(FP)
+	JGE     pdone
+	VMOVUPS (SI), Y0
+	MOVLQSX (R10)(R8*4), CX // a = astart[i]
+	MOVLQSX (R11)(R8*4), DX
+	ADDQ    CX, DX          // the earlier neighbours' edges end at DX
+
+pearlier:
+	CMPQ         CX, DX
+	JGE          plater
+	MOVLQSX      (R12)(CX*4), AX  // e
+	VBROADCASTSS (DI)(AX*4), Y1   // w[e]
+	MOVQ         tail_base+184(FP), R9
+	MOVLQSX      (R9)(AX*4), AX   // tail[e]
+	MOVQ         primal_base+208(FP), R9
+	VPBROADCASTD (R9)(AX*4), Y2   // its label
+	VPCMPEQD     Y2, Y14, Y3
+	VANDNPS      Y1, Y3, Y3       // w but at the label
+	VADDPS       Y3, Y0, Y0
+	INCQ         CX
+	JMP          pearlier
+
+plater:
+	MOVLQSX 4(R10)(R8*4), AX // astart[i+1]
+	SUBQ    DX, AX           // messages from later neighbours
+	JLE     pargmin
+	MOVLQSX (R13)(DX*4), CX
+	LEAQ    (BX)(CX*4), CX
+
+platerrow:
+	VADDPS (CX), Y0, Y0
+	ADDQ   $32, CX
+	DECQ   AX
+	JNZ    platerrow
+
+pargmin:
+	VMOVAPS      Y0, Y6
+	HMIN(Y6, X6, X7)
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0, Y6, Y0, Y7 // lanes equal to the minimum
+	VMOVMSKPS    Y7, AX
+	TESTL        AX, AX
+	JZ           pdone
+	BSFL         AX, AX
+	MOVQ         primal_base+208(FP), R9
+	MOVL         AX, (R9)(R8*4)
+	ADDQ         $32, SI
+	INCQ         R8
+	JMP          pnode
+
+pdone:
+	MOVQ R8, ret+232(FP)
+	VZEROUPPER
+	RET
+
+// POTTSSEND8 sends node i's message along edge slot CX (Y0 = D, Y4 = γ
+// broadcast): h = γ·D − back, out = min(h − min h, w), as forwardPotts8
+// does; leaves min h in the low lane of X2. Clobbers AX, Y1–Y3, Y5.
+#define POTTSSEND8 \
+	VMULPS       Y4, Y0, Y1; \
+	MOVLQSX      (R13)(CX*4), AX; \
+	VSUBPS       (BX)(AX*4), Y1, Y1; \
+	VMOVAPS      Y1, Y2; \
+	HMIN(Y2, X2, X3); \
+	VBROADCASTSS X2, Y3; \
+	VSUBPS       Y3, Y1, Y1; \
+	MOVLQSX      (R12)(CX*4), AX; \
+	VBROADCASTSS (DI)(AX*4), Y3; \
+	VMINPS       Y1, Y3, Y5; \
+	MOVLQSX      (R9)(CX*4), AX; \
+	VMOVUPS      Y5, (BX)(AX*4)
+
+// func forwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+// forwardPotts8 in AVX2, bit for bit.
+TEXT ·forwardPotts8AVX2(SB), NOSPLIT, $0-224
+	XORQ R8, R8
+	MOVQ u_base+8(FP), SI
+	MOVQ w_base+32(FP), DI
+	MOVQ msg_base+56(FP), BX
+	MOVQ astart_base+104(FP), R10
+	MOVQ nbwd_base+128(FP), R11
+	MOVQ aedge_base+152(FP), R12
+	MOVQ ain_base+176(FP), R13
+	MOVQ aout_base+200(FP), R9
+
+fnode:
+	CMPQ    R8, n+0(FP)
+	JGE     fdone
+	VMOVUPS (SI), Y0
+	MOVLQSX (R10)(R8*4), CX
+	MOVLQSX 4(R10)(R8*4), DX
+	MOVQ    DX, AX
+	SUBQ    CX, AX
+	JLE     fsend
+	MOVLQSX (R13)(CX*4), CX
+	LEAQ    (BX)(CX*4), CX
+
+frow:
+	VADDPS (CX), Y0, Y0
+	ADDQ   $32, CX
+	DECQ   AX
+	JNZ    frow
+
+fsend:
+	MOVQ         gamma_base+80(FP), AX
+	VBROADCASTSS (AX)(R8*4), Y4
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), AX
+	ADDQ         AX, CX          // the later neighbours' edges: [CX, DX)
+
+fedge:
+	CMPQ CX, DX
+	JGE  fnext
+	POTTSSEND8
+	INCQ CX
+	JMP  fedge
+
+fnext:
+	ADDQ $32, SI
+	INCQ R8
+	JMP  fnode
+
+fdone:
+	VZEROUPPER
+	RET
+
+// func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+// backwardPotts8 in AVX2, bit for bit, without the offset: the bound's float64
+// sum in the same order, and with check D's unique argmin (within tol·max(1,
+// |min D|)) or −1 in argmin and cons.
+TEXT ·backwardPotts8AVX2(SB), NOSPLIT, $0-288
+	MOVQ   n+0(FP), R8
+	MOVQ   u_base+8(FP), SI
+	MOVQ   R8, AX
+	SHLQ   $5, AX
+	ADDQ   AX, SI
+	MOVQ   w_base+32(FP), DI
+	MOVQ   msg_base+56(FP), BX
+	MOVQ   astart_base+104(FP), R10
+	MOVQ   nbwd_base+128(FP), R11
+	MOVQ   aedge_base+152(FP), R12
+	MOVQ   ain_base+176(FP), R13
+	MOVQ   aout_base+200(FP), R9
+	VXORPD X8, X8, X8 // the bound
+
+bnode:
+	DECQ    R8
+	JL      bdone
+	SUBQ    $32, SI
+	VMOVUPS (SI), Y0
+	MOVLQSX (R10)(R8*4), CX
+	MOVLQSX 4(R10)(R8*4), DX
+	MOVQ    DX, AX
+	SUBQ    CX, AX
+	JLE     bmin
+	MOVLQSX (R13)(CX*4), CX
+	LEAQ    (BX)(CX*4), CX
+
+brow:
+	VADDPS (CX), Y0, Y0
+	ADDQ   $32, CX
+	DECQ   AX
+	JNZ    brow
+
+bmin:
+	VMOVAPS   Y0, Y6
+	HMIN(Y6, X6, X7)
+	VCVTSS2SD X6, X9, X9
+	VADDSD    X9, X8, X8 // lb += float64(min D)
+	CMPB      check+276(FP), $0
+	JEQ       bsend
+
+	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
+	MOVL         $0x7fffffff, AX
+	MOVL         AX, X10
+	VANDPS       X10, X6, X10
+	MOVL         $0x3f800000, AX // 1
+	MOVL         AX, X11
+	VMAXSS       X10, X11, X10
+	VMULSS       tol+272(FP), X10, X10
+	VBROADCASTSS X10, Y10
+	VBROADCASTSS X6, Y11
+	VSUBPS       Y11, Y0, Y11
+	VCMPPS       $2, Y10, Y11, Y11
+	VMOVMSKPS    Y11, AX
+	MOVL         $-1, CX
+	TESTL        AX, AX
+	JZ           bstore // none (a NaN)
+	LEAL         -1(AX), DX
+	TESTL        AX, DX
+	JNZ          bstore // two or more
+	BSFL         AX, CX
+
+bstore:
+	MOVQ argmin_base+224(FP), AX
+	MOVL CX, (AX)(R8*4)
+	MOVQ cons_base+248(FP), AX
+	MOVL CX, (AX)(R8*4)
+
+bsend:
+	MOVQ         gamma_base+80(FP), AX
+	VBROADCASTSS (AX)(R8*4), Y4
+	VMULSS       X4, X6, X13     // γ·min D
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), DX
+	ADDQ         CX, DX          // the earlier neighbours' edges: [CX, DX)
+
+bedge:
+	CMPQ      CX, DX
+	JGE       bnode
+	POTTSSEND8
+	VSUBSS    X13, X2, X12
+	VCVTSS2SD X12, X12, X12
+	VADDSD    X12, X8, X8        // lb += float64(min h − γ·min D)
+	INCQ      CX
+	JMP       bedge
+
+bdone:
+	VMOVSD X8, ret+280(FP)
+	VZEROUPPER
+	RET
