@@ -120,91 +120,79 @@ func b2i(b bool) int32 {
 	return 0
 }
 
-// primalPotts8 is primalLabels for K = 8 Potts models. With AVX2 the eight
-// sums are one register (primalPotts8AVX2: the Potts term to an earlier node
-// adds w at every lane but that node's label, where it adds +0, the same sum);
-// the Go node update below does the rest, and every node without AVX2.
+// primalPotts8 is primalLabels for K = 8 Potts models, in registers: the
+// Potts term to an earlier node adds w at every label but that node's (where
+// pairRow's 0 leaves the sum as it is), and the argmin takes the first
+// minimiser. Both by branches, not by arithmetic: each node's label waits on
+// its earlier neighbour's, and a predicted branch does not wait (segmentation
+// labels come in runs); conditional moves measured 1–2% slower on the
+// 1000×1000 benchmarks (docs/BENCHMARKS.md).
 func (s *Solver) primalPotts8() {
-	n := s.n
-	_, _ = s.u32[8*n-1], s.primal[n-1] // what the assembly reads and writes
-	for i := 0; i < n; i++ {
-		if vector {
-			if i = primalPotts8AVX2(i, n, s.u32, s.w, s.msg, s.astart[:n+1], s.nbwd, s.aedge, s.ain, s.tail, s.primal); i == n {
-				return
+	for i := int32(0); i < int32(s.n); i++ {
+		u := (*[8]float32)(s.u32[s.uoff[i]:])
+		p0, p1, p2, p3, p4, p5, p6, p7 := u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7]
+		a0, a1, nb := s.astart[i], s.astart[i+1], s.nbwd[i]
+		for a := a0; a < a0+nb; a++ {
+			e := s.aedge[a]
+			w, xj := s.w[e], s.primal[s.tail[e]]
+			if xj != 0 {
+				p0 += w
+			}
+			if xj != 1 {
+				p1 += w
+			}
+			if xj != 2 {
+				p2 += w
+			}
+			if xj != 3 {
+				p3 += w
+			}
+			if xj != 4 {
+				p4 += w
+			}
+			if xj != 5 {
+				p5 += w
+			}
+			if xj != 6 {
+				p6 += w
+			}
+			if xj != 7 {
+				p7 += w
 			}
 		}
-		s.primalPotts8Node(int32(i))
-	}
-}
-
-// primalPotts8Node is primalPotts8 at node i, in registers: the Potts term to
-// an earlier node adds w at every label but that node's (where pairRow's 0
-// leaves the sum as it is), and the argmin takes the first minimiser, both by
-// branches (a predicted branch does not wait on the earlier neighbour's label).
-func (s *Solver) primalPotts8Node(i int32) {
-	u := (*[8]float32)(s.u32[s.uoff[i]:])
-	p0, p1, p2, p3, p4, p5, p6, p7 := u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7]
-	a0, a1, nb := s.astart[i], s.astart[i+1], s.nbwd[i]
-	for a := a0; a < a0+nb; a++ {
-		e := s.aedge[a]
-		w, xj := s.w[e], s.primal[s.tail[e]]
-		if xj != 0 {
-			p0 += w
+		for block := s.block(a0, a1, 8)[nb*8:]; len(block) >= 8; block = block[8:] {
+			m := (*[8]float32)(block)
+			p0 += m[0]
+			p1 += m[1]
+			p2 += m[2]
+			p3 += m[3]
+			p4 += m[4]
+			p5 += m[5]
+			p6 += m[6]
+			p7 += m[7]
 		}
-		if xj != 1 {
-			p1 += w
+		at, m := int32(0), p0
+		if p1 < m {
+			at, m = 1, p1
 		}
-		if xj != 2 {
-			p2 += w
+		if p2 < m {
+			at, m = 2, p2
 		}
-		if xj != 3 {
-			p3 += w
+		if p3 < m {
+			at, m = 3, p3
 		}
-		if xj != 4 {
-			p4 += w
+		if p4 < m {
+			at, m = 4, p4
 		}
-		if xj != 5 {
-			p5 += w
+		if p5 < m {
+			at, m = 5, p5
 		}
-		if xj != 6 {
-			p6 += w
+		if p6 < m {
+			at, m = 6, p6
 		}
-		if xj != 7 {
-			p7 += w
+		if p7 < m {
+			at = 7
 		}
+		s.primal[i] = at
 	}
-	for block := s.block(a0, a1, 8)[nb*8:]; len(block) >= 8; block = block[8:] {
-		m := (*[8]float32)(block)
-		p0 += m[0]
-		p1 += m[1]
-		p2 += m[2]
-		p3 += m[3]
-		p4 += m[4]
-		p5 += m[5]
-		p6 += m[6]
-		p7 += m[7]
-	}
-	at, m := int32(0), p0
-	if p1 < m {
-		at, m = 1, p1
-	}
-	if p2 < m {
-		at, m = 2, p2
-	}
-	if p3 < m {
-		at, m = 3, p3
-	}
-	if p4 < m {
-		at, m = 4, p4
-	}
-	if p5 < m {
-		at, m = 5, p5
-	}
-	if p6 < m {
-		at, m = 6, p6
-	}
-	if p7 < m {
-		at = 7
-	}
-	s.primal[i] = at
 }

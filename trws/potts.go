@@ -25,10 +25,14 @@ func (s *Solver) setupPottsFast() {
 }
 
 // unrolled returns the Potts passes written out for the solver's label count,
-// when the Potts passes apply and there are such (2 to 8 labels), else nil.
+// when the Potts passes apply and there are such (2 to 8 labels), else nil:
+// in assembly where the CPU has AVX2 and there is (2, 4 and 8 labels).
 func (s *Solver) unrolled() *pottsPasses {
 	if !s.allPotts || s.mk >= len(unrolledPotts) || unrolledPotts[s.mk].forward == nil {
 		return nil
+	}
+	if vector && s.mk < len(assemblyPotts) && assemblyPotts[s.mk].forward != nil {
+		return &assemblyPotts[s.mk]
 	}
 	return &unrolledPotts[s.mk]
 }

@@ -4,17 +4,9 @@ package trws
 // potts.go are written out in full: the eight sums and the message stay in registers,
 // and a node costs no call, loop over labels or bounds check. The two loops below are
 // the same node update as forwardPotts/backwardPotts, unrolled; keep them in step.
-// Where the CPU has AVX2 the passes run in assembly instead (forwardPotts8AVX2 and
-// backwardPotts8AVX2 in vector_amd64.s: D, h and the message one register each),
-// bit for bit the same (TestUnrolledPottsPassesEqualTheGeneralOnes).
+// Where the CPU has AVX2 the passes run in assembly instead (potts_amd64.s).
 
 func (s *Solver) forwardPotts8() {
-	if vector {
-		n := s.n
-		_ = s.u32[8*n-1]
-		forwardPotts8AVX2(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout)
-		return
-	}
 	for i := int32(0); i < int32(s.n); i++ {
 		a0, a1 := s.astart[i], s.astart[i+1]
 		u := (*[8]float32)(s.u32[s.uoff[i]:])
@@ -56,12 +48,6 @@ func (s *Solver) forwardPotts8() {
 }
 
 func (s *Solver) backwardPotts8(check bool) float64 {
-	if vector {
-		n := s.n
-		_ = s.u32[8*n-1]
-		lb := backwardPotts8AVX2(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout, s.argmin[:n], s.consLabel[:n], ConsistencyTolerance, check)
-		return lb + s.offset
-	}
 	lb := 0.0
 	for i := int32(s.n) - 1; i >= 0; i-- {
 		a0, a1 := s.astart[i], s.astart[i+1]

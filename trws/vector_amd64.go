@@ -69,11 +69,72 @@ func reparamVector(h, d, back []float32, g float32) float32 {
 	return reparamAVX2(h[:k], d, back[:k], g) // the assembly writes h and reads back up to k
 }
 
+// assemblyPotts are the uniform Potts passes and rounding of potts_amd64.s by
+// label count, for unrolled() where the CPU has AVX2.
+var assemblyPotts = [...]pottsPasses{
+	2: assemblyPasses(2, forwardPotts2AVX2, backwardPotts2AVX2, primalPotts2AVX2),
+	4: assemblyPasses(4, forwardPotts4AVX2, backwardPotts4AVX2, primalPotts4AVX2),
+	8: assemblyPasses(8, forwardPotts8AVX2, backwardPotts8AVX2, primalPotts8AVX2),
+}
+
+type (
+	forwardAVX2  func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+	backwardAVX2 func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+	primalAVX2   func(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+)
+
+// assemblyPasses wraps the assembly for k labels: the slices it reads are
+// checked once here (the rest are the solver's own, consistent by
+// construction), and a node the rounding cannot label (a NaN) is rounded by
+// primalNode.
+func assemblyPasses(k int, fwd forwardAVX2, bwd backwardAVX2, primal primalAVX2) pottsPasses {
+	return pottsPasses{
+		forward: func(s *Solver) {
+			n := s.n
+			_ = s.u32[k*n-1]
+			fwd(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout)
+		},
+		backward: func(s *Solver, check bool) float64 {
+			n := s.n
+			_ = s.u32[k*n-1]
+			return bwd(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout, s.argmin[:n], s.consLabel[:n], ConsistencyTolerance, check) + s.offset
+		},
+		primal: func(s *Solver) {
+			n := s.n
+			_ = s.u32[k*n-1]
+			p, r := s.scratch[2*k:3*k], s.scratch[3*k:4*k]
+			for i := 0; i < n; i++ {
+				if i = primal(i, n, s.u32, s.w, s.msg, s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.tail, s.primal[:n]); i < n {
+					s.primalNode(int32(i), p, r)
+				}
+			}
+		},
+	}
+}
+
 //go:noescape
-func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+func forwardPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func backwardPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+
+//go:noescape
+func primalPotts2AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+
+//go:noescape
+func forwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func backwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+
+//go:noescape
+func primalPotts4AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
 
 //go:noescape
 func forwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
 
 //go:noescape
 func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+
+//go:noescape
+func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int

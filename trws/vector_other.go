@@ -13,14 +13,5 @@ func normalizeAVX2(out []float32) float32                   { panic("trws: no ve
 func truncLinear2(h, out []float32, w, top float32) float32 { panic("trws: no vector loops") }
 func scaleAVX2(dst, src []float32, w float32)               { panic("trws: no vector loops") }
 
-func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int {
-	panic("trws: no vector loops")
-}
-
-func forwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32) {
-	panic("trws: no vector loops")
-}
-
-func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64 {
-	panic("trws: no vector loops")
-}
+// assemblyPotts is empty where there is no assembly.
+var assemblyPotts [0]pottsPasses

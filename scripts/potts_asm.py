@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+# Writes trws/potts_amd64.s: the uniform Potts passes (forward, backward with
+# the check's unique argmins) and the check's rounding in AVX2 for K = 2, 4, 8,
+# one shape for the three, as the Go passes of potts8.go and potts24.go do
+# them. Run from anywhere: python3 scripts/potts_asm.py; then
+# go test ./trws -run AssemblyPotts.
+import os
+K_PARAMS = {
+    8: dict(R='Y', stride=32, shift=5, mask=None),
+    4: dict(R='X', stride=16, shift=4, mask='$15'),
+    2: dict(R='X', stride=8, shift=3, mask='$3'),
+}
+
+def ops(k):
+    p = K_PARAMS[k]
+    R = p['R']
+    def reg(n):
+        return f'{R}{n}'
+    def load(mem, dst):
+        if k == 2:
+            return [f'VMOVSD       {mem}, {dst}']
+        return [f'VMOVUPS      {mem}, {dst}']
+    def addm(mem, dst, tmp):
+        if k == 2:
+            return [f'VMOVSD       {mem}, {tmp}', f'VADDPS       {tmp}, {dst}, {dst}']
+        return [f'VADDPS       {mem}, {dst}, {dst}']
+    def subm(mem, dst, tmp):
+        if k == 2:
+            return [f'VMOVSD       {mem}, {tmp}', f'VSUBPS       {tmp}, {dst}, {dst}']
+        return [f'VSUBPS       {mem}, {dst}, {dst}']
+    def store(src, mem):
+        if k == 2:
+            return [f'VMOVSD       {src}, {mem}']
+        return [f'VMOVUPS      {src}, {mem}']
+    def hmin(y, n, t):
+        # leaves min of the k lanes of register number n in its low lane
+        x, tx = f'X{n}', f'X{t}'
+        out = []
+        if k == 8:
+            out += [f'VEXTRACTF128 $1, Y{n}, {tx}', f'VMINPS       {tx}, {x}, {x}']
+        if k >= 4:
+            out += [f'VMOVHLPS     {x}, {x}, {tx}', f'VMINPS       {tx}, {x}, {x}']
+        out += [f'VSHUFPS      $0x55, {x}, {x}, {tx}', f'VMINSS       {tx}, {x}, {x}']
+        return out
+    def masked(r):
+        return [f'ANDL         {p["mask"]}, {r}'] if p['mask'] else []
+    return p, reg, load, addm, subm, store, hmin, masked
+
+def send(k):
+    p, reg, load, addm, subm, store, hmin, masked = ops(k)
+    out = [f'VMULPS       {reg(4)}, {reg(0)}, {reg(1)}',
+           'MOVLQSX      (R13)(CX*4), AX']
+    out += subm('(BX)(AX*4)', reg(1), reg(5))
+    out += [f'VMOVAPS      {reg(1)}, {reg(2)}']
+    out += hmin(reg(2), 2, 3)
+    out += [f'VBROADCASTSS X2, {reg(3)}', f'VSUBPS       {reg(3)}, {reg(1)}, {reg(1)}',
+            'MOVLQSX      (R12)(CX*4), AX', f'VBROADCASTSS (DI)(AX*4), {reg(3)}',
+            f'VMINPS       {reg(1)}, {reg(3)}, {reg(5)}', 'MOVLQSX      (R9)(CX*4), AX']
+    out += store(reg(5), '(BX)(AX*4)')
+    return out
+
+def nodesum(k, pfx):
+    p, reg, load, addm, subm, store, hmin, masked = ops(k)
+    out = load('(SI)', reg(0))
+    out += ['MOVLQSX      (R10)(R8*4), CX', 'MOVLQSX      4(R10)(R8*4), DX', 'MOVQ         DX, AX',
+            'SUBQ         CX, AX', f'JLE          {pfx}sum', 'MOVLQSX      (R13)(CX*4), CX', 'LEAQ         (BX)(CX*4), CX',
+            '', f'{pfx}row:']
+    out += addm('(CX)', reg(0), reg(5))
+    out += [f'ADDQ         ${p["stride"]}, CX', 'DECQ         AX', f'JNZ          {pfx}row', '', f'{pfx}sum:']
+    return out
+
+ARGS = 'MOVQ         w_base+{w}(FP), DI\n\tMOVQ         msg_base+{msg}(FP), BX\n\tMOVQ         astart_base+{astart}(FP), R10\n\tMOVQ         nbwd_base+{nbwd}(FP), R11\n\tMOVQ         aedge_base+{aedge}(FP), R12\n\tMOVQ         ain_base+{ain}(FP), R13'
+
+def fmt(lines):
+    res = []
+    for l in lines:
+        if l == '' or l.endswith(':'):
+            res.append(l)
+        else:
+            res.append('\t' + l)
+    return '\n'.join(res) + '\n'
+
+def forward(k):
+    p, reg, load, addm, subm, store, hmin, masked = ops(k)
+    f = f'f{k}'
+    out = [f'// func forwardPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)',
+           f'// forwardPotts{k} in AVX2, bit for bit.',
+           f'TEXT ·forwardPotts{k}AVX2(SB), NOSPLIT, $0-224']
+    body = ['XORQ         R8, R8', 'MOVQ         u_base+8(FP), SI']
+    body += ARGS.format(w=32, msg=56, astart=104, nbwd=128, aedge=152, ain=176).replace('\t', '').split('\n')
+    body += ['MOVQ         aout_base+200(FP), R9', '', f'{f}node:', 'CMPQ         R8, n+0(FP)', f'JGE          {f}done']
+    body += nodesum(k, f)
+    body += ['MOVQ         gamma_base+80(FP), AX', f'VBROADCASTSS (AX)(R8*4), {reg(4)}',
+             'MOVLQSX      (R10)(R8*4), CX', 'MOVLQSX      (R11)(R8*4), AX',
+             'ADDQ         AX, CX // the later neighbours\' edges: [CX, DX)', '', f'{f}edge:',
+             'CMPQ         CX, DX', f'JGE          {f}next']
+    body += send(k)
+    body += ['INCQ         CX', f'JMP          {f}edge', '', f'{f}next:', f'ADDQ         ${p["stride"]}, SI', 'INCQ         R8',
+             f'JMP          {f}node', '', f'{f}done:', 'VZEROUPPER', 'RET']
+    return '\n'.join(out) + '\n' + fmt(body)
+
+def backward(k):
+    p, reg, load, addm, subm, store, hmin, masked = ops(k)
+    b = f'b{k}'
+    out = [f'// func backwardPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64',
+           f'// backwardPotts{k} in AVX2, bit for bit, without the offset: the bound\'s float64',
+           '// sum in the same order, and with check D\'s unique argmin (within tol·max(1,',
+           '// |min D|)) or −1 in argmin and cons.',
+           f'TEXT ·backwardPotts{k}AVX2(SB), NOSPLIT, $0-288']
+    body = ['MOVQ         n+0(FP), R8', 'MOVQ         u_base+8(FP), SI', 'MOVQ         R8, AX', f'SHLQ         ${p["shift"]}, AX', 'ADDQ         AX, SI']
+    body += ARGS.format(w=32, msg=56, astart=104, nbwd=128, aedge=152, ain=176).replace('\t', '').split('\n')
+    body += ['MOVQ         aout_base+200(FP), R9', 'VXORPD       X8, X8, X8 // the bound', '', f'{b}node:', 'DECQ         R8', f'JL           {b}done',
+             f'SUBQ         ${p["stride"]}, SI']
+    body += nodesum(k, b)
+    body += [f'VMOVAPS      {reg(0)}, {reg(6)}'] + hmin(reg(6), 6, 7)
+    body += ['VCVTSS2SD    X6, X9, X9', 'VADDSD       X9, X8, X8 // lb += float64(min D)', 'CMPB         check+276(FP), $0', f'JEQ          {b}send', '',
+             '// D\'s unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).',
+             'MOVL         $0x7fffffff, AX', 'MOVL         AX, X10', 'VANDPS       X10, X6, X10', 'MOVL         $0x3f800000, AX // 1',
+             'MOVL         AX, X11', 'VMAXSS       X10, X11, X10', 'VMULSS       tol+272(FP), X10, X10', f'VBROADCASTSS X10, {reg(10)}',
+             f'VBROADCASTSS X6, {reg(11)}', f'VSUBPS       {reg(11)}, {reg(0)}, {reg(11)}', f'VCMPPS       $2, {reg(10)}, {reg(11)}, {reg(11)}',
+             f'VMOVMSKPS    {reg(11)}, AX'] + masked('AX') + [
+             'MOVL         $-1, CX', 'TESTL        AX, AX', f'JZ           {b}store // none (a NaN)', 'LEAL         -1(AX), DX',
+             'TESTL        AX, DX', f'JNZ          {b}store // two or more', 'BSFL         AX, CX', '', f'{b}store:',
+             'MOVQ         argmin_base+224(FP), AX', 'MOVL         CX, (AX)(R8*4)', 'MOVQ         cons_base+248(FP), AX', 'MOVL         CX, (AX)(R8*4)', '',
+             f'{b}send:', 'MOVQ         gamma_base+80(FP), AX', f'VBROADCASTSS (AX)(R8*4), {reg(4)}', 'VMULSS       X4, X6, X13 // γ·min D',
+             'MOVLQSX      (R10)(R8*4), CX', 'MOVLQSX      (R11)(R8*4), DX', 'ADDQ         CX, DX // the earlier neighbours\' edges: [CX, DX)', '',
+             f'{b}edge:', 'CMPQ         CX, DX', f'JGE          {b}node']
+    body += send(k)
+    body += ['VSUBSS       X13, X2, X12', 'VCVTSS2SD    X12, X12, X12', 'VADDSD       X12, X8, X8 // lb += float64(min h − γ·min D)',
+             'INCQ         CX', f'JMP          {b}edge', '', f'{b}done:', 'VMOVSD       X8, ret+280(FP)', 'VZEROUPPER', 'RET']
+    return '\n'.join(out) + '\n' + fmt(body)
+
+def primal(k):
+    p, reg, load, addm, subm, store, hmin, masked = ops(k)
+    q = f'p{k}'
+    out = [f'// func primalPotts{k}AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int',
+           f'// primalPotts{k}\'s rounding from node from on: p = u(i), then p += w at every',
+           '// lane but the earlier neighbour\'s label (+0 there: the same sum), edge by edge',
+           '// in adjacency order, then p += the messages from later neighbours, in order;',
+           '// the label is the first lane equal to min p. It returns the node it stopped',
+           '// at: n, or a node where no lane equals the minimum (a NaN), for the caller.',
+           f'TEXT ·primalPotts{k}AVX2(SB), NOSPLIT, $0-240']
+    body = ['MOVQ         from+0(FP), R8', 'MOVQ         u_base+16(FP), SI', 'MOVQ         R8, AX', f'SHLQ         ${p["shift"]}, AX', 'ADDQ         AX, SI // u(i)']
+    body += ARGS.format(w=40, msg=64, astart=88, nbwd=112, aedge=136, ain=160).replace('\t', '').split('\n')
+    body += [f'VMOVDQU      lanes8<>(SB), {reg(14)}', '', f'{q}node:', 'CMPQ         R8, n+8(FP)', f'JGE          {q}done']
+    body += load('(SI)', reg(0))
+    body += ['MOVLQSX      (R10)(R8*4), CX // a = astart[i]', 'MOVLQSX      (R11)(R8*4), DX', 'ADDQ         CX, DX // the earlier neighbours\' edges end at DX', '',
+             f'{q}earlier:', 'CMPQ         CX, DX', f'JGE          {q}later', 'MOVLQSX      (R12)(CX*4), AX // e',
+             f'VBROADCASTSS (DI)(AX*4), {reg(1)} // w[e]', 'MOVQ         tail_base+184(FP), R9', 'MOVLQSX      (R9)(AX*4), AX // tail[e]',
+             'MOVQ         primal_base+208(FP), R9', f'VPBROADCASTD (R9)(AX*4), {reg(2)} // its label', f'VPCMPEQD     {reg(2)}, {reg(14)}, {reg(3)}',
+             f'VANDNPS      {reg(1)}, {reg(3)}, {reg(3)} // w but at the label', f'VADDPS       {reg(3)}, {reg(0)}, {reg(0)}', 'INCQ         CX',
+             f'JMP          {q}earlier', '', f'{q}later:', 'MOVLQSX      4(R10)(R8*4), AX // astart[i+1]', 'SUBQ         DX, AX // messages from later neighbours',
+             f'JLE          {q}argmin', 'MOVLQSX      (R13)(DX*4), CX', 'LEAQ         (BX)(CX*4), CX', '', f'{q}laterrow:']
+    body += addm('(CX)', reg(0), reg(5))
+    body += [f'ADDQ         ${p["stride"]}, CX', 'DECQ         AX', f'JNZ          {q}laterrow', '', f'{q}argmin:', f'VMOVAPS      {reg(0)}, {reg(6)}']
+    body += hmin(reg(6), 6, 7)
+    body += [f'VBROADCASTSS X6, {reg(6)}', f'VCMPPS       $0, {reg(6)}, {reg(0)}, {reg(7)} // lanes equal to the minimum', f'VMOVMSKPS    {reg(7)}, AX']
+    body += masked('AX')
+    body += ['TESTL        AX, AX', f'JZ           {q}done', 'BSFL         AX, AX', 'MOVQ         primal_base+208(FP), R9', 'MOVL         AX, (R9)(R8*4)',
+             f'ADDQ         ${p["stride"]}, SI', 'INCQ         R8', f'JMP          {q}node', '', f'{q}done:', 'MOVQ         R8, ret+232(FP)', 'VZEROUPPER', 'RET']
+    return '\n'.join(out) + '\n' + fmt(body)
+
+header = '''//go:build !purego
+
+#include "textflag.h"
+
+// The uniform Potts passes (potts8.go, potts24.go) and their check's rounding
+// for K = 8 (one YMM register a node), 4 (one XMM) and 2 (the low half of
+// one): the same operations on the same values in the same order as the Go
+// passes, so bit for bit their results (TestAssemblyPottsPassesEqualTheGoOnes).
+// Generated by scripts/potts_asm.py, one shape for the three label counts:
+// change the script, not this file.
+
+// Lane numbers 0…7: which lane is an earlier neighbour's label.
+DATA lanes8<>+0(SB)/4, $0
+DATA lanes8<>+4(SB)/4, $1
+DATA lanes8<>+8(SB)/4, $2
+DATA lanes8<>+12(SB)/4, $3
+DATA lanes8<>+16(SB)/4, $4
+DATA lanes8<>+20(SB)/4, $5
+DATA lanes8<>+24(SB)/4, $6
+DATA lanes8<>+28(SB)/4, $7
+GLOBL lanes8<>(SB), RODATA|NOPTR, $32
+'''
+parts = [header]
+for k in (8, 4, 2):
+    parts += ['', forward(k), backward(k), primal(k)]
+open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'trws', 'potts_amd64.s'), 'w').write('\n'.join(parts))
