@@ -102,33 +102,73 @@ def forward(k):
 def backward(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
     b = f'b{k}'
-    out = [f'// func backwardPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64',
+    out = [f'// func backwardPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64',
            f'// backwardPotts{k} in AVX2, bit for bit, without the offset: the bound\'s float64',
-           '// sum in the same order, and with check D\'s unique argmin (within tol·max(1,',
-           '// |min D|)) or −1 in argmin and cons.',
-           f'TEXT ·backwardPotts{k}AVX2(SB), NOSPLIT, $0-288']
+           '// sum in the same order; with check, D\'s unique argmin (within tol·max(1,',
+           '// |min D|)) or −1 in argmin and cons, and testEdges\' test of the edges to',
+           '// later nodes (labelled already) across a change of label.',
+           f'TEXT ·backwardPotts{k}AVX2(SB), NOSPLIT, $64-312']
     body = ['MOVQ         n+0(FP), R8', 'MOVQ         u_base+8(FP), SI', 'MOVQ         R8, AX', f'SHLQ         ${p["shift"]}, AX', 'ADDQ         AX, SI']
     body += ARGS.format(w=32, msg=56, astart=104, nbwd=128, aedge=152, ain=176).replace('\t', '').split('\n')
-    body += ['MOVQ         aout_base+200(FP), R9', 'VXORPD       X8, X8, X8 // the bound', '', f'{b}node:', 'DECQ         R8', f'JL           {b}done',
+    body += ['MOVQ         aout_base+200(FP), R9', 'VXORPD       X8, X8, X8 // the bound', f'VMOVDQU      lanes8<>(SB), {reg(14)}', '', f'{b}node:', 'DECQ         R8', f'JL           {b}done',
              f'SUBQ         ${p["stride"]}, SI']
     body += nodesum(k, b)
     body += [f'VMOVAPS      {reg(0)}, {reg(6)}'] + hmin(reg(6), 6, 7)
-    body += ['VCVTSS2SD    X6, X9, X9', 'VADDSD       X9, X8, X8 // lb += float64(min D)', 'CMPB         check+276(FP), $0', f'JEQ          {b}send', '',
+    body += ['VCVTSS2SD    X6, X9, X9', 'VADDSD       X9, X8, X8 // lb += float64(min D)', 'CMPB         check+300(FP), $0', f'JEQ          {b}send', '',
              '// D\'s unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).',
              'MOVL         $0x7fffffff, AX', 'MOVL         AX, X10', 'VANDPS       X10, X6, X10', 'MOVL         $0x3f800000, AX // 1',
-             'MOVL         AX, X11', 'VMAXSS       X10, X11, X10', 'VMULSS       tol+272(FP), X10, X10', f'VBROADCASTSS X10, {reg(10)}',
+             'MOVL         AX, X11', 'VMAXSS       X10, X11, X10', 'VMULSS       tol+296(FP), X10, X10', f'VBROADCASTSS X10, {reg(10)}',
              f'VBROADCASTSS X6, {reg(11)}', f'VSUBPS       {reg(11)}, {reg(0)}, {reg(11)}', f'VCMPPS       $2, {reg(10)}, {reg(11)}, {reg(11)}',
              f'VMOVMSKPS    {reg(11)}, AX'] + masked('AX') + [
              'MOVL         $-1, CX', 'TESTL        AX, AX', f'JZ           {b}store // none (a NaN)', 'LEAL         -1(AX), DX',
              'TESTL        AX, DX', f'JNZ          {b}store // two or more', 'BSFL         AX, CX', '', f'{b}store:',
-             'MOVQ         argmin_base+224(FP), AX', 'MOVL         CX, (AX)(R8*4)', 'MOVQ         cons_base+248(FP), AX', 'MOVL         CX, (AX)(R8*4)', '',
+             'MOVQ         argmin_base+248(FP), AX', 'MOVL         CX, (AX)(R8*4)', 'MOVQ         cons_base+272(FP), AX', 'MOVL         CX, (AX)(R8*4)', ''] + crossing(k) + ['',
              f'{b}send:', 'MOVQ         gamma_base+80(FP), AX', f'VBROADCASTSS (AX)(R8*4), {reg(4)}', 'VMULSS       X4, X6, X13 // γ·min D',
              'MOVLQSX      (R10)(R8*4), CX', 'MOVLQSX      (R11)(R8*4), DX', 'ADDQ         CX, DX // the earlier neighbours\' edges: [CX, DX)', '',
              f'{b}edge:', 'CMPQ         CX, DX', f'JGE          {b}node']
     body += send(k)
     body += ['VSUBSS       X13, X2, X12', 'VCVTSS2SD    X12, X12, X12', 'VADDSD       X12, X8, X8 // lb += float64(min h − γ·min D)',
-             'INCQ         CX', f'JMP          {b}edge', '', f'{b}done:', 'VMOVSD       X8, ret+280(FP)', 'VZEROUPPER', 'RET']
+             'INCQ         CX', f'JMP          {b}edge', '', f'{b}done:', 'VMOVSD       X8, ret+304(FP)', 'VZEROUPPER', 'RET']
     return '\n'.join(out) + '\n' + fmt(body)
+
+def crossing(k):
+    # After node i's label (CX, or −1) is stored: testEdges' test of each edge
+    # to a later node j whose label differs, with D_j summed again from j's
+    # block (final: the backward pass sends only to earlier nodes). Keeps Y0,
+    # X6, X8 and the base registers; R9 is reloaded at the end.
+    p, reg, load, addm, subm, store, hmin, masked = ops(k)
+    c = f'c{k}'
+    st = p['stride']
+    out = ['// The edges to later nodes across a change of label (testEdges).',
+           'TESTL        CX, CX', f'JL           {c}end', 'MOVL         CX, l-60(SP)',
+           'MOVLQSX      4(R10)(R8*4), DX', 'MOVLQSX      (R10)(R8*4), CX', 'MOVLQSX      (R11)(R8*4), AX', 'ADDQ         AX, CX // the later neighbours\' edges: [CX, DX)', '',
+           f'{c}edge:', 'CMPQ         CX, DX', f'JGE          {c}end', 'MOVLQSX      (R12)(CX*4), AX // e',
+           'MOVQ         head_base+224(FP), R9', 'MOVLQSX      (R9)(AX*4), AX // j', 'MOVQ         argmin_base+248(FP), R9', 'MOVL         (R9)(AX*4), R9 // its label',
+           'TESTL        R9, R9', f'JL           {c}next', 'CMPL         R9, l-60(SP)', f'JEQ          {c}next', '',
+           '// D_j, its value at j\'s label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.',
+           'MOVQ         CX, a-48(SP)', 'MOVQ         DX, a1-56(SP)', 'MOVL         R9, lj-64(SP)', 'MOVQ         AX, j-40(SP)',
+           'MOVQ         u_base+8(FP), DX', 'MOVQ         AX, CX', f'SHLQ         ${p["shift"]}, CX']
+    out += load('(DX)(CX*1)', reg(9))
+    out += ['MOVLQSX      (R10)(AX*4), CX', 'MOVLQSX      4(R10)(AX*4), DX', 'SUBQ         CX, DX', f'JLE          {c}sum', 'MOVLQSX      (R13)(CX*4), CX', 'LEAQ         (BX)(CX*4), CX', '', f'{c}row:']
+    out += addm('(CX)', reg(9), reg(5))
+    out += [f'ADDQ         ${st}, CX', 'DECQ         DX', f'JNZ          {c}row', '', f'{c}sum:', 'LEAQ         buf-32(SP), DX']
+    out += store(reg(9), '(DX)')
+    out += [f'VBROADCASTSS (DX)(R9*4), {reg(10)}', f'VSUBPS       {reg(10)}, {reg(9)}, {reg(9)}', 'MOVQ         gamma_base+80(FP), CX',
+            f'VBROADCASTSS (CX)(AX*4), {reg(11)}', f'VMULPS       {reg(11)}, {reg(9)}, {reg(9)}', 'MOVQ         a-48(SP), CX', 'MOVQ         aout_base+200(FP), AX',
+            'MOVLQSX      (AX)(CX*4), AX']
+    out += subm('(BX)(AX*4)', reg(9), reg(5))
+    out += ['', '// best = min_y h(y) + θ(l_i, y); the value h(l_j) + w; the tolerance test.',
+            'MOVLQSX      (R12)(CX*4), AX', f'VBROADCASTSS (DI)(AX*4), {reg(12)} // w', f'VPBROADCASTD l-60(SP), {reg(13)}', f'VPCMPEQD     {reg(13)}, {reg(14)}, {reg(13)}',
+            f'VANDNPS      {reg(12)}, {reg(13)}, {reg(13)}', f'VADDPS       {reg(9)}, {reg(13)}, {reg(13)}']
+    out += hmin(reg(13), 13, 10)
+    out += store(reg(9), '(DX)')
+    out += ['VMOVSS       (DX)(R9*4), X9', 'VADDSS       X12, X9, X9 // val', 'VSUBSS       X13, X9, X10 // val − best',
+            'MOVL         $0x7fffffff, AX', 'MOVL         AX, X11', 'VANDPS       X11, X9, X11', 'MOVL         $0x3f800000, AX // 1', 'MOVL         AX, X12',
+            'VMAXSS       X11, X12, X11', 'VMULSS       tol+296(FP), X11, X11', 'VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)',
+            'VMOVD        X10, AX', 'TESTL        AX, AX', f'JNZ          {c}tight', 'MOVQ         cons_base+272(FP), AX', 'MOVL         $-1, (AX)(R8*4)',
+            'MOVQ         j-40(SP), CX', 'MOVL         $-1, (AX)(CX*4)', '', f'{c}tight:', 'MOVQ         a-48(SP), CX', 'MOVQ         a1-56(SP), DX', '',
+            f'{c}next:', 'INCQ         CX', f'JMP          {c}edge', '', f'{c}end:', 'MOVQ         aout_base+200(FP), R9']
+    return out
 
 def primal(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)

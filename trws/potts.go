@@ -38,23 +38,25 @@ func (s *Solver) unrolled() *pottsPasses {
 }
 
 // pottsPasses are the Potts passes and check pieces written out for one label
-// count (potts8.go, potts24.go, potts3.go, potts567.go): the passes (the
-// backward pass of a check iteration records the unique argmins; testEdges
-// follows) and the check's rounding.
+// count (potts8.go, potts24.go, potts3.go, potts567.go; potts_amd64.s): the
+// passes (the backward pass of a check iteration records the unique argmins),
+// the test of the edges across a change of label that follows (nil where the
+// backward pass tests them itself) and the check's rounding.
 type pottsPasses struct {
 	forward  func(*Solver)
 	backward func(*Solver, bool) float64
+	edges    func(*Solver)
 	primal   func(*Solver)
 }
 
 var unrolledPotts = [...]pottsPasses{
-	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).primalPotts2},
-	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).primalPotts3},
-	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).primalPotts4},
-	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).primalPotts5},
-	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).primalPotts6},
-	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).primalPotts7},
-	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).primalPotts8},
+	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).testEdges, (*Solver).primalPotts2},
+	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).testEdges, (*Solver).primalPotts3},
+	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).testEdges, (*Solver).primalPotts4},
+	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).testEdges, (*Solver).primalPotts5},
+	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).testEdges, (*Solver).primalPotts6},
+	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).testEdges, (*Solver).primalPotts7},
+	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).testEdges, (*Solver).primalPotts8},
 }
 
 // pottsSend writes into out the Potts message min(h − min h, w) with h = g·d − back,

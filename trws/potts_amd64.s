@@ -91,11 +91,12 @@ f8done:
 	VZEROUPPER
 	RET
 
-// func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+// func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 // backwardPotts8 in AVX2, bit for bit, without the offset: the bound's float64
-// sum in the same order, and with check D's unique argmin (within tol·max(1,
-// |min D|)) or −1 in argmin and cons.
-TEXT ·backwardPotts8AVX2(SB), NOSPLIT, $0-288
+// sum in the same order; with check, D's unique argmin (within tol·max(1,
+// |min D|)) or −1 in argmin and cons, and testEdges' test of the edges to
+// later nodes (labelled already) across a change of label.
+TEXT ·backwardPotts8AVX2(SB), NOSPLIT, $64-312
 	MOVQ         n+0(FP), R8
 	MOVQ         u_base+8(FP), SI
 	MOVQ         R8, AX
@@ -109,6 +110,7 @@ TEXT ·backwardPotts8AVX2(SB), NOSPLIT, $0-288
 	MOVQ         ain_base+176(FP), R13
 	MOVQ         aout_base+200(FP), R9
 	VXORPD       X8, X8, X8 // the bound
+	VMOVDQU      lanes8<>(SB), Y14
 
 b8node:
 	DECQ         R8
@@ -139,7 +141,7 @@ b8sum:
 	VMINSS       X7, X6, X6
 	VCVTSS2SD    X6, X9, X9
 	VADDSD       X9, X8, X8 // lb += float64(min D)
-	CMPB         check+276(FP), $0
+	CMPB         check+300(FP), $0
 	JEQ          b8send
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
@@ -149,7 +151,7 @@ b8sum:
 	MOVL         $0x3f800000, AX // 1
 	MOVL         AX, X11
 	VMAXSS       X10, X11, X10
-	VMULSS       tol+272(FP), X10, X10
+	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, Y10
 	VBROADCASTSS X6, Y11
 	VSUBPS       Y11, Y0, Y11
@@ -164,10 +166,111 @@ b8sum:
 	BSFL         AX, CX
 
 b8store:
-	MOVQ         argmin_base+224(FP), AX
+	MOVQ         argmin_base+248(FP), AX
 	MOVL         CX, (AX)(R8*4)
-	MOVQ         cons_base+248(FP), AX
+	MOVQ         cons_base+272(FP), AX
 	MOVL         CX, (AX)(R8*4)
+
+	// The edges to later nodes across a change of label (testEdges).
+	TESTL        CX, CX
+	JL           c8end
+	MOVL         CX, l-60(SP)
+	MOVLQSX      4(R10)(R8*4), DX
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), AX
+	ADDQ         AX, CX // the later neighbours' edges: [CX, DX)
+
+c8edge:
+	CMPQ         CX, DX
+	JGE          c8end
+	MOVLQSX      (R12)(CX*4), AX // e
+	MOVQ         head_base+224(FP), R9
+	MOVLQSX      (R9)(AX*4), AX // j
+	MOVQ         argmin_base+248(FP), R9
+	MOVL         (R9)(AX*4), R9 // its label
+	TESTL        R9, R9
+	JL           c8next
+	CMPL         R9, l-60(SP)
+	JEQ          c8next
+
+	// D_j, its value at j's label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.
+	MOVQ         CX, a-48(SP)
+	MOVQ         DX, a1-56(SP)
+	MOVL         R9, lj-64(SP)
+	MOVQ         AX, j-40(SP)
+	MOVQ         u_base+8(FP), DX
+	MOVQ         AX, CX
+	SHLQ         $5, CX
+	VMOVUPS      (DX)(CX*1), Y9
+	MOVLQSX      (R10)(AX*4), CX
+	MOVLQSX      4(R10)(AX*4), DX
+	SUBQ         CX, DX
+	JLE          c8sum
+	MOVLQSX      (R13)(CX*4), CX
+	LEAQ         (BX)(CX*4), CX
+
+c8row:
+	VADDPS       (CX), Y9, Y9
+	ADDQ         $32, CX
+	DECQ         DX
+	JNZ          c8row
+
+c8sum:
+	LEAQ         buf-32(SP), DX
+	VMOVUPS      Y9, (DX)
+	VBROADCASTSS (DX)(R9*4), Y10
+	VSUBPS       Y10, Y9, Y9
+	MOVQ         gamma_base+80(FP), CX
+	VBROADCASTSS (CX)(AX*4), Y11
+	VMULPS       Y11, Y9, Y9
+	MOVQ         a-48(SP), CX
+	MOVQ         aout_base+200(FP), AX
+	MOVLQSX      (AX)(CX*4), AX
+	VSUBPS       (BX)(AX*4), Y9, Y9
+
+	// best = min_y h(y) + θ(l_i, y); the value h(l_j) + w; the tolerance test.
+	MOVLQSX      (R12)(CX*4), AX
+	VBROADCASTSS (DI)(AX*4), Y12 // w
+	VPBROADCASTD l-60(SP), Y13
+	VPCMPEQD     Y13, Y14, Y13
+	VANDNPS      Y12, Y13, Y13
+	VADDPS       Y9, Y13, Y13
+	VEXTRACTF128 $1, Y13, X10
+	VMINPS       X10, X13, X13
+	VMOVHLPS     X13, X13, X10
+	VMINPS       X10, X13, X13
+	VSHUFPS      $0x55, X13, X13, X10
+	VMINSS       X10, X13, X13
+	VMOVUPS      Y9, (DX)
+	VMOVSS       (DX)(R9*4), X9
+	VADDSS       X12, X9, X9 // val
+	VSUBSS       X13, X9, X10 // val − best
+	MOVL         $0x7fffffff, AX
+	MOVL         AX, X11
+	VANDPS       X11, X9, X11
+	MOVL         $0x3f800000, AX // 1
+	MOVL         AX, X12
+	VMAXSS       X11, X12, X11
+	VMULSS       tol+296(FP), X11, X11
+	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
+	VMOVD        X10, AX
+	TESTL        AX, AX
+	JNZ          c8tight
+	MOVQ         cons_base+272(FP), AX
+	MOVL         $-1, (AX)(R8*4)
+	MOVQ         j-40(SP), CX
+	MOVL         $-1, (AX)(CX*4)
+
+c8tight:
+	MOVQ         a-48(SP), CX
+	MOVQ         a1-56(SP), DX
+
+c8next:
+	INCQ         CX
+	JMP          c8edge
+
+c8end:
+	MOVQ         aout_base+200(FP), R9
 
 b8send:
 	MOVQ         gamma_base+80(FP), AX
@@ -204,7 +307,7 @@ b8edge:
 	JMP          b8edge
 
 b8done:
-	VMOVSD       X8, ret+280(FP)
+	VMOVSD       X8, ret+304(FP)
 	VZEROUPPER
 	RET
 
@@ -358,11 +461,12 @@ f4done:
 	VZEROUPPER
 	RET
 
-// func backwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+// func backwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 // backwardPotts4 in AVX2, bit for bit, without the offset: the bound's float64
-// sum in the same order, and with check D's unique argmin (within tol·max(1,
-// |min D|)) or −1 in argmin and cons.
-TEXT ·backwardPotts4AVX2(SB), NOSPLIT, $0-288
+// sum in the same order; with check, D's unique argmin (within tol·max(1,
+// |min D|)) or −1 in argmin and cons, and testEdges' test of the edges to
+// later nodes (labelled already) across a change of label.
+TEXT ·backwardPotts4AVX2(SB), NOSPLIT, $64-312
 	MOVQ         n+0(FP), R8
 	MOVQ         u_base+8(FP), SI
 	MOVQ         R8, AX
@@ -376,6 +480,7 @@ TEXT ·backwardPotts4AVX2(SB), NOSPLIT, $0-288
 	MOVQ         ain_base+176(FP), R13
 	MOVQ         aout_base+200(FP), R9
 	VXORPD       X8, X8, X8 // the bound
+	VMOVDQU      lanes8<>(SB), X14
 
 b4node:
 	DECQ         R8
@@ -404,7 +509,7 @@ b4sum:
 	VMINSS       X7, X6, X6
 	VCVTSS2SD    X6, X9, X9
 	VADDSD       X9, X8, X8 // lb += float64(min D)
-	CMPB         check+276(FP), $0
+	CMPB         check+300(FP), $0
 	JEQ          b4send
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
@@ -414,7 +519,7 @@ b4sum:
 	MOVL         $0x3f800000, AX // 1
 	MOVL         AX, X11
 	VMAXSS       X10, X11, X10
-	VMULSS       tol+272(FP), X10, X10
+	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, X10
 	VBROADCASTSS X6, X11
 	VSUBPS       X11, X0, X11
@@ -430,10 +535,109 @@ b4sum:
 	BSFL         AX, CX
 
 b4store:
-	MOVQ         argmin_base+224(FP), AX
+	MOVQ         argmin_base+248(FP), AX
 	MOVL         CX, (AX)(R8*4)
-	MOVQ         cons_base+248(FP), AX
+	MOVQ         cons_base+272(FP), AX
 	MOVL         CX, (AX)(R8*4)
+
+	// The edges to later nodes across a change of label (testEdges).
+	TESTL        CX, CX
+	JL           c4end
+	MOVL         CX, l-60(SP)
+	MOVLQSX      4(R10)(R8*4), DX
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), AX
+	ADDQ         AX, CX // the later neighbours' edges: [CX, DX)
+
+c4edge:
+	CMPQ         CX, DX
+	JGE          c4end
+	MOVLQSX      (R12)(CX*4), AX // e
+	MOVQ         head_base+224(FP), R9
+	MOVLQSX      (R9)(AX*4), AX // j
+	MOVQ         argmin_base+248(FP), R9
+	MOVL         (R9)(AX*4), R9 // its label
+	TESTL        R9, R9
+	JL           c4next
+	CMPL         R9, l-60(SP)
+	JEQ          c4next
+
+	// D_j, its value at j's label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.
+	MOVQ         CX, a-48(SP)
+	MOVQ         DX, a1-56(SP)
+	MOVL         R9, lj-64(SP)
+	MOVQ         AX, j-40(SP)
+	MOVQ         u_base+8(FP), DX
+	MOVQ         AX, CX
+	SHLQ         $4, CX
+	VMOVUPS      (DX)(CX*1), X9
+	MOVLQSX      (R10)(AX*4), CX
+	MOVLQSX      4(R10)(AX*4), DX
+	SUBQ         CX, DX
+	JLE          c4sum
+	MOVLQSX      (R13)(CX*4), CX
+	LEAQ         (BX)(CX*4), CX
+
+c4row:
+	VADDPS       (CX), X9, X9
+	ADDQ         $16, CX
+	DECQ         DX
+	JNZ          c4row
+
+c4sum:
+	LEAQ         buf-32(SP), DX
+	VMOVUPS      X9, (DX)
+	VBROADCASTSS (DX)(R9*4), X10
+	VSUBPS       X10, X9, X9
+	MOVQ         gamma_base+80(FP), CX
+	VBROADCASTSS (CX)(AX*4), X11
+	VMULPS       X11, X9, X9
+	MOVQ         a-48(SP), CX
+	MOVQ         aout_base+200(FP), AX
+	MOVLQSX      (AX)(CX*4), AX
+	VSUBPS       (BX)(AX*4), X9, X9
+
+	// best = min_y h(y) + θ(l_i, y); the value h(l_j) + w; the tolerance test.
+	MOVLQSX      (R12)(CX*4), AX
+	VBROADCASTSS (DI)(AX*4), X12 // w
+	VPBROADCASTD l-60(SP), X13
+	VPCMPEQD     X13, X14, X13
+	VANDNPS      X12, X13, X13
+	VADDPS       X9, X13, X13
+	VMOVHLPS     X13, X13, X10
+	VMINPS       X10, X13, X13
+	VSHUFPS      $0x55, X13, X13, X10
+	VMINSS       X10, X13, X13
+	VMOVUPS      X9, (DX)
+	VMOVSS       (DX)(R9*4), X9
+	VADDSS       X12, X9, X9 // val
+	VSUBSS       X13, X9, X10 // val − best
+	MOVL         $0x7fffffff, AX
+	MOVL         AX, X11
+	VANDPS       X11, X9, X11
+	MOVL         $0x3f800000, AX // 1
+	MOVL         AX, X12
+	VMAXSS       X11, X12, X11
+	VMULSS       tol+296(FP), X11, X11
+	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
+	VMOVD        X10, AX
+	TESTL        AX, AX
+	JNZ          c4tight
+	MOVQ         cons_base+272(FP), AX
+	MOVL         $-1, (AX)(R8*4)
+	MOVQ         j-40(SP), CX
+	MOVL         $-1, (AX)(CX*4)
+
+c4tight:
+	MOVQ         a-48(SP), CX
+	MOVQ         a1-56(SP), DX
+
+c4next:
+	INCQ         CX
+	JMP          c4edge
+
+c4end:
+	MOVQ         aout_base+200(FP), R9
 
 b4send:
 	MOVQ         gamma_base+80(FP), AX
@@ -468,7 +672,7 @@ b4edge:
 	JMP          b4edge
 
 b4done:
-	VMOVSD       X8, ret+280(FP)
+	VMOVSD       X8, ret+304(FP)
 	VZEROUPPER
 	RET
 
@@ -621,11 +825,12 @@ f2done:
 	VZEROUPPER
 	RET
 
-// func backwardPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+// func backwardPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 // backwardPotts2 in AVX2, bit for bit, without the offset: the bound's float64
-// sum in the same order, and with check D's unique argmin (within tol·max(1,
-// |min D|)) or −1 in argmin and cons.
-TEXT ·backwardPotts2AVX2(SB), NOSPLIT, $0-288
+// sum in the same order; with check, D's unique argmin (within tol·max(1,
+// |min D|)) or −1 in argmin and cons, and testEdges' test of the edges to
+// later nodes (labelled already) across a change of label.
+TEXT ·backwardPotts2AVX2(SB), NOSPLIT, $64-312
 	MOVQ         n+0(FP), R8
 	MOVQ         u_base+8(FP), SI
 	MOVQ         R8, AX
@@ -639,6 +844,7 @@ TEXT ·backwardPotts2AVX2(SB), NOSPLIT, $0-288
 	MOVQ         ain_base+176(FP), R13
 	MOVQ         aout_base+200(FP), R9
 	VXORPD       X8, X8, X8 // the bound
+	VMOVDQU      lanes8<>(SB), X14
 
 b2node:
 	DECQ         R8
@@ -666,7 +872,7 @@ b2sum:
 	VMINSS       X7, X6, X6
 	VCVTSS2SD    X6, X9, X9
 	VADDSD       X9, X8, X8 // lb += float64(min D)
-	CMPB         check+276(FP), $0
+	CMPB         check+300(FP), $0
 	JEQ          b2send
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
@@ -676,7 +882,7 @@ b2sum:
 	MOVL         $0x3f800000, AX // 1
 	MOVL         AX, X11
 	VMAXSS       X10, X11, X10
-	VMULSS       tol+272(FP), X10, X10
+	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, X10
 	VBROADCASTSS X6, X11
 	VSUBPS       X11, X0, X11
@@ -692,10 +898,109 @@ b2sum:
 	BSFL         AX, CX
 
 b2store:
-	MOVQ         argmin_base+224(FP), AX
+	MOVQ         argmin_base+248(FP), AX
 	MOVL         CX, (AX)(R8*4)
-	MOVQ         cons_base+248(FP), AX
+	MOVQ         cons_base+272(FP), AX
 	MOVL         CX, (AX)(R8*4)
+
+	// The edges to later nodes across a change of label (testEdges).
+	TESTL        CX, CX
+	JL           c2end
+	MOVL         CX, l-60(SP)
+	MOVLQSX      4(R10)(R8*4), DX
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), AX
+	ADDQ         AX, CX // the later neighbours' edges: [CX, DX)
+
+c2edge:
+	CMPQ         CX, DX
+	JGE          c2end
+	MOVLQSX      (R12)(CX*4), AX // e
+	MOVQ         head_base+224(FP), R9
+	MOVLQSX      (R9)(AX*4), AX // j
+	MOVQ         argmin_base+248(FP), R9
+	MOVL         (R9)(AX*4), R9 // its label
+	TESTL        R9, R9
+	JL           c2next
+	CMPL         R9, l-60(SP)
+	JEQ          c2next
+
+	// D_j, its value at j's label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.
+	MOVQ         CX, a-48(SP)
+	MOVQ         DX, a1-56(SP)
+	MOVL         R9, lj-64(SP)
+	MOVQ         AX, j-40(SP)
+	MOVQ         u_base+8(FP), DX
+	MOVQ         AX, CX
+	SHLQ         $3, CX
+	VMOVSD       (DX)(CX*1), X9
+	MOVLQSX      (R10)(AX*4), CX
+	MOVLQSX      4(R10)(AX*4), DX
+	SUBQ         CX, DX
+	JLE          c2sum
+	MOVLQSX      (R13)(CX*4), CX
+	LEAQ         (BX)(CX*4), CX
+
+c2row:
+	VMOVSD       (CX), X5
+	VADDPS       X5, X9, X9
+	ADDQ         $8, CX
+	DECQ         DX
+	JNZ          c2row
+
+c2sum:
+	LEAQ         buf-32(SP), DX
+	VMOVSD       X9, (DX)
+	VBROADCASTSS (DX)(R9*4), X10
+	VSUBPS       X10, X9, X9
+	MOVQ         gamma_base+80(FP), CX
+	VBROADCASTSS (CX)(AX*4), X11
+	VMULPS       X11, X9, X9
+	MOVQ         a-48(SP), CX
+	MOVQ         aout_base+200(FP), AX
+	MOVLQSX      (AX)(CX*4), AX
+	VMOVSD       (BX)(AX*4), X5
+	VSUBPS       X5, X9, X9
+
+	// best = min_y h(y) + θ(l_i, y); the value h(l_j) + w; the tolerance test.
+	MOVLQSX      (R12)(CX*4), AX
+	VBROADCASTSS (DI)(AX*4), X12 // w
+	VPBROADCASTD l-60(SP), X13
+	VPCMPEQD     X13, X14, X13
+	VANDNPS      X12, X13, X13
+	VADDPS       X9, X13, X13
+	VSHUFPS      $0x55, X13, X13, X10
+	VMINSS       X10, X13, X13
+	VMOVSD       X9, (DX)
+	VMOVSS       (DX)(R9*4), X9
+	VADDSS       X12, X9, X9 // val
+	VSUBSS       X13, X9, X10 // val − best
+	MOVL         $0x7fffffff, AX
+	MOVL         AX, X11
+	VANDPS       X11, X9, X11
+	MOVL         $0x3f800000, AX // 1
+	MOVL         AX, X12
+	VMAXSS       X11, X12, X11
+	VMULSS       tol+296(FP), X11, X11
+	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
+	VMOVD        X10, AX
+	TESTL        AX, AX
+	JNZ          c2tight
+	MOVQ         cons_base+272(FP), AX
+	MOVL         $-1, (AX)(R8*4)
+	MOVQ         j-40(SP), CX
+	MOVL         $-1, (AX)(CX*4)
+
+c2tight:
+	MOVQ         a-48(SP), CX
+	MOVQ         a1-56(SP), DX
+
+c2next:
+	INCQ         CX
+	JMP          c2edge
+
+c2end:
+	MOVQ         aout_base+200(FP), R9
 
 b2send:
 	MOVQ         gamma_base+80(FP), AX
@@ -729,7 +1034,7 @@ b2edge:
 	JMP          b2edge
 
 b2done:
-	VMOVSD       X8, ret+280(FP)
+	VMOVSD       X8, ret+304(FP)
 	VZEROUPPER
 	RET
 

@@ -127,7 +127,9 @@ func (e engine) Check() (consistent, primal []int32) {
 	if e.s.fused {
 		e.s.fused = false
 		if p := e.s.unrolled(); p != nil {
-			e.s.testEdges()
+			if p.edges != nil {
+				p.edges(e.s)
+			}
 			p.primal(e.s)
 		} else {
 			e.s.primalLabels()

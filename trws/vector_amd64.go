@@ -79,7 +79,7 @@ var assemblyPotts = [...]pottsPasses{
 
 type (
 	forwardAVX2  func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
-	backwardAVX2 func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+	backwardAVX2 func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 	primalAVX2   func(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
 )
 
@@ -97,8 +97,9 @@ func assemblyPasses(k int, fwd forwardAVX2, bwd backwardAVX2, primal primalAVX2)
 		backward: func(s *Solver, check bool) float64 {
 			n := s.n
 			_ = s.u32[k*n-1]
-			return bwd(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout, s.argmin[:n], s.consLabel[:n], ConsistencyTolerance, check) + s.offset
+			return bwd(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout, s.head, s.argmin[:n], s.consLabel[:n], ConsistencyTolerance, check) + s.offset
 		},
+		edges: nil, // tested in the backward pass
 		primal: func(s *Solver) {
 			n := s.n
 			_ = s.u32[k*n-1]
@@ -116,7 +117,7 @@ func assemblyPasses(k int, fwd forwardAVX2, bwd backwardAVX2, primal primalAVX2)
 func forwardPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
 
 //go:noescape
-func backwardPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+func backwardPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 
 //go:noescape
 func primalPotts2AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
@@ -125,7 +126,7 @@ func primalPotts2AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain
 func forwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
 
 //go:noescape
-func backwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+func backwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 
 //go:noescape
 func primalPotts4AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
@@ -134,7 +135,7 @@ func primalPotts4AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain
 func forwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
 
 //go:noescape
-func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, argmin, cons []int32, tol float32, check bool) float64
+func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 
 //go:noescape
 func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int

@@ -61,9 +61,9 @@ func pottsGraph(seed uint64, n, k int) *model.Model {
 	return m
 }
 
-// TestAssemblyPottsPassesEqualTheGoOnes: the passes and the rounding written
-// in assembly compute what the Go passes written out for the same label count
-// compute, bit for bit, on grids and on random graphs (any degree, earlier
+// TestAssemblyPottsPassesEqualTheGoOnes: the passes, the edge tests and the
+// rounding written in assembly compute what the Go passes written out for the
+// same label count and testEdges compute, bit for bit, on grids and on random graphs (any degree, earlier
 // and later neighbours in any number, ties, forbidden labels).
 func TestAssemblyPottsPassesEqualTheGoOnes(t *testing.T) {
 	if !vector {
@@ -104,8 +104,16 @@ func TestAssemblyPottsPassesEqualTheGoOnes(t *testing.T) {
 				if !check {
 					continue
 				}
+				for _, r := range []struct {
+					p *pottsPasses
+					s *Solver
+				}{{p, gol}, {q, asm}} {
+					if r.p.edges != nil {
+						r.p.edges(r.s)
+					}
+				}
 				if !slices.Equal(asm.argmin, gol.argmin) || !slices.Equal(asm.consLabel, gol.consLabel) {
-					t.Fatalf("K=%d seed %d iteration %d: unique argmins differ", k, seed, it)
+					t.Fatalf("K=%d seed %d iteration %d: unique argmins or consistency labels differ", k, seed, it)
 				}
 				q.primal(asm)
 				p.primal(gol)
