@@ -146,7 +146,7 @@ def crossing(k):
            'MOVQ         head_base+224(FP), R9', 'MOVLQSX      (R9)(AX*4), AX // j', 'MOVQ         argmin_base+248(FP), R9', 'MOVL         (R9)(AX*4), R9 // its label',
            'TESTL        R9, R9', f'JL           {c}next', 'CMPL         R9, l-60(SP)', f'JEQ          {c}next', '',
            '// D_j, its value at j\'s label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.',
-           'MOVQ         CX, a-48(SP)', 'MOVQ         DX, a1-56(SP)', 'MOVL         R9, lj-64(SP)', 'MOVQ         AX, j-40(SP)',
+           'MOVQ         CX, a-48(SP)', 'MOVQ         DX, a1-56(SP)', 'MOVQ         AX, j-40(SP)',
            'MOVQ         u_base+8(FP), DX', 'MOVQ         AX, CX', f'SHLQ         ${p["shift"]}, CX']
     out += load('(DX)(CX*1)', reg(9))
     out += ['MOVLQSX      (R10)(AX*4), CX', 'MOVLQSX      4(R10)(AX*4), DX', 'SUBQ         CX, DX', f'JLE          {c}sum', 'MOVLQSX      (R13)(CX*4), CX', 'LEAQ         (BX)(CX*4), CX', '', f'{c}row:']

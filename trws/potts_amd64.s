@@ -196,7 +196,6 @@ c8edge:
 	// D_j, its value at j's label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.
 	MOVQ         CX, a-48(SP)
 	MOVQ         DX, a1-56(SP)
-	MOVL         R9, lj-64(SP)
 	MOVQ         AX, j-40(SP)
 	MOVQ         u_base+8(FP), DX
 	MOVQ         AX, CX
@@ -565,7 +564,6 @@ c4edge:
 	// D_j, its value at j's label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.
 	MOVQ         CX, a-48(SP)
 	MOVQ         DX, a1-56(SP)
-	MOVL         R9, lj-64(SP)
 	MOVQ         AX, j-40(SP)
 	MOVQ         u_base+8(FP), DX
 	MOVQ         AX, CX
@@ -928,7 +926,6 @@ c2edge:
 	// D_j, its value at j's label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.
 	MOVQ         CX, a-48(SP)
 	MOVQ         DX, a1-56(SP)
-	MOVL         R9, lj-64(SP)
 	MOVQ         AX, j-40(SP)
 	MOVQ         u_base+8(FP), DX
 	MOVQ         AX, CX
