@@ -30,7 +30,10 @@ func normalizeAVX2(out []float32) float32
 func scaleAVX2(dst, src []float32, w float32)
 
 //go:noescape
-func truncLinear2AVX2(h, out []float32, w, top float32)
+func truncLinear2AVX2(h, out []float32, w, top float32) float32
+
+//go:noescape
+func truncLinear2AlignedAVX2(h, out []float32, w, top float32) float32
 
 // minPlusFromTail sets out(y) = min_x h(x) + tab[x·len(out) + y].
 func minPlusFromTail(h, out, tab []float32) {
@@ -56,11 +59,10 @@ func truncLinear2(h, out []float32, w, top float32) float32 {
 	if k < 10 { // the assembly's last eight labels would start before h and out
 		panic("trws: truncLinear2 needs at least 10 labels")
 	}
-	out = out[:k]
-	out[0] = min(h[0], top, h[1]+w)
-	out[k-1] = min(h[k-1], top, h[k-2]+w)
-	truncLinear2AVX2(h, out, w, top)
-	return normalizeAVX2(out)
+	if k%8 == 0 {
+		return truncLinear2AlignedAVX2(h, out[:k], w, top)
+	}
+	return truncLinear2AVX2(h, out[:k], w, top)
 }
 
 // reparamVector is reparam in AVX2: h = g·d − back over d's labels.

@@ -503,11 +503,24 @@ normdone:
 	VZEROUPPER
 	RET
 
-// func truncLinear2AVX2(h, out []float32, w, top float32)
-// out[y] = min(h[y], top, min(h[y−1], h[y+1]) + w) for 0 < y < len(h)−1, eight
-// labels at a time; the last eight overlap the ones before when len(h)−2 is not a
-// multiple of eight. len(h) ≥ 10.
-TEXT ·truncLinear2AVX2(SB), NOSPLIT, $0-56
+// TL2CHUNK sets Y0 = min(h[y], top, min(h[y−1], h[y+1]) + w) for the eight
+// labels from y = AX (Y6 = w, Y7 = top).
+#define TL2CHUNK \
+	VMOVUPS -4(SI)(AX*4), Y0; \
+	VMINPS  4(SI)(AX*4), Y0, Y0; \
+	VADDPS  Y6, Y0, Y0; \
+	VMINPS  (SI)(AX*4), Y0, Y0; \
+	VMINPS  Y7, Y0, Y0
+
+// func truncLinear2AVX2(h, out []float32, w, top float32) float32
+// out[y] = min(h[y], top, min(h[y−1], h[y+1]) + w) (one neighbour at the ends),
+// then normalised: returns their minimum lo and leaves out − lo. len(out) =
+// len(h) ≥ 10. The middle labels go eight at a time, the last eight overlapping
+// the ones before when len(h)−2 is not a multiple of eight; they are computed
+// twice, for the minimum and then for out, rather than stored and read back
+// (loads that straddle the stores just made wait for them: a quarter of the
+// stereo solve's time went there).
+TEXT ·truncLinear2AVX2(SB), NOSPLIT, $0-60
 	MOVQ         h_base+0(FP), SI
 	MOVQ         h_len+8(FP), DX
 	MOVQ         out_base+24(FP), DI
@@ -516,17 +529,56 @@ TEXT ·truncLinear2AVX2(SB), NOSPLIT, $0-56
 	MOVSS        top+52(FP), X7
 	VBROADCASTSS X7, Y7
 	LEAQ         -1(DX), R9
+
+	// The ends: X10 = out[0], X11 = out[k−1].
+	VMOVSS 4(SI), X10
+	VADDSS X6, X10, X10
+	VMINSS (SI), X10, X10
+	VMINSS X7, X10, X10
+	VMOVSS -8(SI)(DX*4), X11
+	VADDSS X6, X11, X11
+	VMINSS -4(SI)(DX*4), X11, X11
+	VMINSS X7, X11, X11
+
+	// The minimum.
+	MOVL         $0x7f800000, AX
+	MOVL         AX, X8
+	VBROADCASTSS X8, Y8
+	MOVQ         $1, AX
+
+tl2min:
+	LEAQ   8(AX), R10
+	CMPQ   R10, R9
+	JG     tl2minlast
+	TL2CHUNK
+	VMINPS Y0, Y8, Y8
+	MOVQ   R10, AX
+	JMP    tl2min
+
+tl2minlast:
+	CMPQ   AX, R9
+	JGE    tl2reduce
+	LEAQ   -9(DX), AX
+	TL2CHUNK
+	VMINPS Y0, Y8, Y8
+
+tl2reduce:
+	HMIN(Y8, X8, X5)
+	VMINSS       X10, X8, X8
+	VMINSS       X11, X8, X8
+	VBROADCASTSS X8, Y9
+	VSUBSS       X8, X10, X10
+	VMOVSS       X10, (DI)
+	VSUBSS       X8, X11, X11
+	VMOVSS       X11, -4(DI)(DX*4)
 	MOVQ         $1, AX
 
 tl2loop:
 	LEAQ    8(AX), R10
 	CMPQ    R10, R9
 	JG      tl2last
-	VMOVUPS -4(SI)(AX*4), Y0
-	VMINPS  4(SI)(AX*4), Y0, Y0
-	VADDPS  Y6, Y0, Y0
-	VMINPS  (SI)(AX*4), Y0, Y0
-	VMINPS  Y7, Y0, Y0
+	TL2CHUNK
+	VSUBPS  Y9, Y0, Y0
 	VMOVUPS Y0, (DI)(AX*4)
 	MOVQ    R10, AX
 	JMP     tl2loop
@@ -535,14 +587,90 @@ tl2last:
 	CMPQ    AX, R9
 	JGE     tl2done
 	LEAQ    -9(DX), AX
-	VMOVUPS -4(SI)(AX*4), Y0
-	VMINPS  4(SI)(AX*4), Y0, Y0
-	VADDPS  Y6, Y0, Y0
-	VMINPS  (SI)(AX*4), Y0, Y0
-	VMINPS  Y7, Y0, Y0
+	TL2CHUNK
+	VSUBPS  Y9, Y0, Y0
 	VMOVUPS Y0, (DI)(AX*4)
 
 tl2done:
+	VMOVSS X8, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// TL2ALIGNED sets Y0 = min(h[y], top, min(h[y−1], h[y+1]) + w) for the eight
+// labels of Y2 = h[8i:8i+8], from its neighbours Y1 = h[8i−8:8i] and Y3 =
+// h[8i+8:8i+16] (+Inf beyond h), shifted a lane across the registers instead
+// of loaded from h at odd offsets. Clobbers Y4, Y5.
+#define TL2ALIGNED \
+	VPERM2F128 $0x21, Y3, Y2, Y4; \
+	VPALIGNR   $4, Y2, Y4, Y4; \
+	VPERM2F128 $0x21, Y2, Y1, Y5; \
+	VPALIGNR   $12, Y5, Y2, Y5; \
+	VMINPS     Y5, Y4, Y0; \
+	VADDPS     Y6, Y0, Y0; \
+	VMINPS     Y2, Y0, Y0; \
+	VMINPS     Y7, Y0, Y0
+
+// func truncLinear2AlignedAVX2(h, out []float32, w, top float32) float32
+// truncLinear2AVX2 for len(h) a multiple of eight: h is read only in the
+// aligned eights its reparametrisation stored (reparamAVX2), so the loads take
+// their values from those stores instead of waiting for them to be written.
+TEXT ·truncLinear2AlignedAVX2(SB), NOSPLIT, $0-60
+	MOVQ         h_base+0(FP), SI
+	MOVQ         h_len+8(FP), DX
+	MOVQ         out_base+24(FP), DI
+	MOVSS        w+48(FP), X6
+	VBROADCASTSS X6, Y6
+	MOVSS        top+52(FP), X7
+	VBROADCASTSS X7, Y7
+	MOVL         $0x7f800000, AX
+	MOVL         AX, X15
+	VBROADCASTSS X15, Y15 // +Inf
+	LEAQ         -8(DX), R9 // the last eight start here
+
+	// The minimum.
+	VMOVAPS Y15, Y8
+	VMOVAPS Y15, Y1
+	VMOVUPS (SI), Y2
+	XORQ    AX, AX
+
+tl2amin:
+	VMOVAPS Y15, Y3
+	CMPQ    AX, R9
+	JGE     tl2amin1
+	VMOVUPS 32(SI)(AX*4), Y3
+
+tl2amin1:
+	TL2ALIGNED
+	VMINPS  Y0, Y8, Y8
+	VMOVAPS Y2, Y1
+	VMOVAPS Y3, Y2
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JL      tl2amin
+	HMIN(Y8, X8, X5)
+	VBROADCASTSS X8, Y9
+
+	// out − the minimum.
+	VMOVAPS Y15, Y1
+	VMOVUPS (SI), Y2
+	XORQ    AX, AX
+
+tl2aout:
+	VMOVAPS Y15, Y3
+	CMPQ    AX, R9
+	JGE     tl2aout1
+	VMOVUPS 32(SI)(AX*4), Y3
+
+tl2aout1:
+	TL2ALIGNED
+	VSUBPS  Y9, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVAPS Y2, Y1
+	VMOVAPS Y3, Y2
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JL      tl2aout
+	VMOVSS  X8, ret+56(FP)
 	VZEROUPPER
 	RET
 
