@@ -77,6 +77,7 @@ type Solver struct {
 	chkD  []float32
 
 	allPotts bool      // every edge Potts and one label count: the Potts passes apply
+	tl2      bool      // the truncated-linear passes apply (trunclinear.go)
 	mk       int       // largest label count
 	scratch  []float32 // 4·mk: D, h, primal scores, distance transforms
 	envV     []int32   // parabola envelope of the truncated quadratic kernel
@@ -278,6 +279,7 @@ func (s *Solver) finishGraph() {
 		s.sizeDifference(d.r)
 	}
 	s.setupPottsFast()
+	s.setupTruncLinear2()
 	s.primal = make([]int32, n)
 	s.argmin = make([]int32, n)
 	s.consLabel = make([]int32, n)

@@ -132,6 +132,10 @@ func (s *Solver) forward() {
 		}
 		return
 	}
+	if s.tl2 {
+		s.forwardTruncLinear2()
+		return
+	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	for i := int32(0); i < int32(s.n); i++ {
 		k := s.labels[i]
@@ -162,6 +166,9 @@ func (s *Solver) backward(check bool) float64 {
 			s.chkD = make([]float32, len(s.u32)) // consistNode's D
 		}
 		return s.backwardPotts(s.fused)
+	}
+	if s.tl2 {
+		return s.backwardTruncLinear2()
 	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	lb := 0.0

@@ -622,16 +622,15 @@ TEXT ·truncLinear2AlignedAVX2(SB), NOSPLIT, $0-60
 	VBROADCASTSS X6, Y6
 	MOVSS        top+52(FP), X7
 	VBROADCASTSS X7, Y7
+	// The values' minimum, then out = the values − it (X8).
 	MOVL         $0x7f800000, AX
 	MOVL         AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	LEAQ         -8(DX), R9 // the last eight start here
-
-	// The minimum.
-	VMOVAPS Y15, Y8
-	VMOVAPS Y15, Y1
-	VMOVUPS (SI), Y2
-	XORQ    AX, AX
+	VMOVAPS      Y15, Y8
+	VMOVAPS      Y15, Y1
+	VMOVUPS      (SI), Y2
+	XORQ         AX, AX
 
 tl2amin:
 	VMOVAPS Y15, Y3
@@ -649,11 +648,9 @@ tl2amin1:
 	JL      tl2amin
 	HMIN(Y8, X8, X5)
 	VBROADCASTSS X8, Y9
-
-	// out − the minimum.
-	VMOVAPS Y15, Y1
-	VMOVUPS (SI), Y2
-	XORQ    AX, AX
+	VMOVAPS      Y15, Y1
+	VMOVUPS      (SI), Y2
+	XORQ         AX, AX
 
 tl2aout:
 	VMOVAPS Y15, Y3
@@ -670,7 +667,87 @@ tl2aout1:
 	ADDQ    $8, AX
 	CMPQ    AX, DX
 	JL      tl2aout
-	VMOVSS  X8, ret+56(FP)
+	VMOVSS       X8, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float32
+// A truncated-linear message (1 < t ≤ 2, len(d) a multiple of eight) in one
+// call: h = gamma·d − back as reparamAVX2, top = min h + w·t, then
+// truncLinear2AlignedAVX2(h, out, w, top); returns the normalisation.
+TEXT ·truncLinear2SendAVX2(SB), NOSPLIT, $0-116
+	MOVQ         d_base+0(FP), R11
+	MOVQ         d_len+8(FP), DX
+	MOVQ         back_base+24(FP), BX
+	MOVQ         h_base+48(FP), SI
+	MOVQ         out_base+72(FP), DI
+	MOVSS        gamma+96(FP), X4
+	VBROADCASTSS X4, Y4
+	MOVL         $0x7f800000, AX
+	MOVL         AX, X7
+	VBROADCASTSS X7, Y7
+	XORQ         AX, AX
+
+tl2sh:
+	VMULPS  (R11)(AX*4), Y4, Y0
+	VSUBPS  (BX)(AX*4), Y0, Y0
+	VMOVUPS Y0, (SI)(AX*4)
+	VMINPS  Y0, Y7, Y7
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JL      tl2sh
+	HMIN(Y7, X7, X5)
+	MOVSS        w+100(FP), X6
+	VMULSS       t+104(FP), X6, X5
+	VADDSS       X5, X7, X7 // top = min h + w·t
+	VBROADCASTSS X7, Y7
+	VBROADCASTSS X6, Y6
+	// The values' minimum, then out = the values − it (X8).
+	MOVL         $0x7f800000, AX
+	MOVL         AX, X15
+	VBROADCASTSS X15, Y15 // +Inf
+	LEAQ         -8(DX), R9 // the last eight start here
+	VMOVAPS      Y15, Y8
+	VMOVAPS      Y15, Y1
+	VMOVUPS      (SI), Y2
+	XORQ         AX, AX
+
+tl2smin:
+	VMOVAPS Y15, Y3
+	CMPQ    AX, R9
+	JGE     tl2smin1
+	VMOVUPS 32(SI)(AX*4), Y3
+
+tl2smin1:
+	TL2ALIGNED
+	VMINPS  Y0, Y8, Y8
+	VMOVAPS Y2, Y1
+	VMOVAPS Y3, Y2
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JL      tl2smin
+	HMIN(Y8, X8, X5)
+	VBROADCASTSS X8, Y9
+	VMOVAPS      Y15, Y1
+	VMOVUPS      (SI), Y2
+	XORQ         AX, AX
+
+tl2sout:
+	VMOVAPS Y15, Y3
+	CMPQ    AX, R9
+	JGE     tl2sout1
+	VMOVUPS 32(SI)(AX*4), Y3
+
+tl2sout1:
+	TL2ALIGNED
+	VSUBPS  Y9, Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	VMOVAPS Y2, Y1
+	VMOVAPS Y3, Y2
+	ADDQ    $8, AX
+	CMPQ    AX, DX
+	JL      tl2sout
+	VMOVSS       X8, ret+112(FP)
 	VZEROUPPER
 	RET
 

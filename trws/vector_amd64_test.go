@@ -124,3 +124,96 @@ func TestAssemblyPottsPassesEqualTheGoOnes(t *testing.T) {
 		}
 	}
 }
+
+// truncLinearGrid is a w×h stereo-like grid: k labels, random unaries (some
+// forbidden), truncated-linear edges with random weights and truncations T.
+func truncLinearGrid(seed uint64, w, h, k int, ts []float64) *model.Model {
+	rng := random.New(seed)
+	labels := make([]int, w*h)
+	for v := range labels {
+		labels[v] = k
+	}
+	b := model.NewBuilder(labels)
+	t := make([]float64, k)
+	for v := range labels {
+		for i := range t {
+			t[i] = float64(rng.IntN(20)) + rng.Float64()
+			if rng.IntN(30) == 0 {
+				t[i] = math.Inf(1)
+			}
+		}
+		t[rng.IntN(k)] = 0
+		if err := b.AddTable([]int{v}, t); err != nil {
+			panic(err)
+		}
+	}
+	for y := range h {
+		for x := range w {
+			for _, d := range [][2]int{{1, 0}, {0, 1}} {
+				if x+d[0] < w && y+d[1] < h {
+					f := model.Function{Kind: model.TruncatedLinear, Shape: []int{k, k}, W: 0.5 + 3*rng.Float64(), T: ts[rng.IntN(len(ts))]}
+					fn, err := b.AddFunction(f)
+					if err == nil {
+						err = b.AddFactor(fn, y*w+x, (y+d[1])*w+x+d[0])
+					}
+					if err != nil {
+						panic(err)
+					}
+				}
+			}
+		}
+	}
+	m, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// TestTruncLinearPassesEqualTheGeneralOnes: the stereo passes (one assembly
+// call a message) compute the general passes' messages, bounds, consistency
+// labels and labelings bit for bit; they apply only where every edge has
+// 1 < T ≤ 2 and the label count is a multiple of eight.
+func TestTruncLinearPassesEqualTheGeneralOnes(t *testing.T) {
+	if !vector {
+		t.Skip("no AVX2 on this CPU")
+	}
+	for _, c := range []struct {
+		k     int
+		ts    []float64
+		apply bool
+	}{{8, []float64{2}, true}, {16, []float64{2, 1.5}, true}, {24, []float64{1.25, 2}, true}, {16, []float64{2, 3}, false}, {12, []float64{2}, false}} {
+		m := truncLinearGrid(uint64(80+c.k), 13, 9, c.k, c.ts)
+		fast, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast.tl2 != c.apply {
+			t.Fatalf("K=%d T %v: the stereo passes apply %v, want %v", c.k, c.ts, fast.tl2, c.apply)
+		}
+		if !c.apply {
+			continue
+		}
+		general, _ := New(m)
+		general.tl2 = false
+		for it := range 20 {
+			check := it%2 == 1
+			fast.forward()
+			lf := fast.backward(check)
+			general.forward()
+			lg := general.backward(check)
+			if lf != lg || !slices.Equal(fast.msg, general.msg) {
+				t.Fatalf("K=%d iteration %d: bounds %v and %v, messages equal %v", c.k, it, lf, lg, slices.Equal(fast.msg, general.msg))
+			}
+			if !check {
+				continue
+			}
+			cf, pf := engine{fast}.Check()
+			cf, pf = slices.Clone(cf), slices.Clone(pf)
+			cg, pg := engine{general}.Check()
+			if !slices.Equal(cf, cg) || !slices.Equal(pf, pg) {
+				t.Fatalf("K=%d iteration %d: consistency labels or labelings differ", c.k, it)
+			}
+		}
+	}
+}

@@ -15,3 +15,7 @@ func scaleAVX2(dst, src []float32, w float32)               { panic("trws: no ve
 
 // assemblyPotts is empty where there is no assembly.
 var assemblyPotts [0]pottsPasses
+
+func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float32 {
+	panic("trws: no vector loops")
+}

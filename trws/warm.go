@@ -190,7 +190,7 @@ func (s *Solver) SetTable(e int, t []float64) error {
 			}
 		}
 	}
-	s.fn[e], s.kind[e], s.allPotts = fn, kindTable, false
+	s.fn[e], s.kind[e], s.allPotts, s.tl2 = fn, kindTable, false, false
 	if s.dif != nil {
 		s.dif[e] = -1
 	}

@@ -1,0 +1,60 @@
+package trws
+
+// Stereo models — every edge truncated linear with 1 < T ≤ 2 (gen stereo's
+// default T is 2), every node with the same label count, a multiple of eight —
+// get passes that send each message with one assembly call
+// (truncLinear2SendAVX2: the reparametrisation, the message, its
+// normalisation), where the general passes go through send, reparam,
+// truncLinearMessage, truncLinearNear and truncLinear2: those calls were 40%
+// of the stereo solve. The same floats in the same order as the general passes
+// (TestTruncLinearPassesEqualTheGeneralOnes); the check stays the separate one.
+
+// setupTruncLinear2 sets tl2 when these passes apply.
+func (s *Solver) setupTruncLinear2() {
+	s.tl2 = false
+	if !vector || s.n == 0 || s.mk%8 != 0 {
+		return
+	}
+	for e, k := range s.kind {
+		if k != kindTruncLinear || !(s.t[e] > 1 && s.t[e] <= 2) {
+			return
+		}
+	}
+	for _, k := range s.labels {
+		if int(k) != s.mk {
+			return
+		}
+	}
+	s.tl2 = true
+}
+
+// forwardTruncLinear2 is forward for tl2 models.
+func (s *Solver) forwardTruncLinear2() {
+	k := int32(s.mk)
+	d, h := s.scratch[:k], s.scratch[k:2*k]
+	for i := int32(0); i < int32(s.n); i++ {
+		s.sumInto(i, d)
+		g := s.gamma[i]
+		for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
+			e, in, out := s.aedge[a], s.ain[a], s.aout[a]
+			truncLinear2SendAVX2(d, s.msg[in:in+k], h, s.msg[out:out+k], g, s.w[e], s.t[e])
+		}
+	}
+}
+
+// backwardTruncLinear2 is backward for tl2 models, without a check's work.
+func (s *Solver) backwardTruncLinear2() float64 {
+	k := int32(s.mk)
+	d, h := s.scratch[:k], s.scratch[k:2*k]
+	lb := 0.0
+	for i := int32(s.n) - 1; i >= 0; i-- {
+		dmin := s.sumInto(i, d)
+		lb += float64(dmin)
+		g := s.gamma[i]
+		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
+			e, in, out := s.aedge[a], s.ain[a], s.aout[a]
+			lb += float64(truncLinear2SendAVX2(d, s.msg[in:in+k], h, s.msg[out:out+k], g, s.w[e], s.t[e])) - float64(g)*float64(dmin)
+		}
+	}
+	return lb + s.offset
+}
