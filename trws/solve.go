@@ -134,6 +134,8 @@ func (e engine) Check() (consistent, primal []int32) {
 		} else {
 			e.s.primalLabels()
 		}
+	} else if e.s.tl2 {
+		e.s.checkTruncLinear2()
 	} else {
 		e.s.check()
 	}

@@ -7,7 +7,8 @@ package trws
 // normalisation), where the general passes go through send, reparam,
 // truncLinearMessage, truncLinearNear and truncLinear2: those calls were 40%
 // of the stereo solve. The same floats in the same order as the general passes
-// (TestTruncLinearPassesEqualTheGeneralOnes); the check stays the separate one.
+// (TestTruncLinearPassesEqualTheGeneralOnes); so does their check, one
+// assembly sweep (checkTruncLinear2AVX2) for check's calls per node and edge.
 
 // setupTruncLinear2 sets tl2 when these passes apply.
 func (s *Solver) setupTruncLinear2() {
@@ -57,4 +58,12 @@ func (s *Solver) backwardTruncLinear2() float64 {
 		}
 	}
 	return lb + s.offset
+}
+
+// checkTruncLinear2 is check for tl2 models.
+func (s *Solver) checkTruncLinear2() {
+	n, k := s.n, s.mk
+	_ = s.u32[k*n-1]
+	checkTruncLinear2AVX2(n, k, s.u32, s.msg, s.w, s.t, s.gamma[:n], s.scratch[:k], s.scratch[k:2*k],
+		s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.tail, s.primal[:n], s.argmin[:n], s.consLabel[:n], ConsistencyTolerance)
 }

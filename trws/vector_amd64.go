@@ -144,3 +144,6 @@ func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, 
 
 //go:noescape
 func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+
+//go:noescape
+func checkTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32)

@@ -782,3 +782,295 @@ scalescalar:
 scaledone:
 	VZEROUPPER
 	RET
+
+// Lane numbers 0…7 as floats: the labels of a chunk of eight, less its first.
+DATA lanesf8<>+0(SB)/4, $0.0
+DATA lanesf8<>+4(SB)/4, $1.0
+DATA lanesf8<>+8(SB)/4, $2.0
+DATA lanesf8<>+12(SB)/4, $3.0
+DATA lanesf8<>+16(SB)/4, $4.0
+DATA lanesf8<>+20(SB)/4, $5.0
+DATA lanesf8<>+24(SB)/4, $6.0
+DATA lanesf8<>+28(SB)/4, $7.0
+GLOBL lanesf8<>(SB), RODATA|NOPTR, $32
+
+// TLROW adds to Y0 the row w·min(|a − y|, t) of the labels y of Y1, with Y2 =
+// a, Y5 = w and Y6 = t broadcast (pairRow's floats: |a − y| is exact). Uses Y9.
+#define TLROW \
+	VSUBPS Y1, Y2, Y9; \
+	VANDPS Y13, Y9, Y9; \
+	VMINPS Y6, Y9, Y9; \
+	VMULPS Y5, Y9, Y9
+
+// FIRSTMIN sets AX to the first index of the minimum of the k floats at (R9)
+// (k = CX, a multiple of eight): check's argmin. Uses DX, Y7, Y8, X5.
+#define FIRSTMIN \
+	VMOVAPS      Y15, Y7; \
+	XORQ         AX, AX; \
+	VMINPS       (R9)(AX*4), Y7, Y7; \
+	ADDQ         $8, AX; \
+	CMPQ         AX, CX; \
+	JL           -3(PC); \
+	HMIN(Y7, X7, X5); \
+	VBROADCASTSS X7, Y7; \
+	XORQ         AX, AX; \
+	VCMPPS       $0, (R9)(AX*4), Y7, Y8; \
+	VMOVMSKPS    Y8, DX; \
+	TESTL        DX, DX; \
+	JNZ          3(PC); \
+	ADDQ         $8, AX; \
+	JMP          -5(PC); \
+	BSFL         DX, DX; \
+	ADDQ         DX, AX
+
+// func checkTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32)
+// check for the stereo passes' models (trunclinear.go: every edge truncated
+// linear, k labels at every node, a multiple of eight), its floats in its
+// order: D, the rounded label, the unique argmin and the test of each edge to
+// an earlier node, node after node. Values are finite (penalties, not +Inf).
+TEXT ·checkTruncLinear2AVX2(SB), NOSPLIT, $64-380
+	MOVQ         u_base+16(FP), SI
+	MOVQ         msg_base+40(FP), BX
+	MOVQ         d_base+136(FP), DI
+	MOVQ         astart_base+184(FP), R10
+	MOVQ         nbwd_base+208(FP), R11
+	MOVQ         aedge_base+232(FP), R12
+	MOVQ         ain_base+256(FP), R13
+	VMOVUPS      lanesf8<>(SB), Y14
+	MOVL         $0x7f800000, AX
+	MOVL         AX, X15
+	VBROADCASTSS X15, Y15 // +Inf
+	MOVL         $0x7fffffff, AX
+	MOVL         AX, X13
+	VBROADCASTSS X13, Y13 // |·|
+	XORQ         R8, R8
+
+cnode:
+	CMPQ    R8, n+0(FP)
+	JGE     cdone
+	MOVLQSX (R10)(R8*4), CX
+	MOVQ    CX, a0-8(SP)
+	MOVLQSX 4(R10)(R8*4), DX
+	SUBQ    CX, DX
+	MOVQ    DX, rows-16(SP)
+	XORQ    AX, AX
+	TESTQ   DX, DX
+	JZ      2(PC)
+	MOVLQSX (R13)(CX*4), AX
+	MOVQ    AX, blk-24(SP) // the block's offset in msg
+
+	// D = u + the block's rows, into d.
+	XORQ AX, AX
+
+cdchunk:
+	VMOVUPS (SI)(AX*4), Y0
+	MOVQ    blk-24(SP), CX
+	ADDQ    AX, CX
+	LEAQ    (BX)(CX*4), CX
+	MOVQ    rows-16(SP), DX
+	MOVQ    k+8(FP), R9
+	SHLQ    $2, R9
+
+cdrow:
+	TESTQ  DX, DX
+	JZ     cdstore
+	VADDPS (CX), Y0, Y0
+	ADDQ   R9, CX
+	DECQ   DX
+	JMP    cdrow
+
+cdstore:
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, k+8(FP)
+	JL      cdchunk
+
+	// The rounded label: u + the rows to the earlier nodes' labels + the
+	// messages from later nodes, into p; its first minimum.
+	XORQ AX, AX
+
+cpchunk:
+	MOVQ       AX, c-32(SP)
+	VMOVUPS    (SI)(AX*4), Y0
+	VCVTSI2SSQ AX, X1, X1
+	VBROADCASTSS X1, Y1
+	VADDPS     Y14, Y1, Y1 // the chunk's labels
+	MOVQ       a0-8(SP), CX
+	MOVLQSX    (R11)(R8*4), DX
+	ADDQ       CX, DX
+
+cpearlier:
+	CMPQ         CX, DX
+	JGE          cplater
+	MOVLQSX      (R12)(CX*4), AX // e
+	MOVQ         w_base+64(FP), R9
+	VBROADCASTSS (R9)(AX*4), Y5
+	MOVQ         t_base+88(FP), R9
+	VBROADCASTSS (R9)(AX*4), Y6
+	MOVQ         tail_base+280(FP), R9
+	MOVLQSX      (R9)(AX*4), AX
+	MOVQ         primal_base+304(FP), R9
+	MOVLQSX      (R9)(AX*4), AX
+	VCVTSI2SSQ AX, X2, X2
+	VBROADCASTSS X2, Y2
+	TLROW
+	VADDPS       Y9, Y0, Y0
+	INCQ         CX
+	JMP          cpearlier
+
+cplater:
+	MOVQ    rows-16(SP), AX
+	MOVLQSX (R11)(R8*4), CX
+	SUBQ    CX, AX          // rows from later nodes, from row CX
+	JLE     cpstore
+	MOVQ    k+8(FP), R9
+	IMULQ   R9, CX
+	ADDQ    blk-24(SP), CX
+	ADDQ    c-32(SP), CX
+	LEAQ    (BX)(CX*4), CX
+	SHLQ    $2, R9
+
+cplaterrow:
+	VADDPS (CX), Y0, Y0
+	ADDQ   R9, CX
+	DECQ   AX
+	JNZ    cplaterrow
+
+cpstore:
+	MOVQ    c-32(SP), AX
+	MOVQ    p_base+160(FP), R9
+	VMOVUPS Y0, (R9)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, k+8(FP)
+	JL      cpchunk
+	MOVQ    k+8(FP), CX
+	FIRSTMIN
+	MOVQ    primal_base+304(FP), R9
+	MOVL    AX, (R9)(R8*4)
+
+	// The unique argmin of D: its first minimum l, unique when no other
+	// label is within tol·max(1, |D(l)|).
+	MOVQ         DI, R9
+	FIRSTMIN
+	MOVQ         AX, l-40(SP)
+	VMOVSS       (DI)(AX*4), X3
+	VANDPS       X13, X3, X10
+	MOVL         $0x3f800000, DX // 1
+	MOVL         DX, X11
+	VMAXSS       X10, X11, X10
+	VMULSS       tol+376(FP), X10, X10
+	VBROADCASTSS X10, Y10
+	VBROADCASTSS X3, Y3 // D(l)
+	XORQ         AX, AX
+	XORQ         R9, R9
+
+cnear:
+	VMOVUPS   (DI)(AX*4), Y0
+	VSUBPS    Y3, Y0, Y0
+	VCMPPS    $2, Y10, Y0, Y0
+	VMOVMSKPS Y0, DX
+	POPCNTL   DX, DX
+	ADDQ      DX, R9
+	ADDQ      $8, AX
+	CMPQ      AX, k+8(FP)
+	JL        cnear
+	MOVQ      l-40(SP), AX
+	CMPQ      R9, $1
+	JEQ       2(PC)
+	MOVQ      $-1, AX
+	MOVQ      argmin_base+328(FP), R9
+	MOVL      AX, (R9)(R8*4)
+	MOVQ      cons_base+352(FP), R9
+	MOVL      AX, (R9)(R8*4)
+	TESTQ     AX, AX
+	JL        cnext
+
+	// The edges to earlier nodes with a label: h = γ·(D − D(l)) − m_{j→i},
+	// tight when h(l) + θ(x_j, l) is within the tolerance of min h + θ(x_j, ·).
+	MOVQ         gamma_base+112(FP), R9
+	VBROADCASTSS (R9)(R8*4), Y4
+	MOVQ         a0-8(SP), CX
+	MOVLQSX      (R11)(R8*4), DX
+	ADDQ         CX, DX
+	MOVQ         DX, a1-48(SP)
+
+ctedge:
+	CMPQ         CX, a1-48(SP)
+	JGE          cnext
+	MOVQ         CX, a-56(SP)
+	MOVLQSX      (R12)(CX*4), AX // e
+	MOVQ         w_base+64(FP), R9
+	VBROADCASTSS (R9)(AX*4), Y5
+	MOVQ         t_base+88(FP), R9
+	VBROADCASTSS (R9)(AX*4), Y6
+	MOVQ         tail_base+280(FP), R9
+	MOVLQSX      (R9)(AX*4), AX
+	MOVQ         AX, j-64(SP)
+	MOVQ         argmin_base+328(FP), R9
+	MOVLQSX      (R9)(AX*4), AX
+	TESTQ        AX, AX
+	JL           ctnext
+	VCVTSI2SSQ AX, X2, X2
+	VBROADCASTSS X2, Y2 // x_j
+	MOVLQSX      (R13)(CX*4), CX
+	LEAQ         (BX)(CX*4), CX  // m_{j→i}
+	VMOVAPS      Y15, Y7         // best
+	XORQ         AX, AX
+
+ctchunk:
+	VCVTSI2SSQ AX, X1, X1
+	VBROADCASTSS X1, Y1
+	VADDPS       Y14, Y1, Y1
+	VMOVUPS      (DI)(AX*4), Y0
+	VSUBPS       Y3, Y0, Y0
+	VMULPS       Y4, Y0, Y0
+	VSUBPS       (CX)(AX*4), Y0, Y0 // h
+	TLROW
+	VADDPS       Y9, Y0, Y0
+	VMINPS       Y0, Y7, Y7
+	ADDQ         $8, AX
+	CMPQ         AX, k+8(FP)
+	JL           ctchunk
+	HMIN(Y7, X7, X8)
+
+	// val = h(l) + θ(x_j, l), in the same floats.
+	MOVQ      l-40(SP), AX
+	VMOVSS    (DI)(AX*4), X0
+	VSUBSS    X3, X0, X0
+	VMULSS    X4, X0, X0
+	VSUBSS    (CX)(AX*4), X0, X0
+	VCVTSI2SSQ AX, X1, X1
+	VSUBSS    X1, X2, X9
+	VANDPS    X13, X9, X9
+	VMINSS    X6, X9, X9
+	VMULSS    X5, X9, X9
+	VADDSS    X9, X0, X0 // val
+	VSUBSS    X7, X0, X9 // val − best
+	VANDPS    X13, X0, X10
+	MOVL      $0x3f800000, DX
+	MOVL      DX, X11
+	VMAXSS    X10, X11, X10
+	VMULSS    tol+376(FP), X10, X10
+	VCMPSS    $2, X10, X9, X9
+	VMOVD     X9, DX
+	TESTL     DX, DX
+	JNZ       ctnext
+	MOVQ      cons_base+352(FP), R9
+	MOVL      $-1, (R9)(R8*4)
+	MOVQ      j-64(SP), AX
+	MOVL      $-1, (R9)(AX*4)
+
+ctnext:
+	MOVQ a-56(SP), CX
+	INCQ CX
+	JMP  ctedge
+
+cnext:
+	MOVQ k+8(FP), AX
+	LEAQ (SI)(AX*4), SI
+	INCQ R8
+	JMP  cnode
+
+cdone:
+	VZEROUPPER
+	RET

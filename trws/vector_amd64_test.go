@@ -126,8 +126,10 @@ func TestAssemblyPottsPassesEqualTheGoOnes(t *testing.T) {
 }
 
 // truncLinearGrid is a w×h stereo-like grid: k labels, random unaries (some
-// forbidden), truncated-linear edges with random weights and truncations T.
-func truncLinearGrid(seed uint64, w, h, k int, ts []float64) *model.Model {
+// forbidden), truncated-linear edges with random weights and truncations T;
+// with ties, unaries 0, 1 or 2 and weights 0.5 or 1 (first minima, unique
+// argmins).
+func truncLinearGrid(seed uint64, w, h, k int, ts []float64, ties bool) *model.Model {
 	rng := random.New(seed)
 	labels := make([]int, w*h)
 	for v := range labels {
@@ -138,6 +140,9 @@ func truncLinearGrid(seed uint64, w, h, k int, ts []float64) *model.Model {
 	for v := range labels {
 		for i := range t {
 			t[i] = float64(rng.IntN(20)) + rng.Float64()
+			if ties {
+				t[i] = float64(rng.IntN(3))
+			}
 			if rng.IntN(30) == 0 {
 				t[i] = math.Inf(1)
 			}
@@ -152,6 +157,9 @@ func truncLinearGrid(seed uint64, w, h, k int, ts []float64) *model.Model {
 			for _, d := range [][2]int{{1, 0}, {0, 1}} {
 				if x+d[0] < w && y+d[1] < h {
 					f := model.Function{Kind: model.TruncatedLinear, Shape: []int{k, k}, W: 0.5 + 3*rng.Float64(), T: ts[rng.IntN(len(ts))]}
+					if ties {
+						f.W = 0.5 * float64(1+rng.IntN(2))
+					}
 					fn, err := b.AddFunction(f)
 					if err == nil {
 						err = b.AddFactor(fn, y*w+x, (y+d[1])*w+x+d[0])
@@ -182,8 +190,13 @@ func TestTruncLinearPassesEqualTheGeneralOnes(t *testing.T) {
 		k     int
 		ts    []float64
 		apply bool
-	}{{8, []float64{2}, true}, {16, []float64{2, 1.5}, true}, {24, []float64{1.25, 2}, true}, {16, []float64{2, 3}, false}, {12, []float64{2}, false}} {
-		m := truncLinearGrid(uint64(80+c.k), 13, 9, c.k, c.ts)
+		ties  bool
+	}{
+		{8, []float64{2}, true, false}, {16, []float64{2, 1.5}, true, false}, {24, []float64{1.25, 2}, true, false},
+		{8, []float64{2}, true, true}, {16, []float64{2}, true, true},
+		{16, []float64{2, 3}, false, false}, {12, []float64{2}, false, false},
+	} {
+		m := truncLinearGrid(uint64(80+c.k), 13, 9, c.k, c.ts, c.ties)
 		fast, err := New(m)
 		if err != nil {
 			t.Fatal(err)
