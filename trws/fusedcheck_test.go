@@ -93,41 +93,24 @@ func (s *Solver) consistAll() {
 	}
 }
 
-// tiedPottsGrid is a w×h Potts grid whose unary terms are 0, 1 or 2 and
-// whose weights are 0.5 or 1: ties and near-ties everywhere, for the unique
-// argmins and the rounding's first minimisers.
-func tiedPottsGrid(seed uint64, w, h, k int) *model.Model {
-	rng := random.New(seed)
-	labels := make([]int, w*h)
-	for v := range labels {
-		labels[v] = k
-	}
-	b := model.NewBuilder(labels)
+// testModel builds a model of n nodes with k labels each: unary fills each
+// node's unary table in turn, then each pair gets the function edge returns.
+func testModel(n, k int, unary func(t []float64), pairs [][2]int, edge func() model.Function) *model.Model {
+	b := model.NewBuilder(slices.Repeat([]int{k}, n))
 	t := make([]float64, k)
-	for v := range labels {
-		for i := range t {
-			t[i] = float64(rng.IntN(3))
-			if rng.IntN(4) == 0 {
-				t[i] += 1e-7 * rng.Float64() // within the consistency margin
-			}
-		}
+	for v := range n {
+		unary(t)
 		if err := b.AddTable([]int{v}, t); err != nil {
 			panic(err)
 		}
 	}
-	for y := range h {
-		for x := range w {
-			for _, d := range [][2]int{{1, 0}, {0, 1}} {
-				if x+d[0] < w && y+d[1] < h {
-					fn, err := b.AddFunction(model.Function{Kind: model.Potts, Shape: []int{k, k}, W: 0.5 * float64(1+rng.IntN(2))})
-					if err == nil {
-						err = b.AddFactor(fn, y*w+x, (y+d[1])*w+x+d[0])
-					}
-					if err != nil {
-						panic(err)
-					}
-				}
-			}
+	for _, p := range pairs {
+		fn, err := b.AddFunction(edge())
+		if err == nil {
+			err = b.AddFactor(fn, p[0], p[1])
+		}
+		if err != nil {
+			panic(err)
 		}
 	}
 	m, err := b.Build()
@@ -135,6 +118,39 @@ func tiedPottsGrid(seed uint64, w, h, k int) *model.Model {
 		panic(err)
 	}
 	return m
+}
+
+// gridPairs are the 4-neighbour edges of a w×h grid, row by row.
+func gridPairs(w, h int) [][2]int {
+	var pairs [][2]int
+	for y := range h {
+		for x := range w {
+			for _, d := range [][2]int{{1, 0}, {0, 1}} {
+				if x+d[0] < w && y+d[1] < h {
+					pairs = append(pairs, [2]int{y*w + x, (y+d[1])*w + x + d[0]})
+				}
+			}
+		}
+	}
+	return pairs
+}
+
+// tiedPottsGrid is a w×h Potts grid whose unary terms are 0, 1 or 2 and
+// whose weights are 0.5 or 1: ties and near-ties everywhere, for the unique
+// argmins and the rounding's first minimisers.
+func tiedPottsGrid(seed uint64, w, h, k int) *model.Model {
+	rng := random.New(seed)
+	unary := func(t []float64) {
+		for i := range t {
+			t[i] = float64(rng.IntN(3))
+			if rng.IntN(4) == 0 {
+				t[i] += 1e-7 * rng.Float64() // within the consistency margin
+			}
+		}
+	}
+	return testModel(w*h, k, unary, gridPairs(w, h), func() model.Function {
+		return model.Function{Kind: model.Potts, Shape: []int{k, k}, W: 0.5 * float64(1+rng.IntN(2))}
+	})
 }
 
 // TestUnrolledPottsPassesEqualTheGeneralOnes: the passes written out for K = 2

@@ -90,13 +90,16 @@ func reparamScalar(h, d, back []float32, g float32) float32 {
 // where h = g·d − (message into i along k), into the neighbour's slot; it returns the
 // normalisation constant. fromTail says whether i is the edge's tail.
 func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32 {
-	hmin := reparam(h, d, s.msg[s.ain[k]:], g)
 	e := s.aedge[k]
 	kr := s.labels[s.tail[e]]
 	if fromTail {
 		kr = s.labels[s.head[e]]
 	}
 	out := s.msg[s.aout[k] : s.aout[k]+kr]
+	if s.kind[e] == kindTruncLinear && truncLinear2Sends(len(d), len(out), s.t[e]) {
+		return truncLinear2SendAVX2(d, s.msg[s.ain[k]:s.ain[k]+kr], h[:kr], out, g, s.w[e], s.t[e])
+	}
+	hmin := reparam(h, d, s.msg[s.ain[k]:], g)
 	switch s.kind[e] {
 	case kindPotts:
 		if len(out) == len(h) {

@@ -4,20 +4,27 @@ package trws
 // default T is 2), every node with the same label count, a multiple of eight —
 // get passes that send each message with one assembly call
 // (truncLinear2SendAVX2: the reparametrisation, the message, its
-// normalisation), where the general passes go through send, reparam,
-// truncLinearMessage, truncLinearNear and truncLinear2: those calls were 40%
-// of the stereo solve. The same floats in the same order as the general passes
-// (TestTruncLinearPassesEqualTheGeneralOnes); so does their check, one
+// normalisation, which send also uses for such edges of any model), without
+// send's dispatch on the kind; the Go calls per message were 40% of the stereo
+// solve. The same floats in the same order as the general passes
+// (TestTruncLinearPassesEqualTheGeneralOnes, TestTruncLinearSendEqualsTheGoLoops); so does their check, one
 // assembly sweep (checkTruncLinear2AVX2) for check's calls per node and edge.
+
+// truncLinear2Sends says whether truncLinear2SendAVX2 sends a truncated-linear
+// message with truncation t from k labels to kr: square, a multiple of eight
+// labels, 1 < t ≤ 2, AVX2 (send uses it in every model).
+func truncLinear2Sends(k, kr int, t float32) bool {
+	return vector && k == kr && k%8 == 0 && t > 1 && t <= 2
+}
 
 // setupTruncLinear2 sets tl2 when these passes apply.
 func (s *Solver) setupTruncLinear2() {
 	s.tl2 = false
-	if !vector || s.n == 0 || s.mk%8 != 0 {
+	if s.n == 0 {
 		return
 	}
 	for e, k := range s.kind {
-		if k != kindTruncLinear || !(s.t[e] > 1 && s.t[e] <= 2) {
+		if k != kindTruncLinear || !truncLinear2Sends(s.mk, s.mk, s.t[e]) {
 			return
 		}
 	}

@@ -33,9 +33,6 @@ func scaleAVX2(dst, src []float32, w float32)
 func truncLinear2AVX2(h, out []float32, w, top float32) float32
 
 //go:noescape
-func truncLinear2AlignedAVX2(h, out []float32, w, top float32) float32
-
-//go:noescape
 func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float32
 
 // minPlusFromTail sets out(y) = min_x h(x) + tab[x·len(out) + y].
@@ -61,9 +58,6 @@ func truncLinear2(h, out []float32, w, top float32) float32 {
 	k := len(h)
 	if k < 10 { // the assembly's last eight labels would start before h and out
 		panic("trws: truncLinear2 needs at least 10 labels")
-	}
-	if k%8 == 0 {
-		return truncLinear2AlignedAVX2(h, out[:k], w, top)
 	}
 	return truncLinear2AVX2(h, out[:k], w, top)
 }

@@ -610,71 +610,13 @@ tl2done:
 	VMINPS     Y2, Y0, Y0; \
 	VMINPS     Y7, Y0, Y0
 
-// func truncLinear2AlignedAVX2(h, out []float32, w, top float32) float32
-// truncLinear2AVX2 for len(h) a multiple of eight: h is read only in the
-// aligned eights its reparametrisation stored (reparamAVX2), so the loads take
-// their values from those stores instead of waiting for them to be written.
-TEXT ·truncLinear2AlignedAVX2(SB), NOSPLIT, $0-60
-	MOVQ         h_base+0(FP), SI
-	MOVQ         h_len+8(FP), DX
-	MOVQ         out_base+24(FP), DI
-	MOVSS        w+48(FP), X6
-	VBROADCASTSS X6, Y6
-	MOVSS        top+52(FP), X7
-	VBROADCASTSS X7, Y7
-	// The values' minimum, then out = the values − it (X8).
-	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
-	VBROADCASTSS X15, Y15 // +Inf
-	LEAQ         -8(DX), R9 // the last eight start here
-	VMOVAPS      Y15, Y8
-	VMOVAPS      Y15, Y1
-	VMOVUPS      (SI), Y2
-	XORQ         AX, AX
-
-tl2amin:
-	VMOVAPS Y15, Y3
-	CMPQ    AX, R9
-	JGE     tl2amin1
-	VMOVUPS 32(SI)(AX*4), Y3
-
-tl2amin1:
-	TL2ALIGNED
-	VMINPS  Y0, Y8, Y8
-	VMOVAPS Y2, Y1
-	VMOVAPS Y3, Y2
-	ADDQ    $8, AX
-	CMPQ    AX, DX
-	JL      tl2amin
-	HMIN(Y8, X8, X5)
-	VBROADCASTSS X8, Y9
-	VMOVAPS      Y15, Y1
-	VMOVUPS      (SI), Y2
-	XORQ         AX, AX
-
-tl2aout:
-	VMOVAPS Y15, Y3
-	CMPQ    AX, R9
-	JGE     tl2aout1
-	VMOVUPS 32(SI)(AX*4), Y3
-
-tl2aout1:
-	TL2ALIGNED
-	VSUBPS  Y9, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-	VMOVAPS Y2, Y1
-	VMOVAPS Y3, Y2
-	ADDQ    $8, AX
-	CMPQ    AX, DX
-	JL      tl2aout
-	VMOVSS       X8, ret+56(FP)
-	VZEROUPPER
-	RET
-
 // func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float32
 // A truncated-linear message (1 < t ≤ 2, len(d) a multiple of eight) in one
-// call: h = gamma·d − back as reparamAVX2, top = min h + w·t, then
-// truncLinear2AlignedAVX2(h, out, w, top); returns the normalisation.
+// call: h = gamma·d − back as reparamAVX2, top = min h + w·t, out as
+// truncLinear2AVX2(h, out, w, top), normalised; returns the normalisation.
+// h is read back only in the aligned eights just stored, the neighbours
+// shifted across registers (TL2ALIGNED), so the loads take their values from
+// those stores instead of waiting for them to be written.
 TEXT ·truncLinear2SendAVX2(SB), NOSPLIT, $0-116
 	MOVQ         d_base+0(FP), R11
 	MOVQ         d_len+8(FP), DX

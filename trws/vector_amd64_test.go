@@ -16,13 +16,7 @@ import (
 // order, weights from 0 up, unaries with ties and forbidden labels.
 func pottsGraph(seed uint64, n, k int) *model.Model {
 	rng := random.New(seed)
-	labels := make([]int, n)
-	for v := range labels {
-		labels[v] = k
-	}
-	b := model.NewBuilder(labels)
-	t := make([]float64, k)
-	for v := range labels {
+	unary := func(t []float64) {
 		for i := range t {
 			switch rng.IntN(6) {
 			case 0:
@@ -34,31 +28,20 @@ func pottsGraph(seed uint64, n, k int) *model.Model {
 			}
 		}
 		t[rng.IntN(k)] = 0 // some label allowed
-		if err := b.AddTable([]int{v}, t); err != nil {
-			panic(err)
-		}
 	}
+	var pairs [][2]int
 	for range 3 * n {
 		u, v := rng.IntN(n), rng.IntN(n)
 		if rng.IntN(3) == 0 {
 			v = rng.IntN(min(n, 4)) // a few nodes of high degree
 		}
-		if u == v {
-			continue
-		}
-		fn, err := b.AddFunction(model.Function{Kind: model.Potts, Shape: []int{k, k}, W: float64(rng.IntN(4)) * rng.Float64()})
-		if err == nil {
-			err = b.AddFactor(fn, u, v)
-		}
-		if err != nil {
-			panic(err)
+		if u != v {
+			pairs = append(pairs, [2]int{u, v})
 		}
 	}
-	m, err := b.Build()
-	if err != nil {
-		panic(err)
-	}
-	return m
+	return testModel(n, k, unary, pairs, func() model.Function {
+		return model.Function{Kind: model.Potts, Shape: []int{k, k}, W: float64(rng.IntN(4)) * rng.Float64()}
+	})
 }
 
 // TestAssemblyPottsPassesEqualTheGoOnes: the passes, the edge tests and the
@@ -131,13 +114,7 @@ func TestAssemblyPottsPassesEqualTheGoOnes(t *testing.T) {
 // argmins).
 func truncLinearGrid(seed uint64, w, h, k int, ts []float64, ties bool) *model.Model {
 	rng := random.New(seed)
-	labels := make([]int, w*h)
-	for v := range labels {
-		labels[v] = k
-	}
-	b := model.NewBuilder(labels)
-	t := make([]float64, k)
-	for v := range labels {
+	unary := func(t []float64) {
 		for i := range t {
 			t[i] = float64(rng.IntN(20)) + rng.Float64()
 			if ties {
@@ -148,34 +125,14 @@ func truncLinearGrid(seed uint64, w, h, k int, ts []float64, ties bool) *model.M
 			}
 		}
 		t[rng.IntN(k)] = 0
-		if err := b.AddTable([]int{v}, t); err != nil {
-			panic(err)
+	}
+	return testModel(w*h, k, unary, gridPairs(w, h), func() model.Function {
+		f := model.Function{Kind: model.TruncatedLinear, Shape: []int{k, k}, W: 0.5 + 3*rng.Float64(), T: ts[rng.IntN(len(ts))]}
+		if ties {
+			f.W = 0.5 * float64(1+rng.IntN(2))
 		}
-	}
-	for y := range h {
-		for x := range w {
-			for _, d := range [][2]int{{1, 0}, {0, 1}} {
-				if x+d[0] < w && y+d[1] < h {
-					f := model.Function{Kind: model.TruncatedLinear, Shape: []int{k, k}, W: 0.5 + 3*rng.Float64(), T: ts[rng.IntN(len(ts))]}
-					if ties {
-						f.W = 0.5 * float64(1+rng.IntN(2))
-					}
-					fn, err := b.AddFunction(f)
-					if err == nil {
-						err = b.AddFactor(fn, y*w+x, (y+d[1])*w+x+d[0])
-					}
-					if err != nil {
-						panic(err)
-					}
-				}
-			}
-		}
-	}
-	m, err := b.Build()
-	if err != nil {
-		panic(err)
-	}
-	return m
+		return f
+	})
 }
 
 // TestTruncLinearPassesEqualTheGeneralOnes: the stereo passes (one assembly
@@ -227,6 +184,45 @@ func TestTruncLinearPassesEqualTheGeneralOnes(t *testing.T) {
 			if !slices.Equal(cf, cg) || !slices.Equal(pf, pg) {
 				t.Fatalf("K=%d iteration %d: consistency labels or labelings differ", c.k, it)
 			}
+		}
+	}
+}
+
+// TestTruncLinearSendEqualsTheGoLoops: the one-call truncated-linear message
+// (1 < T ≤ 2, label counts that are multiples of eight) computes what
+// reparamScalar and truncLinearNear's Go loop compute: the same h, message and
+// normalisation, bit for bit.
+func TestTruncLinearSendEqualsTheGoLoops(t *testing.T) {
+	if !vector {
+		t.Skip("no AVX2 on this CPU")
+	}
+	defer func() { vector = true }()
+	rng := random.New(11)
+	for trial := range 2000 {
+		k := 8 * (1 + rng.IntN(8))
+		d, back := make([]float32, k), make([]float32, k)
+		for i := range d {
+			d[i], back[i] = float32(rng.NormFloat64()*10), float32(rng.Float64()*5)
+			if rng.IntN(10) == 0 {
+				d[i] = 1e20
+			}
+			if trial%3 == 0 {
+				d[i] = float32(rng.IntN(3)) // ties
+			}
+		}
+		g, w, T := float32(0.25+0.75*rng.Float64()), float32(4*rng.Float64()), float32(1+rng.Float64())
+		if trial%5 == 0 {
+			T = 2
+		}
+		hGot, got := make([]float32, k), make([]float32, k)
+		hWant, want := make([]float32, k), make([]float32, k)
+		vector = true
+		lo := truncLinear2SendAVX2(d, back, hGot, got, g, w, T)
+		vector = false
+		hmin := reparamScalar(hWant, d, back, g)
+		loWant := truncLinearNear(hWant, want, hmin, w, T)
+		if lo != loWant || !slices.Equal(hGot, hWant) || !slices.Equal(got, want) {
+			t.Fatalf("trial %d, %d labels, T %v: vector %v (%v), Go %v (%v)", trial, k, T, got, lo, want, loWant)
 		}
 	}
 }
