@@ -120,7 +120,8 @@ func New(m *model.Model) (*Solver, error) {
 		}
 	}
 	s.tables = make([]float32, 0, entries)
-	s.tail, s.head = make([]int32, 0, npair), make([]int32, 0, npair)
+	s.tail, s.head, s.swap, s.fn = make([]int32, 0, npair), make([]int32, 0, npair), make([]bool, 0, npair), make([]*model.Function, 0, npair)
+	s.kind, s.w, s.t, s.tab = make([]uint8, 0, npair), make([]float32, 0, npair), make([]float32, 0, npair), make([]int32, 0, npair)
 	for f := 0; f < m.NumFactors(); f++ {
 		vars, fn := m.FactorVars(f), m.FactorFunction(f)
 		if len(vars) == 1 {
