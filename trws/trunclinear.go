@@ -5,10 +5,11 @@ package trws
 // get passes that send each message with one assembly call
 // (truncLinear2SendAVX2: the reparametrisation, the message, its
 // normalisation, which send also uses for such edges of any model), without
-// send's dispatch on the kind; the Go calls per message were 40% of the stereo
-// solve. The same floats in the same order as the general passes
-// (TestTruncLinearPassesEqualTheGeneralOnes, TestTruncLinearSendEqualsTheGoLoops); so does their check, one
-// assembly sweep (checkTruncLinear2AVX2) for check's calls per node and edge.
+// send's dispatch on the kind (the Go calls per message were 40% of the
+// stereo solve), and a check that is one assembly sweep
+// (checkTruncLinear2AVX2) instead of check's calls per node and edge. The same
+// floats in the same order as the general passes and check
+// (TestTruncLinearPassesEqualTheGeneralOnes, TestTruncLinearSendEqualsTheGoLoops).
 
 // truncLinear2Sends says whether truncLinear2SendAVX2 sends a truncated-linear
 // message with truncation t from k labels to kr: square, a multiple of eight
