@@ -279,8 +279,7 @@ func (s *Solver) finishGraph() {
 	for _, d := range s.difs {
 		s.sizeDifference(d.r)
 	}
-	s.setupPottsFast()
-	s.setupTruncLinear2()
+	s.setupUniformPasses()
 	s.primal = make([]int32, n)
 	s.argmin = make([]int32, n)
 	s.consLabel = make([]int32, n)

@@ -270,7 +270,8 @@ func (s *Solver) setDifference(e int, fn *model.Function, swap bool) error {
 		s.difs[s.dif[e]] = d
 	}
 	s.kind[e], s.w[e], s.t[e] = kindDifference, float32(fn.W), float32(math.Min(fn.T, math.MaxFloat32))
-	s.fn[e], s.allPotts, s.tl2 = fn, false, false
+	s.fn[e] = fn
+	s.generalPasses()
 	s.sizeDifference(d.r)
 	if d.base == kindPotts && TablesCheaper(fn.Shape[0], fn.Shape[1], int(d.r)) {
 		s.setPattern(e, d)
@@ -317,7 +318,8 @@ func (s *Solver) SetFunction(e int, fn *model.Function) error {
 		return s.setDifference(e, fn, s.swap[e])
 	}
 	s.kind[e], s.w[e], s.t[e] = kernelKind(fn.Kind), float32(fn.W), float32(math.Min(fn.T, math.MaxFloat32))
-	s.fn[e], s.allPotts, s.tl2 = fn, false, false
+	s.fn[e] = fn
+	s.generalPasses()
 	if s.dif != nil {
 		s.dif[e] = -1
 	}

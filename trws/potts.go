@@ -1,27 +1,31 @@
 package trws
 
+import "slices"
+
 // Potts grids — every edge Potts, every node with the same label count — are the
 // commonest large models (segmentation). For them the passes below replace the
 // general ones: h is written straight into the outgoing message slot, and nothing is
 // dispatched per edge.
 
-// setupPottsFast enables the fast passes when they apply.
-func (s *Solver) setupPottsFast() {
-	s.allPotts = false
-	if s.n == 0 {
+// setupUniformPasses enables the passes for models of one kind and one label
+// count where they apply: the Potts passes below (allPotts) and the stereo
+// passes (tl2, trunclinear.go).
+func (s *Solver) setupUniformPasses() {
+	s.generalPasses()
+	if s.n == 0 || slices.ContainsFunc(s.labels, func(k int32) bool { return int(k) != s.mk }) {
 		return
 	}
+	potts, tl2 := true, true
 	for e, k := range s.kind {
-		if k != kindPotts || s.labels[s.tail[e]] != s.labels[s.head[e]] {
-			return
-		}
+		potts = potts && k == kindPotts
+		tl2 = tl2 && k == kindTruncLinear && truncLinear2Sends(s.mk, s.mk, s.t[e])
 	}
-	for _, k := range s.labels {
-		if int(k) != s.mk {
-			return
-		}
-	}
-	s.allPotts = true
+	s.allPotts, s.tl2 = potts, tl2
+}
+
+// generalPasses turns the uniform passes off: an edge's term changed kind.
+func (s *Solver) generalPasses() {
+	s.allPotts, s.tl2 = false, false
 }
 
 // unrolled returns the Potts passes written out for the solver's label count,

@@ -18,25 +18,6 @@ func truncLinear2Sends(k, kr int, t float32) bool {
 	return vector && k == kr && k%8 == 0 && t > 1 && t <= 2
 }
 
-// setupTruncLinear2 sets tl2 when these passes apply.
-func (s *Solver) setupTruncLinear2() {
-	s.tl2 = false
-	if s.n == 0 {
-		return
-	}
-	for e, k := range s.kind {
-		if k != kindTruncLinear || !truncLinear2Sends(s.mk, s.mk, s.t[e]) {
-			return
-		}
-	}
-	for _, k := range s.labels {
-		if int(k) != s.mk {
-			return
-		}
-	}
-	s.tl2 = true
-}
-
 // forwardTruncLinear2 is forward for tl2 models.
 func (s *Solver) forwardTruncLinear2() {
 	k := int32(s.mk)

@@ -190,7 +190,8 @@ func (s *Solver) SetTable(e int, t []float64) error {
 			}
 		}
 	}
-	s.fn[e], s.kind[e], s.allPotts, s.tl2 = fn, kindTable, false, false
+	s.fn[e], s.kind[e] = fn, kindTable
+	s.generalPasses()
 	if s.dif != nil {
 		s.dif[e] = -1
 	}
