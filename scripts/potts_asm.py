@@ -170,6 +170,54 @@ def crossing(k):
             f'{c}next:', 'INCQ         CX', f'JMP          {c}edge', '', f'{c}end:', 'MOVQ         aout_base+200(FP), R9']
     return out
 
+def forward_round(k):
+    # The forward pass of a check iteration, rounding as it goes: before node i
+    # sends, its label is rounded as primal(k) rounds it (the messages from later
+    # nodes are the backward pass's still: the forward pass writes only into
+    # later nodes).
+    p, reg, load, addm, subm, store, hmin, masked = ops(k)
+    f = f'r{k}'
+    st = p['stride']
+    out = [f'// func forwardRoundPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)',
+           f'// forwardPotts{k}AVX2 and, before each node sends, primalPotts{k}AVX2\'s rounding of',
+           '// the node. failed is the first node no lane of whose sum equals its',
+           '// minimum (a NaN; labelled 0 here, for the caller to round again from',
+           '// there), n if none.',
+           f'TEXT ·forwardRoundPotts{k}AVX2(SB), NOSPLIT, $8-280']
+    body = ['XORQ         R8, R8', 'MOVQ         u_base+8(FP), SI']
+    body += ARGS.format(w=32, msg=56, astart=104, nbwd=128, aedge=152, ain=176).replace('\t', '').split('\n')
+    body += [f'VMOVDQU      lanes8<>(SB), {reg(14)}',
+             'MOVQ         n+0(FP), AX', 'MOVQ         AX, fail-8(SP)', '', f'{f}node:', 'CMPQ         R8, n+0(FP)', f'JGE          {f}done']
+    body += load('(SI)', reg(0))
+    body += [f'VMOVAPS      {reg(0)}, {reg(8)} // D and the rounding\'s sum p', 'MOVLQSX      (R10)(R8*4), CX', 'MOVLQSX      4(R10)(R8*4), DX',
+             'CMPQ         CX, DX', f'JGE          {f}argmin', 'MOVLQSX      (R13)(CX*4), R14', 'LEAQ         (BX)(R14*4), R14 // node i\'s block of messages',
+             'MOVLQSX      (R11)(R8*4), DX', 'ADDQ         CX, DX // the earlier neighbours\' edges end at DX', '',
+             f'{f}earlier:', 'CMPQ         CX, DX', f'JGE          {f}later']
+    body += addm('(R14)', reg(0), reg(5))
+    body += ['MOVLQSX      (R12)(CX*4), AX // e', f'VBROADCASTSS (DI)(AX*4), {reg(1)} // w[e]', 'MOVQ         tail_base+224(FP), R9',
+             'MOVLQSX      (R9)(AX*4), AX // tail[e]', 'MOVQ         primal_base+248(FP), R9', f'VPBROADCASTD (R9)(AX*4), {reg(2)} // its label',
+             f'VPCMPEQD     {reg(2)}, {reg(14)}, {reg(3)}', f'VANDNPS      {reg(1)}, {reg(3)}, {reg(3)} // w but at the label', f'VADDPS       {reg(3)}, {reg(8)}, {reg(8)}',
+             f'ADDQ         ${st}, R14', 'INCQ         CX', f'JMP          {f}earlier', '', f'{f}later:', 'MOVLQSX      4(R10)(R8*4), DX', '', f'{f}laterrow:',
+             'CMPQ         CX, DX', f'JGE          {f}argmin']
+    body += load('(R14)', reg(5))
+    body += [f'VADDPS       {reg(5)}, {reg(0)}, {reg(0)}', f'VADDPS       {reg(5)}, {reg(8)}, {reg(8)}',
+             f'ADDQ         ${st}, R14', 'INCQ         CX', f'JMP          {f}laterrow', '', f'{f}argmin:', f'VMOVAPS      {reg(8)}, {reg(6)}']
+    body += hmin(reg(6), 6, 7)
+    body += [f'VBROADCASTSS X6, {reg(6)}', f'VCMPPS       $0, {reg(6)}, {reg(8)}, {reg(7)} // lanes equal to the minimum', f'VMOVMSKPS    {reg(7)}, AX']
+    body += masked('AX')
+    body += ['TESTL        AX, AX', f'JNZ          {f}found', 'MOVQ         fail-8(SP), CX', 'CMPQ         CX, n+0(FP)', f'JL           {f}label',
+             'MOVQ         R8, fail-8(SP)', f'JMP          {f}label', '', f'{f}found:', 'BSFL         AX, AX', '', f'{f}label:',
+             'MOVQ         primal_base+248(FP), R9', 'MOVL         AX, (R9)(R8*4)', '',
+             f'{f}sum:', 'MOVQ         aout_base+200(FP), R9',
+             'MOVQ         gamma_base+80(FP), AX', f'VBROADCASTSS (AX)(R8*4), {reg(4)}',
+             'MOVLQSX      (R10)(R8*4), CX', 'MOVLQSX      (R11)(R8*4), AX', 'MOVLQSX      4(R10)(R8*4), DX',
+             'ADDQ         AX, CX // the later neighbours\' edges: [CX, DX)', '', f'{f}edge:',
+             'CMPQ         CX, DX', f'JGE          {f}next']
+    body += send(k)
+    body += ['INCQ         CX', f'JMP          {f}edge', '', f'{f}next:', f'ADDQ         ${st}, SI', 'INCQ         R8',
+             f'JMP          {f}node', '', f'{f}done:', 'MOVQ         fail-8(SP), AX', 'MOVQ         AX, failed+272(FP)', 'VZEROUPPER', 'RET']
+    return '\n'.join(out) + '\n' + fmt(body)
+
 def primal(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
     q = f'p{k}'
@@ -224,5 +272,5 @@ GLOBL lanes8<>(SB), RODATA|NOPTR, $32
 '''
 parts = [header]
 for k in (8, 4, 2):
-    parts += ['', forward(k), backward(k), primal(k)]
+    parts += ['', forward(k), forward_round(k), backward(k), primal(k)]
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'trws', 'potts_amd64.s'), 'w').write('\n'.join(parts))

@@ -75,6 +75,15 @@ type Solver struct {
 	// consistNode (the general Potts passes, above 8 labels).
 	fused bool
 	chkD  []float32
+	// rounded says that primal holds the check's labeling already, rounded in
+	// this iteration's forward pass (forwardRound, Potts models).
+	rounded bool
+	w64     []float64 // the Potts weights, exact, for energies (allPotts)
+	// ucur[i] is the unary of node i at label ulab[i] (−1: none), for
+	// energy: the labelings a solve checks differ in few labels, and a
+	// float64 a node costs less to read than a node's row of u64.
+	ucur []float64
+	ulab []int32
 
 	allPotts bool      // every edge Potts and one label count: the Potts passes apply
 	tl2      bool      // the truncated-linear passes apply (trunclinear.go)

@@ -53,8 +53,12 @@
 // On check iterations the backward pass of a Potts model also records every D_i
 // as it reaches node i — every message into i is final for the iteration by then
 // — with its unique minimiser; the check itself then tests the edges whose ends
-// have different minimisers (equal ones pass whatever the values) and rounds the
-// labeling, the same values as a separate pass over the stored messages (tested).
+// have different minimisers (equal ones pass whatever the values), the same
+// values as a separate pass over the stored messages (tested). The rounded
+// labeling of a Potts model's check is that of the messages the check
+// iteration started from, rounded in its forward pass (which leaves the
+// messages from later nodes as they were), so it costs no pass of its own;
+// other models round after the backward pass.
 // Variable i gets the consistency label l when
 //
 //  1. l is the unique minimiser of D_i: D_i(x) − D_i(l) > τ·max(1, |D_i(l)|) for x ≠ l;

@@ -92,17 +92,23 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 			res.Consistent[v] = int(l)
 		}
 	}
+	res.Agreement = res.Agreeing == n
+	if res.Agreement {
+		if en := e.Energy(cons); math.IsInf(en, 1) {
+			// Agreement on a forbidden labeling: the penalty relaxation agreed, the model
+			// does not; no consistency label is integrally correct there.
+			for v := range res.Consistent {
+				res.Consistent[v] = -1
+			}
+			res.Agreeing, res.Agreement = 0, false
+		} else if en < res.Energy {
+			// The agreeing labels are a labeling too, the best when a rounding
+			// (of the messages an iteration started from) lags them.
+			res.Energy, best = en, cons
+		}
+	}
 	for v, l := range best {
 		res.Labeling[v] = int(l)
-	}
-	res.Agreement = res.Agreeing == n
-	if res.Agreement && math.IsInf(e.Energy(cons), 1) {
-		// Agreement on a forbidden labeling: the penalty relaxation agreed, the model
-		// does not; no consistency label is integrally correct there.
-		for v := range res.Consistent {
-			res.Consistent[v] = -1
-		}
-		res.Agreeing, res.Agreement = 0, false
 	}
 	if !res.Agreement && !opt.NoCertify && res.Stop != StopCanceled && gapWithin(res.Energy, res.LowerBound, 1e-6) {
 		// The gap closed without node-wise agreement (ties, or a stop before agreement

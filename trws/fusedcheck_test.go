@@ -1,6 +1,7 @@
 package trws
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -193,6 +194,95 @@ func TestUnrolledPottsPassesEqualTheGeneralOnes(t *testing.T) {
 				if check && (!slices.Equal(a.consLabel, b.consLabel) || !slices.Equal(a.argmin, b.argmin)) {
 					t.Fatalf("K=%d seed %d iteration %d: consistency labels differ", k, seed, it)
 				}
+			}
+		}
+	}
+}
+
+// TestCheckRoundsTheStateTheIterationStartsFrom: on Potts models a check
+// iteration rounds, in its forward pass, the labeling Kolmogorov's rounding
+// gives for the messages the iteration starts from — assembly or Go passes,
+// any label count; on other models the check rounds after the backward pass,
+// as the separate check does. The consistency labels are the check's either
+// way, and Solver.energy, which keeps the unaries of the labels it last saw,
+// is the model's energy of each labeling.
+func TestCheckRoundsTheStateTheIterationStartsFrom(t *testing.T) {
+	for name, m := range map[string]*model.Model{
+		"K=2 denoising":       random.PottsDenoising(random.New(31), 30, 20, 2, 1.2, 4, 1),
+		"K=3 ties":            tiedPottsGrid(32, 20, 15, 3),
+		"K=4 grid, per-edge":  random.PottsGrid(random.New(33), 24, 16, 4),
+		"K=5 denoising":       random.PottsDenoising(random.New(34), 21, 19, 5, 1.0, 4, 1.5),
+		"K=8 denoising":       random.PottsDenoising(random.New(35), 30, 20, 8, 1.2, 4, 2),
+		"K=8 ties":            tiedPottsGrid(36, 20, 15, 8),
+		"K=12 grid (general)": random.PottsGrid(random.New(37), 20, 15, 12),
+		"parametric grid":     random.ParametricGrid(random.New(38), 20, 15, 6),
+		"dense, mixed labels": random.DensePairwise(random.New(39), 60, 5, 0.1),
+	} {
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _ := New(m)
+		e := engine{s}
+		for it := range 30 {
+			check := it%3 == 2
+			e.Iterate(check)
+			if !check {
+				ref.forward()
+				ref.backward(false)
+				continue
+			}
+			c, p := e.Check()
+			if s.allPotts {
+				ref.primalLabels() // the state the iteration started from
+				want := slices.Clone(ref.primal)
+				ref.forward()
+				ref.backward(false)
+				ref.check()
+				copy(ref.primal, want)
+			} else {
+				ref.forward()
+				ref.backward(false)
+				ref.check()
+			}
+			if !slices.Equal(c, ref.consLabel) || !slices.Equal(p, ref.primal) {
+				t.Fatalf("%s, iteration %d: consistency labels equal %v, labelings equal %v", name, it, slices.Equal(c, ref.consLabel), slices.Equal(p, ref.primal))
+			}
+			x := make([]int, len(p))
+			for v, l := range p {
+				x[v] = int(l)
+			}
+			if a, b := e.Energy(p), m.Energy(x); a != b && math.Abs(a-b) > 1e-12*math.Max(1, math.Abs(b)) {
+				t.Fatalf("%s, iteration %d: energy %v, the model's %v", name, it, a, b)
+			}
+		}
+	}
+}
+
+// TestPottsEnergyIsTheModelsEnergy: the solver's energy of Potts models, summed
+// in the order of the passes, is the model's energy to rounding.
+func TestPottsEnergyIsTheModelsEnergy(t *testing.T) {
+	rng := random.New(40)
+	for _, m := range []*model.Model{
+		random.PottsDenoising(random.New(41), 13, 9, 4, 1.2, 4, 1),
+		random.PottsGrid(random.New(42), 11, 8, 8),
+		tiedPottsGrid(43, 9, 7, 3),
+	} {
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.allPotts {
+			t.Fatal("not on the Potts passes")
+		}
+		x, xi := make([]int32, m.NumVars()), make([]int, m.NumVars())
+		for range 20 {
+			for v := range x {
+				x[v] = int32(rng.IntN(m.NumLabels(v)))
+				xi[v] = int(x[v])
+			}
+			if a, b := s.energy(x), m.Energy(xi); a != b && math.Abs(a-b) > 1e-12*math.Max(1, math.Abs(b)) {
+				t.Fatalf("solver %v, model %v", a, b)
 			}
 		}
 	}

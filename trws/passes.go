@@ -127,6 +127,7 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 
 // forward is the forward pass: nodes in increasing order send to later neighbours.
 func (s *Solver) forward() {
+	s.rounded = false
 	if s.allPotts {
 		if p := s.unrolled(); p != nil {
 			p.forward(s)
@@ -149,6 +150,34 @@ func (s *Solver) forward() {
 			s.send(a, d, h, g, true)
 		}
 	}
+}
+
+// forwardRound is the forward pass of a check iteration. On Potts models it
+// also rounds the check's labeling (Kolmogorov's rounding, check's), of the
+// messages the iteration starts from: node i's label needs the messages into
+// i from later nodes, which the forward pass does not write, and the labels
+// of earlier nodes, rounded already. The pass has those
+// messages and the weights in registers, so in assembly the labeling costs
+// little beyond the pass; elsewhere the rounding runs just before it. Other
+// models round after the backward pass (Check): their check is cheap next to
+// their iterations.
+func (s *Solver) forwardRound() {
+	if !s.allPotts {
+		s.forward()
+		return
+	}
+	p := s.unrolled()
+	switch {
+	case p != nil && p.forwardRound != nil:
+		p.forwardRound(s)
+	case p != nil:
+		p.primal(s)
+		s.forward()
+	default:
+		s.primalLabels()
+		s.forward()
+	}
+	s.rounded = true
 }
 
 // backward is the backward pass; it returns the lower bound (see the package doc):

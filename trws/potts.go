@@ -21,6 +21,12 @@ func (s *Solver) setupUniformPasses() {
 		tl2 = tl2 && k == kindTruncLinear && truncLinear2Sends(s.mk, s.mk, s.t[e])
 	}
 	s.allPotts, s.tl2 = potts, tl2
+	if potts {
+		s.w64 = make([]float64, len(s.fn))
+		for e, fn := range s.fn {
+			s.w64[e] = fn.W
+		}
+	}
 }
 
 // generalPasses turns the uniform passes off: an edge's term changed kind.
@@ -45,22 +51,24 @@ func (s *Solver) unrolled() *pottsPasses {
 // count (potts8.go, potts24.go, potts3.go, potts567.go; potts_amd64.s): the
 // passes (the backward pass of a check iteration records the unique argmins),
 // the test of the edges across a change of label that follows (nil where the
-// backward pass tests them itself) and the check's rounding.
+// backward pass tests them itself), the check's rounding, and the forward
+// pass that rounds too (nil: none, the rounding runs before the pass).
 type pottsPasses struct {
-	forward  func(*Solver)
-	backward func(*Solver, bool) float64
-	edges    func(*Solver)
-	primal   func(*Solver)
+	forward      func(*Solver)
+	backward     func(*Solver, bool) float64
+	edges        func(*Solver)
+	primal       func(*Solver)
+	forwardRound func(*Solver)
 }
 
 var unrolledPotts = [...]pottsPasses{
-	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).testEdges, (*Solver).primalPotts2},
-	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).testEdges, (*Solver).primalPotts3},
-	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).testEdges, (*Solver).primalPotts4},
-	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).testEdges, (*Solver).primalPotts5},
-	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).testEdges, (*Solver).primalPotts6},
-	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).testEdges, (*Solver).primalPotts7},
-	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).testEdges, (*Solver).primalPotts8},
+	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).testEdges, (*Solver).primalPotts2, nil},
+	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).testEdges, (*Solver).primalPotts3, nil},
+	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).testEdges, (*Solver).primalPotts4, nil},
+	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).testEdges, (*Solver).primalPotts5, nil},
+	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).testEdges, (*Solver).primalPotts6, nil},
+	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).testEdges, (*Solver).primalPotts7, nil},
+	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).testEdges, (*Solver).primalPotts8, nil},
 }
 
 // pottsSend writes into out the Potts message min(h − min h, w) with h = g·d − back,

@@ -91,6 +91,137 @@ f8done:
 	VZEROUPPER
 	RET
 
+// func forwardRoundPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+// forwardPotts8AVX2 and, before each node sends, primalPotts8AVX2's rounding of
+// the node. failed is the first node no lane of whose sum equals its
+// minimum (a NaN; labelled 0 here, for the caller to round again from
+// there), n if none.
+TEXT ·forwardRoundPotts8AVX2(SB), NOSPLIT, $8-280
+	XORQ         R8, R8
+	MOVQ         u_base+8(FP), SI
+	MOVQ         w_base+32(FP), DI
+	MOVQ         msg_base+56(FP), BX
+	MOVQ         astart_base+104(FP), R10
+	MOVQ         nbwd_base+128(FP), R11
+	MOVQ         aedge_base+152(FP), R12
+	MOVQ         ain_base+176(FP), R13
+	VMOVDQU      lanes8<>(SB), Y14
+	MOVQ         n+0(FP), AX
+	MOVQ         AX, fail-8(SP)
+
+r8node:
+	CMPQ         R8, n+0(FP)
+	JGE          r8done
+	VMOVUPS      (SI), Y0
+	VMOVAPS      Y0, Y8 // D and the rounding's sum p
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      4(R10)(R8*4), DX
+	CMPQ         CX, DX
+	JGE          r8argmin
+	MOVLQSX      (R13)(CX*4), R14
+	LEAQ         (BX)(R14*4), R14 // node i's block of messages
+	MOVLQSX      (R11)(R8*4), DX
+	ADDQ         CX, DX // the earlier neighbours' edges end at DX
+
+r8earlier:
+	CMPQ         CX, DX
+	JGE          r8later
+	VADDPS       (R14), Y0, Y0
+	MOVLQSX      (R12)(CX*4), AX // e
+	VBROADCASTSS (DI)(AX*4), Y1 // w[e]
+	MOVQ         tail_base+224(FP), R9
+	MOVLQSX      (R9)(AX*4), AX // tail[e]
+	MOVQ         primal_base+248(FP), R9
+	VPBROADCASTD (R9)(AX*4), Y2 // its label
+	VPCMPEQD     Y2, Y14, Y3
+	VANDNPS      Y1, Y3, Y3 // w but at the label
+	VADDPS       Y3, Y8, Y8
+	ADDQ         $32, R14
+	INCQ         CX
+	JMP          r8earlier
+
+r8later:
+	MOVLQSX      4(R10)(R8*4), DX
+
+r8laterrow:
+	CMPQ         CX, DX
+	JGE          r8argmin
+	VMOVUPS      (R14), Y5
+	VADDPS       Y5, Y0, Y0
+	VADDPS       Y5, Y8, Y8
+	ADDQ         $32, R14
+	INCQ         CX
+	JMP          r8laterrow
+
+r8argmin:
+	VMOVAPS      Y8, Y6
+	VEXTRACTF128 $1, Y6, X7
+	VMINPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VMINPS       X7, X6, X6
+	VSHUFPS      $0x55, X6, X6, X7
+	VMINSS       X7, X6, X6
+	VBROADCASTSS X6, Y6
+	VCMPPS       $0, Y6, Y8, Y7 // lanes equal to the minimum
+	VMOVMSKPS    Y7, AX
+	TESTL        AX, AX
+	JNZ          r8found
+	MOVQ         fail-8(SP), CX
+	CMPQ         CX, n+0(FP)
+	JL           r8label
+	MOVQ         R8, fail-8(SP)
+	JMP          r8label
+
+r8found:
+	BSFL         AX, AX
+
+r8label:
+	MOVQ         primal_base+248(FP), R9
+	MOVL         AX, (R9)(R8*4)
+
+r8sum:
+	MOVQ         aout_base+200(FP), R9
+	MOVQ         gamma_base+80(FP), AX
+	VBROADCASTSS (AX)(R8*4), Y4
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), AX
+	MOVLQSX      4(R10)(R8*4), DX
+	ADDQ         AX, CX // the later neighbours' edges: [CX, DX)
+
+r8edge:
+	CMPQ         CX, DX
+	JGE          r8next
+	VMULPS       Y4, Y0, Y1
+	MOVLQSX      (R13)(CX*4), AX
+	VSUBPS       (BX)(AX*4), Y1, Y1
+	VMOVAPS      Y1, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMINPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VMINPS       X3, X2, X2
+	VSHUFPS      $0x55, X2, X2, X3
+	VMINSS       X3, X2, X2
+	VBROADCASTSS X2, Y3
+	VSUBPS       Y3, Y1, Y1
+	MOVLQSX      (R12)(CX*4), AX
+	VBROADCASTSS (DI)(AX*4), Y3
+	VMINPS       Y1, Y3, Y5
+	MOVLQSX      (R9)(CX*4), AX
+	VMOVUPS      Y5, (BX)(AX*4)
+	INCQ         CX
+	JMP          r8edge
+
+r8next:
+	ADDQ         $32, SI
+	INCQ         R8
+	JMP          r8node
+
+r8done:
+	MOVQ         fail-8(SP), AX
+	MOVQ         AX, failed+272(FP)
+	VZEROUPPER
+	RET
+
 // func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 // backwardPotts8 in AVX2, bit for bit, without the offset: the bound's float64
 // sum in the same order; with check, D's unique argmin (within tol·max(1,
@@ -460,6 +591,134 @@ f4done:
 	VZEROUPPER
 	RET
 
+// func forwardRoundPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+// forwardPotts4AVX2 and, before each node sends, primalPotts4AVX2's rounding of
+// the node. failed is the first node no lane of whose sum equals its
+// minimum (a NaN; labelled 0 here, for the caller to round again from
+// there), n if none.
+TEXT ·forwardRoundPotts4AVX2(SB), NOSPLIT, $8-280
+	XORQ         R8, R8
+	MOVQ         u_base+8(FP), SI
+	MOVQ         w_base+32(FP), DI
+	MOVQ         msg_base+56(FP), BX
+	MOVQ         astart_base+104(FP), R10
+	MOVQ         nbwd_base+128(FP), R11
+	MOVQ         aedge_base+152(FP), R12
+	MOVQ         ain_base+176(FP), R13
+	VMOVDQU      lanes8<>(SB), X14
+	MOVQ         n+0(FP), AX
+	MOVQ         AX, fail-8(SP)
+
+r4node:
+	CMPQ         R8, n+0(FP)
+	JGE          r4done
+	VMOVUPS      (SI), X0
+	VMOVAPS      X0, X8 // D and the rounding's sum p
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      4(R10)(R8*4), DX
+	CMPQ         CX, DX
+	JGE          r4argmin
+	MOVLQSX      (R13)(CX*4), R14
+	LEAQ         (BX)(R14*4), R14 // node i's block of messages
+	MOVLQSX      (R11)(R8*4), DX
+	ADDQ         CX, DX // the earlier neighbours' edges end at DX
+
+r4earlier:
+	CMPQ         CX, DX
+	JGE          r4later
+	VADDPS       (R14), X0, X0
+	MOVLQSX      (R12)(CX*4), AX // e
+	VBROADCASTSS (DI)(AX*4), X1 // w[e]
+	MOVQ         tail_base+224(FP), R9
+	MOVLQSX      (R9)(AX*4), AX // tail[e]
+	MOVQ         primal_base+248(FP), R9
+	VPBROADCASTD (R9)(AX*4), X2 // its label
+	VPCMPEQD     X2, X14, X3
+	VANDNPS      X1, X3, X3 // w but at the label
+	VADDPS       X3, X8, X8
+	ADDQ         $16, R14
+	INCQ         CX
+	JMP          r4earlier
+
+r4later:
+	MOVLQSX      4(R10)(R8*4), DX
+
+r4laterrow:
+	CMPQ         CX, DX
+	JGE          r4argmin
+	VMOVUPS      (R14), X5
+	VADDPS       X5, X0, X0
+	VADDPS       X5, X8, X8
+	ADDQ         $16, R14
+	INCQ         CX
+	JMP          r4laterrow
+
+r4argmin:
+	VMOVAPS      X8, X6
+	VMOVHLPS     X6, X6, X7
+	VMINPS       X7, X6, X6
+	VSHUFPS      $0x55, X6, X6, X7
+	VMINSS       X7, X6, X6
+	VBROADCASTSS X6, X6
+	VCMPPS       $0, X6, X8, X7 // lanes equal to the minimum
+	VMOVMSKPS    X7, AX
+	ANDL         $15, AX
+	TESTL        AX, AX
+	JNZ          r4found
+	MOVQ         fail-8(SP), CX
+	CMPQ         CX, n+0(FP)
+	JL           r4label
+	MOVQ         R8, fail-8(SP)
+	JMP          r4label
+
+r4found:
+	BSFL         AX, AX
+
+r4label:
+	MOVQ         primal_base+248(FP), R9
+	MOVL         AX, (R9)(R8*4)
+
+r4sum:
+	MOVQ         aout_base+200(FP), R9
+	MOVQ         gamma_base+80(FP), AX
+	VBROADCASTSS (AX)(R8*4), X4
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), AX
+	MOVLQSX      4(R10)(R8*4), DX
+	ADDQ         AX, CX // the later neighbours' edges: [CX, DX)
+
+r4edge:
+	CMPQ         CX, DX
+	JGE          r4next
+	VMULPS       X4, X0, X1
+	MOVLQSX      (R13)(CX*4), AX
+	VSUBPS       (BX)(AX*4), X1, X1
+	VMOVAPS      X1, X2
+	VMOVHLPS     X2, X2, X3
+	VMINPS       X3, X2, X2
+	VSHUFPS      $0x55, X2, X2, X3
+	VMINSS       X3, X2, X2
+	VBROADCASTSS X2, X3
+	VSUBPS       X3, X1, X1
+	MOVLQSX      (R12)(CX*4), AX
+	VBROADCASTSS (DI)(AX*4), X3
+	VMINPS       X1, X3, X5
+	MOVLQSX      (R9)(CX*4), AX
+	VMOVUPS      X5, (BX)(AX*4)
+	INCQ         CX
+	JMP          r4edge
+
+r4next:
+	ADDQ         $16, SI
+	INCQ         R8
+	JMP          r4node
+
+r4done:
+	MOVQ         fail-8(SP), AX
+	MOVQ         AX, failed+272(FP)
+	VZEROUPPER
+	RET
+
 // func backwardPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
 // backwardPotts4 in AVX2, bit for bit, without the offset: the bound's float64
 // sum in the same order; with check, D's unique argmin (within tol·max(1,
@@ -820,6 +1079,132 @@ f2next:
 	JMP          f2node
 
 f2done:
+	VZEROUPPER
+	RET
+
+// func forwardRoundPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+// forwardPotts2AVX2 and, before each node sends, primalPotts2AVX2's rounding of
+// the node. failed is the first node no lane of whose sum equals its
+// minimum (a NaN; labelled 0 here, for the caller to round again from
+// there), n if none.
+TEXT ·forwardRoundPotts2AVX2(SB), NOSPLIT, $8-280
+	XORQ         R8, R8
+	MOVQ         u_base+8(FP), SI
+	MOVQ         w_base+32(FP), DI
+	MOVQ         msg_base+56(FP), BX
+	MOVQ         astart_base+104(FP), R10
+	MOVQ         nbwd_base+128(FP), R11
+	MOVQ         aedge_base+152(FP), R12
+	MOVQ         ain_base+176(FP), R13
+	VMOVDQU      lanes8<>(SB), X14
+	MOVQ         n+0(FP), AX
+	MOVQ         AX, fail-8(SP)
+
+r2node:
+	CMPQ         R8, n+0(FP)
+	JGE          r2done
+	VMOVSD       (SI), X0
+	VMOVAPS      X0, X8 // D and the rounding's sum p
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      4(R10)(R8*4), DX
+	CMPQ         CX, DX
+	JGE          r2argmin
+	MOVLQSX      (R13)(CX*4), R14
+	LEAQ         (BX)(R14*4), R14 // node i's block of messages
+	MOVLQSX      (R11)(R8*4), DX
+	ADDQ         CX, DX // the earlier neighbours' edges end at DX
+
+r2earlier:
+	CMPQ         CX, DX
+	JGE          r2later
+	VMOVSD       (R14), X5
+	VADDPS       X5, X0, X0
+	MOVLQSX      (R12)(CX*4), AX // e
+	VBROADCASTSS (DI)(AX*4), X1 // w[e]
+	MOVQ         tail_base+224(FP), R9
+	MOVLQSX      (R9)(AX*4), AX // tail[e]
+	MOVQ         primal_base+248(FP), R9
+	VPBROADCASTD (R9)(AX*4), X2 // its label
+	VPCMPEQD     X2, X14, X3
+	VANDNPS      X1, X3, X3 // w but at the label
+	VADDPS       X3, X8, X8
+	ADDQ         $8, R14
+	INCQ         CX
+	JMP          r2earlier
+
+r2later:
+	MOVLQSX      4(R10)(R8*4), DX
+
+r2laterrow:
+	CMPQ         CX, DX
+	JGE          r2argmin
+	VMOVSD       (R14), X5
+	VADDPS       X5, X0, X0
+	VADDPS       X5, X8, X8
+	ADDQ         $8, R14
+	INCQ         CX
+	JMP          r2laterrow
+
+r2argmin:
+	VMOVAPS      X8, X6
+	VSHUFPS      $0x55, X6, X6, X7
+	VMINSS       X7, X6, X6
+	VBROADCASTSS X6, X6
+	VCMPPS       $0, X6, X8, X7 // lanes equal to the minimum
+	VMOVMSKPS    X7, AX
+	ANDL         $3, AX
+	TESTL        AX, AX
+	JNZ          r2found
+	MOVQ         fail-8(SP), CX
+	CMPQ         CX, n+0(FP)
+	JL           r2label
+	MOVQ         R8, fail-8(SP)
+	JMP          r2label
+
+r2found:
+	BSFL         AX, AX
+
+r2label:
+	MOVQ         primal_base+248(FP), R9
+	MOVL         AX, (R9)(R8*4)
+
+r2sum:
+	MOVQ         aout_base+200(FP), R9
+	MOVQ         gamma_base+80(FP), AX
+	VBROADCASTSS (AX)(R8*4), X4
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      (R11)(R8*4), AX
+	MOVLQSX      4(R10)(R8*4), DX
+	ADDQ         AX, CX // the later neighbours' edges: [CX, DX)
+
+r2edge:
+	CMPQ         CX, DX
+	JGE          r2next
+	VMULPS       X4, X0, X1
+	MOVLQSX      (R13)(CX*4), AX
+	VMOVSD       (BX)(AX*4), X5
+	VSUBPS       X5, X1, X1
+	VMOVAPS      X1, X2
+	VSHUFPS      $0x55, X2, X2, X3
+	VMINSS       X3, X2, X2
+	VBROADCASTSS X2, X3
+	VSUBPS       X3, X1, X1
+	MOVLQSX      (R12)(CX*4), AX
+	VBROADCASTSS (DI)(AX*4), X3
+	VMINPS       X1, X3, X5
+	MOVLQSX      (R9)(CX*4), AX
+	VMOVSD       X5, (BX)(AX*4)
+	INCQ         CX
+	JMP          r2edge
+
+r2next:
+	ADDQ         $8, SI
+	INCQ         R8
+	JMP          r2node
+
+r2done:
+	MOVQ         fail-8(SP), AX
+	MOVQ         AX, failed+272(FP)
 	VZEROUPPER
 	RET
 

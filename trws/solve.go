@@ -49,8 +49,9 @@ type Options struct {
 
 // DefaultOptions: 1500 iterations (the paper's cap), gap 1e-9 relative, stall after
 // 100 iterations without 1e-7 relative bound growth or new consistent variables,
-// checks every 5 iterations (a check costs about one iteration; Kolmogorov's code
-// computes its labeling every 5 too), settling once 0.1% of the variables or
+// checks every 5 iterations (Kolmogorov's code computes its labeling every 5 too;
+// a check costs a third to a half of an iteration on Potts grids, most of it
+// inside the passes: docs/BENCHMARKS.md), settling once 0.1% of the variables or
 // fewer disagree.
 func DefaultOptions() Options {
 	return Options{MaxIterations: 1500, GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5,
@@ -117,7 +118,11 @@ type engine struct{ s *Solver }
 func (e engine) NumVars() int { return e.s.n }
 
 func (e engine) Iterate(check bool) float64 {
-	e.s.forward()
+	if check {
+		e.s.forwardRound()
+	} else {
+		e.s.forward()
+	}
 	lb := e.s.backward(check)
 	e.s.iters++
 	return lb
@@ -130,8 +135,10 @@ func (e engine) Check() (consistent, primal []int32) {
 			if p.edges != nil {
 				p.edges(e.s)
 			}
-			p.primal(e.s)
-		} else {
+			if !e.s.rounded {
+				p.primal(e.s)
+			}
+		} else if !e.s.rounded {
 			e.s.primalLabels()
 		}
 	} else if e.s.tl2 {
@@ -313,16 +320,27 @@ func uniqueArgmin(d []float32) int32 {
 	return l
 }
 
-// energy is the exact (float64) energy of a labeling of the solver's nodes.
+// energy is the exact (float64) energy of a labeling of the solver's nodes,
+// its unaries read from ucur where it holds them.
 func (s *Solver) energy(x []int32) float64 {
+	if s.ulab == nil {
+		s.ucur, s.ulab = make([]float64, s.n), make([]int32, s.n)
+		for i := range s.ulab {
+			s.ulab[i] = -1
+		}
+	}
 	e := s.offset
-	for i := 0; i < s.n; i++ {
-		e += s.u64[int(s.uoff[i])+int(x[i])]
+	x, ulab, ucur := x[:s.n], s.ulab[:s.n], s.ucur[:s.n]
+	for i, l := range x {
+		if ulab[i] != l {
+			ulab[i], ucur[i] = l, s.u64[int(s.uoff[i])+int(l)]
+		}
+		e += ucur[i]
 	}
 	if s.allPotts { // fn.Pairwise of a Potts term, without the call
-		for ed := range s.fn {
+		for ed, w := range s.w64 {
 			if x[s.tail[ed]] != x[s.head[ed]] {
-				e += s.fn[ed].W
+				e += w
 			}
 		}
 		return e

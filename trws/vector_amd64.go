@@ -71,22 +71,33 @@ func reparamVector(h, d, back []float32, g float32) float32 {
 // assemblyPotts are the uniform Potts passes and rounding of potts_amd64.s by
 // label count, for unrolled() where the CPU has AVX2.
 var assemblyPotts = [...]pottsPasses{
-	2: assemblyPasses(2, forwardPotts2AVX2, backwardPotts2AVX2, primalPotts2AVX2),
-	4: assemblyPasses(4, forwardPotts4AVX2, backwardPotts4AVX2, primalPotts4AVX2),
-	8: assemblyPasses(8, forwardPotts8AVX2, backwardPotts8AVX2, primalPotts8AVX2),
+	2: assemblyPasses(2, forwardPotts2AVX2, backwardPotts2AVX2, primalPotts2AVX2, forwardRoundPotts2AVX2),
+	4: assemblyPasses(4, forwardPotts4AVX2, backwardPotts4AVX2, primalPotts4AVX2, forwardRoundPotts4AVX2),
+	8: assemblyPasses(8, forwardPotts8AVX2, backwardPotts8AVX2, primalPotts8AVX2, forwardRoundPotts8AVX2),
 }
 
 type (
-	forwardAVX2  func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
-	backwardAVX2 func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
-	primalAVX2   func(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+	forwardAVX2      func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+	forwardRoundAVX2 func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+	backwardAVX2     func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
+	primalAVX2       func(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
 )
 
 // assemblyPasses wraps the assembly for k labels: the slices it reads are
 // checked once here (the rest are the solver's own, consistent by
 // construction), and a node the rounding cannot label (a NaN) is rounded by
 // primalNode.
-func assemblyPasses(k int, fwd forwardAVX2, bwd backwardAVX2, primal primalAVX2) pottsPasses {
+func assemblyPasses(k int, fwd forwardAVX2, bwd backwardAVX2, primal primalAVX2, fwdRound forwardRoundAVX2) pottsPasses {
+	round := func(s *Solver, from int) { // the rounding from node from on
+		n := s.n
+		_ = s.u32[k*n-1]
+		p, r := s.scratch[2*k:3*k], s.scratch[3*k:4*k]
+		for i := from; i < n; i++ {
+			if i = primal(i, n, s.u32, s.w, s.msg, s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.tail, s.primal[:n]); i < n {
+				s.primalNode(int32(i), p, r)
+			}
+		}
+	}
 	return pottsPasses{
 		forward: func(s *Solver) {
 			n := s.n
@@ -98,15 +109,16 @@ func assemblyPasses(k int, fwd forwardAVX2, bwd backwardAVX2, primal primalAVX2)
 			_ = s.u32[k*n-1]
 			return bwd(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout, s.head, s.argmin[:n], s.consLabel[:n], ConsistencyTolerance, check) + s.offset
 		},
-		edges: nil, // tested in the backward pass
-		primal: func(s *Solver) {
+		edges:  nil, // tested in the backward pass
+		primal: func(s *Solver) { round(s, 0) },
+		forwardRound: func(s *Solver) {
 			n := s.n
 			_ = s.u32[k*n-1]
-			p, r := s.scratch[2*k:3*k], s.scratch[3*k:4*k]
-			for i := 0; i < n; i++ {
-				if i = primal(i, n, s.u32, s.w, s.msg, s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.tail, s.primal[:n]); i < n {
-					s.primalNode(int32(i), p, r)
-				}
+			if failed := fwdRound(n, s.u32, s.w, s.msg, s.gamma[:n], s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout, s.tail, s.primal[:n]); failed < n {
+				// A NaN at node failed: the messages the rounding reads are as
+				// they were (the pass writes only into later nodes), so round
+				// from there again.
+				round(s, failed)
 			}
 		},
 	}
@@ -141,3 +153,12 @@ func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain
 
 //go:noescape
 func checkTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32)
+
+//go:noescape
+func forwardRoundPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+
+//go:noescape
+func forwardRoundPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+
+//go:noescape
+func forwardRoundPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)

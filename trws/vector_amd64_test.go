@@ -47,7 +47,8 @@ func pottsGraph(seed uint64, n, k int) *model.Model {
 // TestAssemblyPottsPassesEqualTheGoOnes: the passes, the edge tests and the
 // rounding written in assembly compute what the Go passes written out for the
 // same label count and testEdges compute, bit for bit, on grids and on random graphs (any degree, earlier
-// and later neighbours in any number, ties, forbidden labels).
+// and later neighbours in any number, ties, forbidden labels); the forward
+// pass that rounds computes the Go rounding followed by the Go forward pass.
 func TestAssemblyPottsPassesEqualTheGoOnes(t *testing.T) {
 	if !vector {
 		t.Skip("no AVX2 on this CPU")
@@ -77,9 +78,18 @@ func TestAssemblyPottsPassesEqualTheGoOnes(t *testing.T) {
 			}
 			for it := range 20 {
 				check := it%2 == 1
-				q.forward(asm)
+				if check {
+					q.forwardRound(asm)
+					p.primal(gol)
+					p.forward(gol)
+					if !slices.Equal(asm.primal, gol.primal) {
+						t.Fatalf("K=%d seed %d iteration %d: the forward pass's rounding differs", k, seed, it)
+					}
+				} else {
+					q.forward(asm)
+					p.forward(gol)
+				}
 				la := q.backward(asm, check)
-				p.forward(gol)
 				lg := p.backward(gol, check)
 				if la != lg || !slices.Equal(asm.msg, gol.msg) {
 					t.Fatalf("K=%d seed %d iteration %d: bounds %v and %v, messages equal %v", k, seed, it, la, lg, slices.Equal(asm.msg, gol.msg))
@@ -223,6 +233,40 @@ func TestTruncLinearSendEqualsTheGoLoops(t *testing.T) {
 		loWant := truncLinearNear(hWant, want, hmin, w, T)
 		if lo != loWant || !slices.Equal(hGot, hWant) || !slices.Equal(got, want) {
 			t.Fatalf("trial %d, %d labels, T %v: vector %v (%v), Go %v (%v)", trial, k, T, got, lo, want, loWant)
+		}
+	}
+}
+
+// TestAssemblyForwardRoundingAfterANaN: where a node's rounding sum has no
+// minimum (a NaN in a message into it), the forward pass that rounds leaves
+// the labeling to the rounding alone from that node on: the labels are those
+// of the rounding before the pass.
+func TestAssemblyForwardRoundingAfterANaN(t *testing.T) {
+	if !vector {
+		t.Skip("no AVX2 on this CPU")
+	}
+	for _, k := range []int{2, 4, 8} {
+		m := random.PottsDenoising(random.New(80), 19, 11, k, 0.8, 4, 1.5)
+		fused, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apart, _ := New(m)
+		q := fused.unrolled()
+		for _, s := range []*Solver{fused, apart} {
+			for range 3 {
+				q.forward(s)
+				q.backward(s, false)
+			}
+			i := int32(s.n / 2)
+			a := s.astart[i] + s.nbwd[i] // an edge to a later node
+			s.msg[s.ain[a]+int32(k)-1] = float32(math.NaN())
+		}
+		q.forwardRound(fused)
+		q.primal(apart)
+		q.forward(apart)
+		if !slices.Equal(fused.primal, apart.primal) {
+			t.Fatalf("K=%d: the labelings differ", k)
 		}
 	}
 }

@@ -35,6 +35,9 @@ func (s *Solver) AddUnary(v int, delta []float64) error {
 			return fmt.Errorf("trws: AddUnary: variable %d, label %d: %w", v, l, err)
 		}
 	}
+	if s.ulab != nil {
+		s.ulab[v] = -1 // energy reads v's unary again
+	}
 	for l, d := range delta {
 		i := int(lo) + l
 		s.u64[i] += d
