@@ -18,35 +18,23 @@ func truncLinear2Sends(k, kr int, t float32) bool {
 	return vector && k == kr && k%8 == 0 && t > 1 && t <= 2
 }
 
-// forwardTruncLinear2 is forward for tl2 models.
+// forwardTruncLinear2 is forward for tl2 models: one assembly call for the
+// pass (sumInto and truncLinear2SendAVX2 per node and edge, without a Go call
+// between them: each call's arguments, stored on the stack behind the
+// messages' stores, cost a third of the pass).
 func (s *Solver) forwardTruncLinear2() {
-	k := int32(s.mk)
-	d, h := s.scratch[:k], s.scratch[k:2*k]
-	for i := int32(0); i < int32(s.n); i++ {
-		s.sumInto(i, d)
-		g := s.gamma[i]
-		for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
-			e, in, out := s.aedge[a], s.ain[a], s.aout[a]
-			truncLinear2SendAVX2(d, s.msg[in:in+k], h, s.msg[out:out+k], g, s.w[e], s.t[e])
-		}
-	}
+	n, k := s.n, s.mk
+	_ = s.u32[k*n-1]
+	forwardTruncLinear2AVX2(n, k, s.u32, s.msg, s.w, s.t, s.gamma[:n], s.scratch[:k], s.scratch[k:2*k],
+		s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout)
 }
 
 // backwardTruncLinear2 is backward for tl2 models, without a check's work.
 func (s *Solver) backwardTruncLinear2() float64 {
-	k := int32(s.mk)
-	d, h := s.scratch[:k], s.scratch[k:2*k]
-	lb := 0.0
-	for i := int32(s.n) - 1; i >= 0; i-- {
-		dmin := s.sumInto(i, d)
-		lb += float64(dmin)
-		g := s.gamma[i]
-		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
-			e, in, out := s.aedge[a], s.ain[a], s.aout[a]
-			lb += float64(truncLinear2SendAVX2(d, s.msg[in:in+k], h, s.msg[out:out+k], g, s.w[e], s.t[e])) - float64(g)*float64(dmin)
-		}
-	}
-	return lb + s.offset
+	n, k := s.n, s.mk
+	_ = s.u32[k*n-1]
+	return backwardTruncLinear2AVX2(n, k, s.u32, s.msg, s.w, s.t, s.gamma[:n], s.scratch[:k], s.scratch[k:2*k],
+		s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout) + s.offset
 }
 
 // checkTruncLinear2 is check for tl2 models.

@@ -35,6 +35,12 @@ func truncLinear2AVX2(h, out []float32, w, top float32) float32
 //go:noescape
 func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float32
 
+//go:noescape
+func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
+
 // minPlusFromTail sets out(y) = min_x h(x) + tab[x·len(out) + y].
 func minPlusFromTail(h, out, tab []float32) {
 	_ = tab[len(h)*len(out)-1] // the assembly reads len(h)·len(out) entries

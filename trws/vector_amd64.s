@@ -612,19 +612,32 @@ tl2done:
 
 // func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float32
 // A truncated-linear message (1 < t ≤ 2, len(d) a multiple of eight) in one
-// call: h = gamma·d − back as reparamAVX2, top = min h + w·t, out as
-// truncLinear2AVX2(h, out, w, top), normalised; returns the normalisation.
-// h is read back only in the aligned eights just stored, the neighbours
-// shifted across registers (TL2ALIGNED), so the loads take their values from
-// those stores instead of waiting for them to be written.
-TEXT ·truncLinear2SendAVX2(SB), NOSPLIT, $0-116
+// call: tl2send<> with the arguments in its registers.
+TEXT ·truncLinear2SendAVX2(SB), NOSPLIT, $8-116
 	MOVQ         d_base+0(FP), R11
 	MOVQ         d_len+8(FP), DX
 	MOVQ         back_base+24(FP), BX
 	MOVQ         h_base+48(FP), SI
 	MOVQ         out_base+72(FP), DI
-	MOVSS        gamma+96(FP), X4
-	VBROADCASTSS X4, Y4
+	VBROADCASTSS gamma+96(FP), Y4
+	MOVSS        w+100(FP), X6
+	MOVSS        t+104(FP), X10
+	CALL         tl2send<>(SB)
+	VMOVSS       X8, ret+112(FP)
+	VZEROUPPER
+	RET
+
+// tl2send<> sends a truncated-linear message (1 < t ≤ 2, k a multiple of
+// eight): h = gamma·d − back as reparamAVX2, top = min h + w·t, out as
+// truncLinear2AVX2(h, out, w, top), normalised. In: R11 d, DX k, BX back, SI
+// h, DI out, Y4 gamma (broadcast), X6 w, X10 t; out: X8 the normalisation.
+// Uses AX, R9, Y0–Y9, Y15; the passes below call it with their state in other
+// registers (no arguments on the stack: the Go calls' argument stores queued
+// behind the messages' stores were a third of the stereo passes). h is read
+// back only in the aligned eights just stored, the neighbours shifted across
+// registers (TL2ALIGNED), so the loads take their values from those stores
+// instead of waiting for them to be written.
+TEXT tl2send<>(SB), NOSPLIT, $0-0
 	MOVL         $0x7f800000, AX
 	MOVL         AX, X7
 	VBROADCASTSS X7, Y7
@@ -639,8 +652,7 @@ tl2sh:
 	CMPQ    AX, DX
 	JL      tl2sh
 	HMIN(Y7, X7, X5)
-	MOVSS        w+100(FP), X6
-	VMULSS       t+104(FP), X6, X5
+	VMULSS       X10, X6, X5
 	VADDSS       X5, X7, X7 // top = min h + w·t
 	VBROADCASTSS X7, Y7
 	VBROADCASTSS X6, Y6
@@ -689,7 +701,149 @@ tl2sout1:
 	ADDQ    $8, AX
 	CMPQ    AX, DX
 	JL      tl2sout
-	VMOVSS       X8, ret+112(FP)
+	RET
+
+// TL2SUM sets d (DI) to node R8's unary plus the messages into it and Y7's
+// low lane to min d, as sumRowsAVX2 (k = DX, a multiple of eight). Uses AX,
+// CX, BX, SI, R9, R10, Y0, X5.
+#define TL2SUM \
+	MOVQ         astart_base+184(FP), R10; \
+	MOVLQSX      (R10)(R8*4), CX; \
+	MOVLQSX      4(R10)(R8*4), BX; \
+	SUBQ         CX, BX; \
+	MOVQ         msg_base+40(FP), R10; \
+	TESTQ        BX, BX; \
+	JLE          4(PC); \
+	MOVQ         ain_base+256(FP), AX; \
+	MOVLQSX      (AX)(CX*4), CX; \
+	LEAQ         (R10)(CX*4), R10; \
+	MOVQ         R8, SI; \
+	IMULQ        DX, SI; \
+	SHLQ         $2, SI; \
+	ADDQ         u_base+16(FP), SI; \
+	MOVQ         d_base+136(FP), DI; \
+	MOVL         $0x7f800000, AX; \
+	MOVL         AX, X7; \
+	VBROADCASTSS X7, Y7; \
+	XORQ         AX, AX; \
+	VMOVUPS      (SI)(AX*4), Y0; \
+	LEAQ         (R10)(AX*4), R9; \
+	MOVQ         BX, CX; \
+	TESTQ        CX, CX; \
+	JZ           5(PC); \
+	VADDPS       (R9), Y0, Y0; \
+	LEAQ         (R9)(DX*4), R9; \
+	DECQ         CX; \
+	JMP          -5(PC); \
+	VMOVUPS      Y0, (DI)(AX*4); \
+	VMINPS       Y0, Y7, Y7; \
+	ADDQ         $8, AX; \
+	CMPQ         AX, DX; \
+	JL           -13(PC); \
+	HMIN(Y7, X7, X5)
+
+// TL2EDGE sets tl2send<>'s registers for adjacency entry CX of node R8 (Y12:
+// its gamma) and calls it. Uses AX, R9, R10.
+#define TL2EDGE \
+	MOVQ         aedge_base+232(FP), R10; \
+	MOVLQSX      (R10)(CX*4), AX; \
+	MOVQ         w_base+64(FP), R10; \
+	MOVSS        (R10)(AX*4), X6; \
+	MOVQ         t_base+88(FP), R10; \
+	MOVSS        (R10)(AX*4), X10; \
+	MOVQ         msg_base+40(FP), R10; \
+	MOVQ         ain_base+256(FP), R9; \
+	MOVLQSX      (R9)(CX*4), AX; \
+	LEAQ         (R10)(AX*4), BX; \
+	MOVQ         aout_base+280(FP), R9; \
+	MOVLQSX      (R9)(CX*4), AX; \
+	LEAQ         (R10)(AX*4), DI; \
+	MOVQ         d_base+136(FP), R11; \
+	MOVQ         h_base+160(FP), SI; \
+	VMOVAPS      Y12, Y4; \
+	CALL         tl2send<>(SB)
+
+// func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32)
+// forwardTruncLinear2 in AVX2, bit for bit: nodes in order, D summed, a
+// message to each later neighbour.
+TEXT ·forwardTruncLinear2AVX2(SB), NOSPLIT, $24-304
+	MOVQ         k+8(FP), DX
+	XORQ         R8, R8
+
+tl2fnode:
+	CMPQ         R8, n+0(FP)
+	JGE          tl2fdone
+	TL2SUM
+	MOVQ         gamma_base+112(FP), AX
+	VBROADCASTSS (AX)(R8*4), Y12
+	MOVQ         astart_base+184(FP), R10
+	MOVLQSX      (R10)(R8*4), CX
+	MOVLQSX      4(R10)(R8*4), AX
+	MOVQ         AX, end-16(SP)
+	MOVQ         nbwd_base+208(FP), R10
+	MOVLQSX      (R10)(R8*4), AX
+	ADDQ         AX, CX // the later neighbours' edges: [CX, end)
+
+tl2fedge:
+	CMPQ         CX, end-16(SP)
+	JGE          tl2fnext
+	MOVQ         CX, a-8(SP)
+	TL2EDGE
+	MOVQ         k+8(FP), DX
+	MOVQ         a-8(SP), CX
+	INCQ         CX
+	JMP          tl2fedge
+
+tl2fnext:
+	INCQ         R8
+	JMP          tl2fnode
+
+tl2fdone:
+	VZEROUPPER
+	RET
+
+// func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
+// backwardTruncLinear2 in AVX2, bit for bit, without the offset: nodes in
+// reverse order, D summed, a message to each earlier neighbour, the bound's
+// float64 sum in the same order (lb += min D; per message lb += its
+// normalisation − γ·min D, the product exact in float64).
+TEXT ·backwardTruncLinear2AVX2(SB), NOSPLIT, $24-312
+	MOVQ         k+8(FP), DX
+	MOVQ         n+0(FP), R8
+	VXORPD       X13, X13, X13 // the bound
+
+tl2bnode:
+	DECQ         R8
+	JL           tl2bdone
+	TL2SUM
+	VCVTSS2SD    X7, X14, X14
+	VADDSD       X14, X13, X13 // lb += float64(min D)
+	MOVQ         gamma_base+112(FP), AX
+	VBROADCASTSS (AX)(R8*4), Y12
+	VCVTSS2SD    X12, X11, X11
+	VMULSD       X14, X11, X14 // float64(γ)·float64(min D)
+	MOVQ         astart_base+184(FP), R10
+	MOVLQSX      (R10)(R8*4), CX
+	MOVQ         nbwd_base+208(FP), R10
+	MOVLQSX      (R10)(R8*4), AX
+	ADDQ         CX, AX
+	MOVQ         AX, end-16(SP) // the earlier neighbours' edges: [CX, end)
+
+tl2bedge:
+	CMPQ         CX, end-16(SP)
+	JGE          tl2bnode
+	MOVQ         CX, a-8(SP)
+	TL2EDGE
+	VCVTSS2SD    X8, X11, X11
+	VSUBSD       X14, X11, X11
+	VADDSD       X11, X13, X13
+	MOVQ         k+8(FP), DX
+	MOVQ         a-8(SP), CX
+	INCQ         CX
+	JMP          tl2bedge
+
+tl2bdone:
+	VMOVSD       X13, ret+304(FP)
 	VZEROUPPER
 	RET
 

@@ -23,3 +23,11 @@ func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float3
 func checkTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32) {
 	panic("trws: no vector loops")
 }
+
+func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) {
+	panic("trws: no vector loops")
+}
+
+func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64 {
+	panic("trws: no vector loops")
+}
