@@ -2,13 +2,12 @@ package trws
 
 // Stereo models — every edge truncated linear with 1 < T ≤ 2 (gen stereo's
 // default T is 2), every node with the same label count, a multiple of eight —
-// get passes that send each message with one assembly call
-// (truncLinear2SendAVX2: the reparametrisation, the message, its
-// normalisation, which send also uses for such edges of any model), without
-// send's dispatch on the kind (the Go calls per message were 40% of the
-// stereo solve), and a check that is one assembly sweep
-// (checkTruncLinear2AVX2) instead of check's calls per node and edge. The same
-// floats in the same order as the general passes and check
+// get passes that are one assembly call each (the node sums and, per edge,
+// tl2send<>: the reparametrisation, the message, its normalisation, which
+// truncLinear2SendAVX2 gives send for such edges of any model), without send's
+// dispatch on the kind or a Go call per message, and a check that is one
+// assembly sweep (checkTruncLinear2AVX2) instead of check's calls per node and
+// edge. The same floats in the same order as the general passes and check
 // (TestTruncLinearPassesEqualTheGeneralOnes, TestTruncLinearSendEqualsTheGoLoops).
 
 // truncLinear2Sends says whether truncLinear2SendAVX2 sends a truncated-linear
