@@ -259,8 +259,10 @@ func TestCheckRoundsTheStateTheIterationStartsFrom(t *testing.T) {
 	}
 }
 
-// TestPottsEnergyIsTheModelsEnergy: the solver's energy of Potts models, summed
-// in the order of the passes, is the model's energy to rounding.
+// TestPottsEnergyIsTheModelsEnergy: the solver's energy of Potts models (the
+// unaries from its cache of the labels it last saw, the weights as float64s)
+// is the model's energy to rounding, labelings changing at random between
+// calls, and follows AddUnary.
 func TestPottsEnergyIsTheModelsEnergy(t *testing.T) {
 	rng := random.New(40)
 	for _, m := range []*model.Model{
@@ -276,13 +278,31 @@ func TestPottsEnergyIsTheModelsEnergy(t *testing.T) {
 			t.Fatal("not on the Potts passes")
 		}
 		x, xi := make([]int32, m.NumVars()), make([]int, m.NumVars())
-		for range 20 {
+		added := make([]float64, m.NumVars()) // the AddUnary deltas at each variable's label 0
+		for it := range 40 {
 			for v := range x {
-				x[v] = int32(rng.IntN(m.NumLabels(v)))
+				if it%2 == 0 || rng.IntN(10) == 0 { // every label new, or a few
+					x[v] = int32(rng.IntN(m.NumLabels(v)))
+				}
 				xi[v] = int(x[v])
 			}
-			if a, b := s.energy(x), m.Energy(xi); a != b && math.Abs(a-b) > 1e-12*math.Max(1, math.Abs(b)) {
-				t.Fatalf("solver %v, model %v", a, b)
+			if it == 20 {
+				for v := range added {
+					delta := make([]float64, m.NumLabels(v))
+					delta[0], added[v] = float64(v%3), float64(v%3)
+					if err := s.AddUnary(v, delta); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			b := m.Energy(xi)
+			for v, l := range xi {
+				if l == 0 {
+					b += added[v]
+				}
+			}
+			if a := s.energy(x); a != b && math.Abs(a-b) > 1e-12*math.Max(1, math.Abs(b)) {
+				t.Fatalf("iteration %d: solver %v, model %v", it, a, b)
 			}
 		}
 	}
