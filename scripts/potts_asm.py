@@ -1,50 +1,74 @@
 #!/usr/bin/env python3
-# Writes trws/potts_amd64.s: the uniform Potts passes (forward, backward with
-# the check's unique argmins) and the check's rounding in AVX2 for K = 2, 4, 8,
-# one shape for the three, as the Go passes of potts8.go and potts24.go do
-# them. Run from anywhere: python3 scripts/potts_asm.py; then
+# Writes trws/potts_amd64.s: the uniform Potts passes (forward, forward with
+# the check's rounding, backward with the check's unique argmins and edge
+# tests) and the check's rounding in AVX2 for K = 2, 4, 8 and in AVX-512 (YMM
+# under an opmask) for K = 3, 5, 6, 7, one shape for all, as the Go passes of
+# potts*.go do them. Run from anywhere: python3 scripts/potts_asm.py; then
 # go test ./trws -run AssemblyPotts.
 import os
 K_PARAMS = {
-    8: dict(R='Y', stride=32, shift=5, mask=None),
-    4: dict(R='X', stride=16, shift=4, mask='$15'),
-    2: dict(R='X', stride=8, shift=3, mask='$3'),
+    8: dict(R='Y', stride=32, mask=None),
+    4: dict(R='X', stride=16, mask='$15'),
+    2: dict(R='X', stride=8, mask='$3'),
 }
+# K = 3, 5, 6, 7 (AVX-512VL): a YMM register a node, its first k lanes loaded
+# and stored under the opmask K1, the others +Inf (Y15) from the loads on, so
+# that sums, minima and messages there stay +Inf and are never stored.
+for _k in (3, 5, 6, 7):
+    K_PARAMS[_k] = dict(R='Y', stride=4 * _k, mask=f'${(1 << _k) - 1}', opmask=True)
 
 def ops(k):
     p = K_PARAMS[k]
     R = p['R']
     def reg(n):
         return f'{R}{n}'
+    om = p.get('opmask', False)
     def load(mem, dst):
         if k == 2:
             return [f'VMOVSD       {mem}, {dst}']
+        if om:
+            return [f'VMOVAPS      Y15, {dst}', f'VMOVUPS      {mem}, K1, {dst}']
         return [f'VMOVUPS      {mem}, {dst}']
     def addm(mem, dst, tmp):
         if k == 2:
             return [f'VMOVSD       {mem}, {tmp}', f'VADDPS       {tmp}, {dst}, {dst}']
+        if om:
+            return [f'VADDPS       {mem}, {dst}, K1, {dst}']
         return [f'VADDPS       {mem}, {dst}, {dst}']
     def subm(mem, dst, tmp):
         if k == 2:
             return [f'VMOVSD       {mem}, {tmp}', f'VSUBPS       {tmp}, {dst}, {dst}']
+        if om:
+            return [f'VSUBPS       {mem}, {dst}, K1, {dst}']
         return [f'VSUBPS       {mem}, {dst}, {dst}']
     def store(src, mem):
         if k == 2:
             return [f'VMOVSD       {src}, {mem}']
+        if om:
+            return [f'VMOVUPS      {src}, K1, {mem}']
         return [f'VMOVUPS      {src}, {mem}']
     def hmin(y, n, t):
         # leaves min of the k lanes of register number n in its low lane
         x, tx = f'X{n}', f'X{t}'
         out = []
-        if k == 8:
+        if R == 'Y':
             out += [f'VEXTRACTF128 $1, Y{n}, {tx}', f'VMINPS       {tx}, {x}, {x}']
-        if k >= 4:
+        if k >= 3:
             out += [f'VMOVHLPS     {x}, {x}, {tx}', f'VMINPS       {tx}, {x}, {x}']
         out += [f'VSHUFPS      $0x55, {x}, {x}, {tx}', f'VMINSS       {tx}, {x}, {x}']
         return out
     def masked(r):
         return [f'ANDL         {p["mask"]}, {r}'] if p['mask'] else []
     return p, reg, load, addm, subm, store, hmin, masked
+
+def sfx(k):
+    return 'AVX512' if K_PARAMS[k].get('opmask') else 'AVX2'
+
+def setup(k):
+    # K = 3, 5, 6, 7: the opmask of the first k lanes (K1) and +Inf (Y15).
+    if not K_PARAMS[k].get('opmask'):
+        return []
+    return [f'MOVL         {K_PARAMS[k]["mask"]}, AX', 'KMOVW        AX, K1', 'MOVL         $0x7f800000, AX', 'MOVL         AX, X15', 'VBROADCASTSS X15, Y15 // +Inf']
 
 def send(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
@@ -83,10 +107,10 @@ def fmt(lines):
 def forward(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
     f = f'f{k}'
-    out = [f'// func forwardPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)',
-           f'// forwardPotts{k} in AVX2, bit for bit.',
-           f'TEXT ·forwardPotts{k}AVX2(SB), NOSPLIT, $0-224']
-    body = ['XORQ         R8, R8', 'MOVQ         u_base+8(FP), SI']
+    out = [f'// func forwardPotts{k}{sfx(k)}(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)',
+           f'// forwardPotts{k} in assembly, bit for bit.',
+           f'TEXT ·forwardPotts{k}{sfx(k)}(SB), NOSPLIT, $0-224']
+    body = setup(k) + ['XORQ         R8, R8', 'MOVQ         u_base+8(FP), SI']
     body += ARGS.format(w=32, msg=56, astart=104, nbwd=128, aedge=152, ain=176).replace('\t', '').split('\n')
     body += ['MOVQ         aout_base+200(FP), R9', '', f'{f}node:', 'CMPQ         R8, n+0(FP)', f'JGE          {f}done']
     body += nodesum(k, f)
@@ -102,13 +126,13 @@ def forward(k):
 def backward(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
     b = f'b{k}'
-    out = [f'// func backwardPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64',
-           f'// backwardPotts{k} in AVX2, bit for bit, without the offset: the bound\'s float64',
+    out = [f'// func backwardPotts{k}{sfx(k)}(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64',
+           f'// backwardPotts{k} in assembly, bit for bit, without the offset: the bound\'s float64',
            '// sum in the same order; with check, D\'s unique argmin (within tol·max(1,',
            '// |min D|)) or −1 in argmin and cons, and testEdges\' test of the edges to',
            '// later nodes (labelled already) across a change of label.',
-           f'TEXT ·backwardPotts{k}AVX2(SB), NOSPLIT, $64-312']
-    body = ['MOVQ         n+0(FP), R8', 'MOVQ         u_base+8(FP), SI', 'MOVQ         R8, AX', f'SHLQ         ${p["shift"]}, AX', 'ADDQ         AX, SI']
+           f'TEXT ·backwardPotts{k}{sfx(k)}(SB), NOSPLIT, $64-312']
+    body = setup(k) + ['MOVQ         n+0(FP), R8', 'MOVQ         u_base+8(FP), SI', 'MOVQ         R8, AX', f'IMULQ        ${p["stride"]}, AX', 'ADDQ         AX, SI']
     body += ARGS.format(w=32, msg=56, astart=104, nbwd=128, aedge=152, ain=176).replace('\t', '').split('\n')
     body += ['MOVQ         aout_base+200(FP), R9', 'VXORPD       X8, X8, X8 // the bound', f'VMOVDQU      lanes8<>(SB), {reg(14)}', '', f'{b}node:', 'DECQ         R8', f'JL           {b}done',
              f'SUBQ         ${p["stride"]}, SI']
@@ -147,7 +171,7 @@ def crossing(k):
            'TESTL        R9, R9', f'JL           {c}next', 'CMPL         R9, l-60(SP)', f'JEQ          {c}next', '',
            '// D_j, its value at j\'s label, h = γ_j·(D_j − D_j(l_j)) − m_{i→j}.',
            'MOVQ         CX, a-48(SP)', 'MOVQ         DX, a1-56(SP)', 'MOVQ         AX, j-40(SP)',
-           'MOVQ         u_base+8(FP), DX', 'MOVQ         AX, CX', f'SHLQ         ${p["shift"]}, CX']
+           'MOVQ         u_base+8(FP), DX', 'MOVQ         AX, CX', f'IMULQ        ${p["stride"]}, CX']
     out += load('(DX)(CX*1)', reg(9))
     out += ['MOVLQSX      (R10)(AX*4), CX', 'MOVLQSX      4(R10)(AX*4), DX', 'SUBQ         CX, DX', f'JLE          {c}sum', 'MOVLQSX      (R13)(CX*4), CX', 'LEAQ         (BX)(CX*4), CX', '', f'{c}row:']
     out += addm('(CX)', reg(9), reg(5))
@@ -178,13 +202,13 @@ def forward_round(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
     f = f'r{k}'
     st = p['stride']
-    out = [f'// func forwardRoundPotts{k}AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)',
-           f'// forwardPotts{k}AVX2 and, before each node sends, primalPotts{k}AVX2\'s rounding of',
+    out = [f'// func forwardRoundPotts{k}{sfx(k)}(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)',
+           f'// forwardPotts{k}{sfx(k)} and, before each node sends, primalPotts{k}{sfx(k)}\'s rounding of',
            '// the node. failed is the first node no lane of whose sum equals its',
            '// minimum (a NaN; labelled 0 here, for the caller to round again from',
            '// there), n if none.',
-           f'TEXT ·forwardRoundPotts{k}AVX2(SB), NOSPLIT, $8-280']
-    body = ['XORQ         R8, R8', 'MOVQ         u_base+8(FP), SI']
+           f'TEXT ·forwardRoundPotts{k}{sfx(k)}(SB), NOSPLIT, $8-280']
+    body = setup(k) + ['XORQ         R8, R8', 'MOVQ         u_base+8(FP), SI']
     body += ARGS.format(w=32, msg=56, astart=104, nbwd=128, aedge=152, ain=176).replace('\t', '').split('\n')
     body += [f'VMOVDQU      lanes8<>(SB), {reg(14)}',
              'MOVQ         n+0(FP), AX', 'MOVQ         AX, fail-8(SP)', '', f'{f}node:', 'CMPQ         R8, n+0(FP)', f'JGE          {f}done']
@@ -221,14 +245,14 @@ def forward_round(k):
 def primal(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
     q = f'p{k}'
-    out = [f'// func primalPotts{k}AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int',
+    out = [f'// func primalPotts{k}{sfx(k)}(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int',
            f'// primalPotts{k}\'s rounding from node from on: p = u(i), then p += w at every',
            '// lane but the earlier neighbour\'s label (+0 there: the same sum), edge by edge',
            '// in adjacency order, then p += the messages from later neighbours, in order;',
            '// the label is the first lane equal to min p. It returns the node it stopped',
            '// at: n, or a node where no lane equals the minimum (a NaN), for the caller.',
-           f'TEXT ·primalPotts{k}AVX2(SB), NOSPLIT, $0-240']
-    body = ['MOVQ         from+0(FP), R8', 'MOVQ         u_base+16(FP), SI', 'MOVQ         R8, AX', f'SHLQ         ${p["shift"]}, AX', 'ADDQ         AX, SI // u(i)']
+           f'TEXT ·primalPotts{k}{sfx(k)}(SB), NOSPLIT, $0-240']
+    body = setup(k) + ['MOVQ         from+0(FP), R8', 'MOVQ         u_base+16(FP), SI', 'MOVQ         R8, AX', f'IMULQ        ${p["stride"]}, AX', 'ADDQ         AX, SI // u(i)']
     body += ARGS.format(w=40, msg=64, astart=88, nbwd=112, aedge=136, ain=160).replace('\t', '').split('\n')
     body += [f'VMOVDQU      lanes8<>(SB), {reg(14)}', '', f'{q}node:', 'CMPQ         R8, n+8(FP)', f'JGE          {q}done']
     body += load('(SI)', reg(0))
@@ -252,11 +276,12 @@ header = '''//go:build !purego
 
 #include "textflag.h"
 
-// The uniform Potts passes (potts8.go, potts24.go) and their check's rounding
-// for K = 8 (one YMM register a node), 4 (one XMM) and 2 (the low half of
-// one): the same operations on the same values in the same order as the Go
+// The uniform Potts passes (potts*.go) and their check's rounding for K = 8
+// (one YMM register a node), 4 (one XMM), 2 (the low half of one) and, with
+// AVX-512, 3, 5, 6, 7 (one YMM register under the opmask K1, +Inf in the other
+// lanes): the same operations on the same values in the same order as the Go
 // passes, so bit for bit their results (TestAssemblyPottsPassesEqualTheGoOnes).
-// Generated by scripts/potts_asm.py, one shape for the three label counts:
+// Generated by scripts/potts_asm.py, one shape for all the label counts:
 // change the script, not this file.
 
 // Lane numbers 0…7: which lane is an earlier neighbour's label.
@@ -271,6 +296,6 @@ DATA lanes8<>+28(SB)/4, $7
 GLOBL lanes8<>(SB), RODATA|NOPTR, $32
 '''
 parts = [header]
-for k in (8, 4, 2):
+for k in (8, 4, 2, 3, 5, 6, 7):
     parts += ['', forward(k), forward_round(k), backward(k), primal(k)]
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'trws', 'potts_amd64.s'), 'w').write('\n'.join(parts))

@@ -36,7 +36,8 @@ func (s *Solver) generalPasses() {
 
 // unrolled returns the Potts passes written out for the solver's label count,
 // when the Potts passes apply and there are such (2 to 8 labels), else nil:
-// in assembly where the CPU has AVX2 and there is (2, 4 and 8 labels).
+// in assembly where the CPU has it (2, 4 and 8 labels with AVX2, 3, 5, 6
+// and 7 with AVX-512).
 func (s *Solver) unrolled() *pottsPasses {
 	if !s.allPotts || s.mk >= len(unrolledPotts) || unrolledPotts[s.mk].forward == nil {
 		return nil

@@ -75,12 +75,24 @@ func reparamVector(h, d, back []float32, g float32) float32 {
 }
 
 // assemblyPotts are the uniform Potts passes and rounding of potts_amd64.s by
-// label count, for unrolled() where the CPU has AVX2.
-var assemblyPotts = [...]pottsPasses{
-	2: assemblyPasses(2, forwardPotts2AVX2, backwardPotts2AVX2, primalPotts2AVX2, forwardRoundPotts2AVX2),
-	4: assemblyPasses(4, forwardPotts4AVX2, backwardPotts4AVX2, primalPotts4AVX2, forwardRoundPotts4AVX2),
-	8: assemblyPasses(8, forwardPotts8AVX2, backwardPotts8AVX2, primalPotts8AVX2, forwardRoundPotts8AVX2),
-}
+// label count, for unrolled() where the CPU has AVX2: K = 2, 4, 8, and K = 3,
+// 5, 6, 7 where it has AVX-512 (VL: masked loads and stores on YMM registers).
+var assemblyPotts = func() (t [9]pottsPasses) {
+	t[2] = assemblyPasses(2, forwardPotts2AVX2, backwardPotts2AVX2, primalPotts2AVX2, forwardRoundPotts2AVX2)
+	t[4] = assemblyPasses(4, forwardPotts4AVX2, backwardPotts4AVX2, primalPotts4AVX2, forwardRoundPotts4AVX2)
+	t[8] = assemblyPasses(8, forwardPotts8AVX2, backwardPotts8AVX2, primalPotts8AVX2, forwardRoundPotts8AVX2)
+	if masked {
+		t[3] = assemblyPasses(3, forwardPotts3AVX512, backwardPotts3AVX512, primalPotts3AVX512, forwardRoundPotts3AVX512)
+		t[5] = assemblyPasses(5, forwardPotts5AVX512, backwardPotts5AVX512, primalPotts5AVX512, forwardRoundPotts5AVX512)
+		t[6] = assemblyPasses(6, forwardPotts6AVX512, backwardPotts6AVX512, primalPotts6AVX512, forwardRoundPotts6AVX512)
+		t[7] = assemblyPasses(7, forwardPotts7AVX512, backwardPotts7AVX512, primalPotts7AVX512, forwardRoundPotts7AVX512)
+	}
+	return t
+}()
+
+// masked says whether the Potts passes for K = 3, 5, 6, 7 run in assembly:
+// they load and store a node's k floats under an opmask (AVX-512F and VL).
+var masked = vector && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
 type (
 	forwardAVX2      func(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
@@ -168,3 +180,51 @@ func forwardRoundPotts4AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aed
 
 //go:noescape
 func forwardRoundPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+
+//go:noescape
+func forwardPotts3AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func forwardRoundPotts3AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+
+//go:noescape
+func backwardPotts3AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
+
+//go:noescape
+func primalPotts3AVX512(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+
+//go:noescape
+func forwardPotts5AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func forwardRoundPotts5AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+
+//go:noescape
+func backwardPotts5AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
+
+//go:noescape
+func primalPotts5AVX512(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+
+//go:noescape
+func forwardPotts6AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func forwardRoundPotts6AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+
+//go:noescape
+func backwardPotts6AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
+
+//go:noescape
+func primalPotts6AVX512(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+
+//go:noescape
+func forwardPotts7AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout []int32)
+
+//go:noescape
+func forwardRoundPotts7AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)
+
+//go:noescape
+func backwardPotts7AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, head, argmin, cons []int32, tol float32, check bool) float64
+
+//go:noescape
+func primalPotts7AVX512(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
