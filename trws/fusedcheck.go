@@ -83,6 +83,16 @@ func (s *Solver) testEdges() {
 	}
 }
 
+// roundPotts is check's rounded labeling alone on a Potts model: the passes
+// written out for its label count where there are, else primalLabels.
+func (s *Solver) roundPotts() {
+	if p := s.unrolled(); p != nil {
+		p.primal(s)
+	} else {
+		s.primalLabels()
+	}
+}
+
 // primalLabels is check's rounded labeling alone.
 func (s *Solver) primalLabels() {
 	P, row := s.scratch[2*s.mk:3*s.mk], s.scratch[3*s.mk:4*s.mk]

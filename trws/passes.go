@@ -166,15 +166,10 @@ func (s *Solver) forwardRound() {
 		s.forward()
 		return
 	}
-	p := s.unrolled()
-	switch {
-	case p != nil && p.forwardRound != nil:
+	if p := s.unrolled(); p != nil && p.forwardRound != nil {
 		p.forwardRound(s)
-	case p != nil:
-		p.primal(s)
-		s.forward()
-	default:
-		s.primalLabels()
+	} else {
+		s.roundPotts()
 		s.forward()
 	}
 	s.rounded = true

@@ -131,15 +131,11 @@ func (e engine) Iterate(check bool) float64 {
 func (e engine) Check() (consistent, primal []int32) {
 	if e.s.fused {
 		e.s.fused = false
-		if p := e.s.unrolled(); p != nil {
-			if p.edges != nil {
-				p.edges(e.s)
-			}
-			if !e.s.rounded {
-				p.primal(e.s)
-			}
-		} else if !e.s.rounded {
-			e.s.primalLabels()
+		if p := e.s.unrolled(); p != nil && p.edges != nil {
+			p.edges(e.s)
+		}
+		if !e.s.rounded {
+			e.s.roundPotts()
 		}
 	} else if e.s.tl2 {
 		e.s.checkTruncLinear2()
