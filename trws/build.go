@@ -84,6 +84,10 @@ type Solver struct {
 	// float64 a node costs less to read than a node's row of u64.
 	ucur []float64
 	ulab []int32
+	// emargin bounds how far rounding can move energy's sums (notBetter);
+	// emarginOK says it is up to date (AddUnary invalidates it).
+	emargin   float64
+	emarginOK bool
 
 	allPotts bool      // every edge Potts and one label count: the Potts passes apply
 	tl2      bool      // the truncated-linear passes apply (trunclinear.go)

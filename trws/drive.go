@@ -138,13 +138,31 @@ func record(e Engine, res *Result, cons, best *[]int32, first bool) {
 			res.Agreeing++
 		}
 	}
-	if !first && slices.Equal(primal, *best) {
-		return // the best labeling again: the same energy, and not better (a converged solve's checks)
+	if !first && notBetter(e, primal, *best) {
+		return // not better than the best labeling: its energy changes nothing
 	}
 	if en := e.Energy(primal); first || en < res.Energy {
 		res.Energy = en
 		*best = append((*best)[:0], primal...)
 	}
+}
+
+// energyBounder is an Engine that can tell from the variables where two
+// labelings differ that the first's energy (Energy's value, rounding
+// included) is no lower than the second's.
+type energyBounder interface {
+	NotBetter(x, ref []int32) bool
+}
+
+// notBetter says that x's energy is no lower than that of ref, the best
+// labeling: x is ref (a converged solve's checks), or e proves it. Such an x
+// never becomes the best, so record skips its energy, deciding the same.
+func notBetter(e Engine, x, ref []int32) bool {
+	if slices.Equal(x, ref) {
+		return true
+	}
+	b, ok := e.(energyBounder)
+	return ok && b.NotBetter(x, ref)
 }
 
 // settler is an Engine that can settle its messages near the variables

@@ -307,3 +307,61 @@ func TestPottsEnergyIsTheModelsEnergy(t *testing.T) {
 		}
 	}
 }
+
+// A check's rounding whose energy cannot beat the best labeling's is skipped
+// (record): notBetter may say so only when energy, rounding included, says it
+// too, and says it wherever the difference is clear.
+func TestRecordSkipsOnlyLabelingsThatAreNotBetter(t *testing.T) {
+	rng := random.New(50)
+	for mi, m := range []*model.Model{
+		random.PottsDenoising(random.New(51), 13, 9, 4, 1.2, 4, 1),
+		random.PottsGrid(random.New(52), 11, 8, 8),
+		tiedPottsGrid(53, 9, 7, 3),
+	} {
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := m.NumVars()
+		x, ref := make([]int32, n), make([]int32, n)
+		skipped, clear := 0, 0
+		for it := range 400 {
+			if it == 200 {
+				// Terms of 1e16 make every sum round by units: the margin must
+				// follow the unaries (AddUnary), or rounded sums reverse below it.
+				for v := range n {
+					delta := make([]float64, m.NumLabels(v))
+					delta[rng.IntN(len(delta))] = 1e16
+					if err := s.AddUnary(v, delta); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for v := range ref {
+				ref[v] = int32(rng.IntN(m.NumLabels(v)))
+			}
+			copy(x, ref)
+			for range 1 + rng.IntN(n/4) {
+				v := rng.IntN(n)
+				x[v] = int32(rng.IntN(m.NumLabels(v)))
+			}
+			ex, er := s.energy(x), s.energy(ref)
+			nb := s.notBetter(x, ref)
+			if nb {
+				skipped++
+				if ex < er {
+					t.Fatalf("model %d, draw %d: notBetter, but energy %v < the reference's %v", mi, it, ex, er)
+				}
+			}
+			if it < 200 && ex-er > 1e-9*math.Max(1, math.Abs(er)) {
+				clear++
+				if !nb {
+					t.Fatalf("model %d, draw %d: energy %v clearly above the reference's %v, notBetter says no", mi, it, ex, er)
+				}
+			}
+		}
+		if skipped == 0 || clear == 0 {
+			t.Fatalf("model %d: %d skipped, %d clearly worse: the draws test nothing", mi, skipped, clear)
+		}
+	}
+}

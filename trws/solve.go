@@ -2,6 +2,7 @@ package trws
 
 import (
 	"context"
+	"math"
 	"slices"
 )
 
@@ -146,6 +147,8 @@ func (e engine) Check() (consistent, primal []int32) {
 }
 
 func (e engine) Energy(x []int32) float64 { return e.s.energy(x) }
+
+func (e engine) NotBetter(x, ref []int32) bool { return e.s.notBetter(x, ref) }
 
 // settle settles the messages around the nodes without a consistency label
 // (cons, the last check's labels) and, on success, sets every node's label.
@@ -318,6 +321,75 @@ func uniqueArgmin(d []float32) int32 {
 
 // energy is the exact (float64) energy of a labeling of the solver's nodes,
 // its unaries read from ucur where it holds them.
+// notBetter reports that energy(x) ≥ energy(ref), energy's float64 sums, from
+// the variables where x and ref differ alone, on Potts models: it sums the
+// exact terms that differ (their unaries and the edges at them) and reports a
+// difference beyond what rounding can move both sums and its own (Higham's
+// bound for recursive summation: γ_N·Σ|terms|, energyMargin). Beyond n/4
+// differing variables it costs as much as an energy: it gives up then.
+func (s *Solver) notBetter(x, ref []int32) bool {
+	if !s.allPotts {
+		return false
+	}
+	margin := s.energyMargin()
+	if !(margin < math.Inf(1)) {
+		return false // an infinite term: no bound
+	}
+	x, ref = x[:s.n], ref[:s.n]
+	d, changed := 0.0, 0
+	for i, a := range x {
+		b := ref[i]
+		if a == b {
+			continue
+		}
+		if changed++; changed > s.n/4 {
+			return false
+		}
+		u := s.u64[s.uoff[i]:s.uoff[i+1]]
+		d += u[a] - u[b]
+		for k := s.astart[i]; k < s.astart[i+1]; k++ {
+			e := s.aedge[k]
+			j := int(s.tail[e] + s.head[e] - int32(i))
+			if j < i && x[j] != ref[j] {
+				continue // summed from j
+			}
+			if a != x[j] {
+				d += s.w64[e]
+			}
+			if b != ref[j] {
+				d -= s.w64[e]
+			}
+		}
+	}
+	return d > margin
+}
+
+// energyMargin bounds |computed − exact| of energy's sum for any labeling
+// twice over, plus that of notBetter's difference: each is a recursive
+// float64 sum of at most 3N terms (N: the offset, n unaries, the edges) whose
+// absolute values sum to at most 2S (S: |offset| + Σ max|unary| + Σ|w|), off
+// by at most γ_{3N}·2S, γ_m = m·u/(1 − m·u), u = 2⁻⁵³.
+func (s *Solver) energyMargin() float64 {
+	if s.emarginOK {
+		return s.emargin
+	}
+	sum := math.Abs(s.offset)
+	for i := range s.n {
+		m := 0.0
+		for _, v := range s.u64[s.uoff[i]:s.uoff[i+1]] {
+			m = math.Max(m, math.Abs(v))
+		}
+		sum += m
+	}
+	for _, w := range s.w64 {
+		sum += math.Abs(w)
+	}
+	mu := 3 * float64(1+s.n+len(s.w64)) * 0x1p-53
+	gamma := mu / (1 - mu)
+	s.emargin, s.emarginOK = 2*3*gamma*2*sum, true // three sums off by γ·2S each, twice over
+	return s.emargin
+}
+
 func (s *Solver) energy(x []int32) float64 {
 	if s.ulab == nil {
 		s.ucur, s.ulab = make([]float64, s.n), make([]int32, s.n)

@@ -35,6 +35,7 @@ func (s *Solver) AddUnary(v int, delta []float64) error {
 			return fmt.Errorf("trws: AddUnary: variable %d, label %d: %w", v, l, err)
 		}
 	}
+	s.emarginOK = false
 	if s.ulab != nil {
 		s.ulab[v] = -1 // energy reads v's unary again
 	}
