@@ -88,7 +88,7 @@ func BenchmarkNATSPerWindowMessages(b *testing.B) {
 	b.SetBytes(int64(len(task) + len(result)))
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := res.JS.Publish(ctx, protocol.TaskSubject("bench"), task); err != nil {
+		if _, err := res.JS.Publish(ctx, res.Names.TaskSubject("bench"), task); err != nil {
 			b.Fatal(err)
 		}
 		batch, err := res.Workers.Fetch(1)
@@ -100,7 +100,7 @@ func BenchmarkNATSPerWindowMessages(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if _, err := res.JS.Publish(ctx, protocol.ResultSubject("bench", 0, i), result); err != nil {
+		if _, err := res.JS.Publish(ctx, res.Names.ResultSubject("bench", 0, i), result); err != nil {
 			b.Fatal(err)
 		}
 	}

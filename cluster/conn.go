@@ -37,6 +37,9 @@ type ConnOptions struct {
 	User, Password      string
 	// TLSCA verifies the server; TLSCert and TLSKey are a client certificate.
 	TLSCA, TLSCert, TLSKey string
+	// Namespace is the cluster's namespace on the server ("": the default,
+	// protocol.DefaultNamespace): Dial and DialService open its resources.
+	Namespace string
 	// Server, when set, is an in-process server (StartEmbedded) reached without a
 	// socket; URL is then ignored.
 	Server *Embedded

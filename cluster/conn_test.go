@@ -82,7 +82,7 @@ func TestConnectAuthenticates(t *testing.T) {
 func TestAttachChangesNothing(t *testing.T) {
 	nc := embeddedConn(t)
 	ctx := context.Background()
-	if _, err := cluster.Attach(ctx, nc); !errors.Is(err, cluster.ErrNoCluster) {
+	if _, err := cluster.Attach(ctx, nc, ""); !errors.Is(err, cluster.ErrNoCluster) {
 		t.Fatalf("attach before any service: %v", err)
 	}
 	cfg := cluster.DefaultConfig()
@@ -91,7 +91,7 @@ func TestAttachChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		res, err := cluster.Attach(ctx, nc)
+		res, err := cluster.Attach(ctx, nc, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,5 +290,24 @@ func TestGetBytesHoldsAtMostTheDeclaredSize(t *testing.T) {
 		if got, err := res.GetBytes(ctx, "big", size); err == nil {
 			t.Errorf("declared %d, the object holds %d: read %d bytes", size, len(content), len(got))
 		}
+	}
+}
+
+// TestEmbeddedServerNamesATakenAddress: a server asked to listen where another
+// process listens says so at once, naming the address, instead of waiting for
+// a listener that never comes.
+func TestEmbeddedServerNamesATakenAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	start := time.Now()
+	_, err = cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: l.Addr().String()})
+	if err == nil || !strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), l.Addr().String()) {
+		t.Fatalf("StartEmbedded on a taken address: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the error took %v", d)
 	}
 }

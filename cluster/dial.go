@@ -14,7 +14,7 @@ func Dial(ctx context.Context, o ConnOptions, name string) (*Resources, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := Attach(ctx, nc)
+	res, err := Attach(ctx, nc, o.Namespace)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("%s: %w", o.URL, err)
@@ -28,6 +28,9 @@ func DialService(ctx context.Context, o ConnOptions, cfg Config, name string) (*
 	nc, err := Connect(o, name)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = o.Namespace
 	}
 	res, err := Open(ctx, nc, cfg)
 	if err != nil {

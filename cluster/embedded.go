@@ -6,6 +6,7 @@ import (
 	"github.com/nats-io/nkeys"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -104,6 +105,8 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		opts.Host, opts.Port = host, port
 		if port == 0 {
 			opts.Port = server.RANDOM_PORT
+		} else if err := portFree(host, port); err != nil {
+			return nil, err
 		}
 	}
 	if err := o.auth(opts, opts.Host); err != nil {
@@ -128,6 +131,20 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 		return nil, errors.New("nats: the embedded server did not start within 30 s")
 	}
 	return &Embedded{Server: s, token: o.Token, user: o.User, password: o.Password, nkey: own}, nil
+}
+
+// portFree says whether host:port can be listened on: the server itself,
+// quiet, would only wait for its listener until its start times out.
+func portFree(host string, port int) error {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("nats: listen address %s is in use (another server or cluster?): choose another port", addr)
+		}
+		return fmt.Errorf("nats: listen address %s: %w", addr, err)
+	}
+	return l.Close()
 }
 
 // URL is where other processes connect ("" when the server does not listen).

@@ -183,7 +183,7 @@ func TestBadGraphTasksAreReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	errs := make(chan protocol.Error, 16)
-	sub, err := res.Conn.Subscribe(protocol.ErrorSubject(e.spec.Job), func(msg *nats.Msg) {
+	sub, err := res.Conn.Subscribe(res.Names.ErrorSubject(e.spec.Job), func(msg *nats.Msg) {
 		if v, err := protocol.Decode[protocol.Error](msg.Data, protocol.MaxMessageBytes); err == nil {
 			errs <- v
 		}
@@ -208,7 +208,7 @@ func TestBadGraphTasksAreReported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := res.JS.Publish(ctx, protocol.TaskSubject(e.spec.Job), data); err != nil {
+		if _, err := res.JS.Publish(ctx, res.Names.TaskSubject(e.spec.Job), data); err != nil {
 			t.Fatal(err)
 		}
 	}

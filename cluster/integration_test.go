@@ -312,7 +312,7 @@ func TestDuplicateResultsAreIgnored(t *testing.T) {
 	}
 	ctx := context.Background()
 	for i := range 2 {
-		ack, err := res.JS.Publish(ctx, protocol.ErrorSubject("other"), data, jetstream.WithMsgID("probe-id"))
+		ack, err := res.JS.Publish(ctx, res.Names.ErrorSubject("other"), data, jetstream.WithMsgID("probe-id"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,10 +376,10 @@ func TestBadMessagesAreRejectedAndServingGoesOn(t *testing.T) {
 	bad := [][]byte{[]byte("not a message"), wrongVersion, oversized, good[:len(good)-3]}
 	ctx := context.Background()
 	for i, data := range bad {
-		if _, err := res.JS.Publish(ctx, protocol.TaskSubject("bad"), data); err != nil {
+		if _, err := res.JS.Publish(ctx, res.Names.TaskSubject("bad"), data); err != nil {
 			t.Fatalf("bad task %d: %v", i, err)
 		}
-		if _, err := res.JS.Publish(ctx, protocol.ResultSubject("bad", 0, 10000+i), data); err != nil {
+		if _, err := res.JS.Publish(ctx, res.Names.ResultSubject("bad", 0, 10000+i), data); err != nil {
 			t.Fatalf("bad result %d: %v", i, err)
 		}
 	}
@@ -700,7 +700,7 @@ func TestReplacedStoredResultIsSentAgain(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		subject := protocol.ResultSubject(task.Job, task.Round, task.Window)
+		subject := res.Names.ResultSubject(task.Job, task.Round, task.Window)
 		res.JS.Publish(ctx, subject, data)
 		time.Sleep(200 * time.Millisecond) // stored by the coordinator
 		res.JS.Publish(ctx, subject, []byte("garbage"))
@@ -778,7 +778,7 @@ func pullRaw(ctx context.Context, t *testing.T, res *cluster.Resources, answer f
 			}
 			data, ack := answer(task)
 			if data != nil {
-				res.JS.Publish(ctx, protocol.ResultSubject(task.Job, task.Round, task.Window), data)
+				res.JS.Publish(ctx, res.Names.ResultSubject(task.Job, task.Round, task.Window), data)
 			}
 			if ack {
 				m.Ack()

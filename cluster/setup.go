@@ -31,6 +31,9 @@ type Config struct {
 	// Replicas is the streams' and buckets' replica count on a NATS cluster
 	// (3 survives the loss of a NATS node; default 1).
 	Replicas int
+	// Namespace names the cluster's resources (protocol.NewNames; "": the
+	// default): services of one cluster share it.
+	Namespace string
 }
 
 // DefaultConfig is the configuration of a production cluster.
@@ -42,12 +45,13 @@ func DefaultConfig() Config {
 type Resources struct {
 	Conn    *nats.Conn
 	JS      jetstream.JetStream
-	Tasks   jetstream.Stream   // protocol.StreamTasks, a work queue
-	Results jetstream.Stream   // protocol.StreamResults
-	Workers jetstream.Consumer // protocol.ConsumerWorkers, shared by every worker
+	Tasks   jetstream.Stream   // names.StreamTasks(), a work queue
+	Results jetstream.Stream   // names.StreamResults()
+	Workers jetstream.Consumer // names.ConsumerWorkers(), shared by every worker
 	Objects jetstream.ObjectStore
 	Jobs    jetstream.KeyValue
 	Config  Config
+	Names   protocol.Names // of Config.Namespace
 }
 
 // Open creates the streams, the workers' consumer, the object store and the
@@ -58,6 +62,10 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
 	if cfg.AckWait <= 0 || cfg.MaxDeliver < 1 || cfg.Duplicates <= 0 || cfg.Replicas < 0 {
 		return nil, fmt.Errorf("nats: config %+v: want positive ack wait, max deliveries and duplicate window", cfg)
 	}
+	names, err := protocol.NewNames(cfg.Namespace)
+	if err != nil {
+		return nil, err
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
@@ -67,54 +75,60 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Resources, error) {
 		storage = jetstream.MemoryStorage
 	}
 	replicas := max(cfg.Replicas, 1)
-	r := &Resources{Conn: nc, JS: js, Config: cfg}
+	r := &Resources{Conn: nc, JS: js, Config: cfg, Names: names}
 	maxMsg := int32(min(nc.MaxPayload(), 1<<31-1))
 	if r.Tasks, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: protocol.StreamTasks, Subjects: protocol.TaskStreamSubjects(),
+		Name: names.StreamTasks(), Subjects: names.TaskStreamSubjects(),
 		Retention: jetstream.WorkQueuePolicy, Storage: storage, Duplicates: cfg.Duplicates,
 		MaxMsgSize: maxMsg, Replicas: replicas,
 	}); err != nil {
-		return nil, fmt.Errorf("nats: stream %s: %w", protocol.StreamTasks, err)
+		return nil, fmt.Errorf("nats: stream %s: %w", names.StreamTasks(), err)
 	}
 	// One message per result subject (job, round, window): a result published
 	// again after the duplicate window replaces the first, never piles up.
 	if r.Results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: protocol.StreamResults, Subjects: protocol.ResultStreamSubjects(),
+		Name: names.StreamResults(), Subjects: names.ResultStreamSubjects(),
 		Retention: jetstream.LimitsPolicy, Storage: storage, Duplicates: cfg.Duplicates,
 		MaxMsgsPerSubject: 1, MaxMsgSize: maxMsg, Replicas: replicas,
 	}); err != nil {
-		return nil, fmt.Errorf("nats: stream %s: %w", protocol.StreamResults, err)
+		return nil, fmt.Errorf("nats: stream %s: %w", names.StreamResults(), err)
 	}
 	if r.Workers, err = r.Tasks.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable: protocol.ConsumerWorkers, AckPolicy: jetstream.AckExplicitPolicy,
+		Durable: names.ConsumerWorkers(), AckPolicy: jetstream.AckExplicitPolicy,
 		AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver, MaxAckPending: -1,
 		MaxWaiting: 4096,
 	}); err != nil {
-		return nil, fmt.Errorf("nats: consumer %s: %w", protocol.ConsumerWorkers, err)
+		return nil, fmt.Errorf("nats: consumer %s: %w", names.ConsumerWorkers(), err)
 	}
-	objCfg := jetstream.ObjectStoreConfig{Bucket: protocol.ObjectBucket, Storage: storage, Replicas: replicas}
+	objCfg := jetstream.ObjectStoreConfig{Bucket: names.ObjectBucket(), Storage: storage, Replicas: replicas}
 	if r.Objects, err = js.CreateOrUpdateObjectStore(ctx, objCfg); err != nil {
-		return nil, fmt.Errorf("nats: object store %s: %w", protocol.ObjectBucket, err)
+		return nil, fmt.Errorf("nats: object store %s: %w", names.ObjectBucket(), err)
 	}
-	kvCfg := jetstream.KeyValueConfig{Bucket: protocol.JobBucket, Storage: storage, History: 1, Replicas: replicas}
+	kvCfg := jetstream.KeyValueConfig{Bucket: names.JobBucket(), Storage: storage, History: 1, Replicas: replicas}
 	if r.Jobs, err = js.CreateOrUpdateKeyValue(ctx, kvCfg); err != nil {
-		return nil, fmt.Errorf("nats: key-value bucket %s: %w", protocol.JobBucket, err)
+		return nil, fmt.Errorf("nats: key-value bucket %s: %w", names.JobBucket(), err)
 	}
 	return r, nil
 }
 
 // ErrNoCluster is Attach's error where no service has created the resources.
-var ErrNoCluster = errors.New("no partopt cluster on this NATS server yet (start a coordinator)")
+var ErrNoCluster = errors.New("no partopt cluster of this namespace on this NATS server yet (start a coordinator)")
 
 // Attach opens the resources the services created, changing nothing: what
-// clients (submit, status, fetch, cancel) call. Config is the workers'
-// consumer's, as the services set it.
-func Attach(ctx context.Context, nc *nats.Conn) (*Resources, error) {
+// clients (submit, status, fetch, cancel) call, with the services' namespace
+// ns ("": the default). Config is the workers' consumer's, as the services set
+// it.
+func Attach(ctx context.Context, nc *nats.Conn, ns string) (*Resources, error) {
+	names, err := protocol.NewNames(ns)
+	if err != nil {
+		return nil, err
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
-	r := &Resources{Conn: nc, JS: js, Config: DefaultConfig()}
+	r := &Resources{Conn: nc, JS: js, Config: DefaultConfig(), Names: names}
+	r.Config.Namespace = names.Namespace()
 	missing := func(err error) error {
 		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
 			errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -122,21 +136,21 @@ func Attach(ctx context.Context, nc *nats.Conn) (*Resources, error) {
 		}
 		return fmt.Errorf("nats: %w", err)
 	}
-	if r.Tasks, err = js.Stream(ctx, protocol.StreamTasks); err != nil {
+	if r.Tasks, err = js.Stream(ctx, names.StreamTasks()); err != nil {
 		return nil, missing(err)
 	}
-	if r.Results, err = js.Stream(ctx, protocol.StreamResults); err != nil {
+	if r.Results, err = js.Stream(ctx, names.StreamResults()); err != nil {
 		return nil, missing(err)
 	}
-	if r.Workers, err = r.Tasks.Consumer(ctx, protocol.ConsumerWorkers); err != nil {
+	if r.Workers, err = r.Tasks.Consumer(ctx, names.ConsumerWorkers()); err != nil {
 		return nil, missing(err)
 	}
 	c := r.Workers.CachedInfo().Config
 	r.Config.AckWait, r.Config.MaxDeliver = c.AckWait, c.MaxDeliver
-	if r.Objects, err = js.ObjectStore(ctx, protocol.ObjectBucket); err != nil {
+	if r.Objects, err = js.ObjectStore(ctx, names.ObjectBucket()); err != nil {
 		return nil, missing(err)
 	}
-	if r.Jobs, err = js.KeyValue(ctx, protocol.JobBucket); err != nil {
+	if r.Jobs, err = js.KeyValue(ctx, names.JobBucket()); err != nil {
 		return nil, missing(err)
 	}
 	return r, nil

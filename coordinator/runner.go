@@ -259,17 +259,17 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	if r.opt.Resume {
 		// Start over on the job's messages: the results are read again from the
 		// beginning, the tasks queued by the predecessor are replaced.
-		if err := r.res.Results.DeleteConsumer(ctx, protocol.CoordinatorConsumer(r.spec.Job)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		if err := r.res.Results.DeleteConsumer(ctx, r.res.Names.CoordinatorConsumer(r.spec.Job)); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			return r.Summary(), err
 		}
-		if err := r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.TaskSubject(r.spec.Job))); err != nil {
+		if err := r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.TaskSubject(r.spec.Job))); err != nil {
 			return r.Summary(), err
 		}
 		r.log.Info("resuming the job from its stored results")
 	}
 	cons, err := r.res.Results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:        protocol.CoordinatorConsumer(r.spec.Job),
-		FilterSubjects: []string{protocol.ResultFilter(r.spec.Job), protocol.ErrorSubject(r.spec.Job)},
+		Durable:        r.res.Names.CoordinatorConsumer(r.spec.Job),
+		FilterSubjects: []string{r.res.Names.ResultFilter(r.spec.Job), r.res.Names.ErrorSubject(r.spec.Job)},
 		AckPolicy:      jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxAckPending: -1,
 	})
 	if err != nil {
@@ -299,12 +299,12 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 
 	nc := r.res.Conn
 	advisories := make(chan *nats.Msg, 1024)
-	adv, err := nc.ChanSubscribe(protocol.MaxDeliveriesAdvisory(), advisories)
+	adv, err := nc.ChanSubscribe(r.res.Names.MaxDeliveriesAdvisory(), advisories)
 	if err != nil {
 		return r.Summary(), err
 	}
 	defer adv.Unsubscribe()
-	status, err := nc.Subscribe(protocol.StatusSubject(r.spec.Job), func(m *nats.Msg) {
+	status, err := nc.Subscribe(r.res.Names.StatusSubject(r.spec.Job), func(m *nats.Msg) {
 		data, _ := json.Marshal(r.shown())
 		m.Respond(data)
 	})
@@ -470,7 +470,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 		}
 		r.apply(OutputsWritten{})
 	case Purge:
-		if err := r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.TaskSubject(r.spec.Job))); err != nil {
+		if err := r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.TaskSubject(r.spec.Job))); err != nil {
 			r.log.Warn("purging the job's tasks", "err", err)
 		}
 	}
@@ -487,7 +487,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 	}
 	var futures []jetstream.PubAckFuture
 	for _, i := range a.Windows {
-		if stored[protocol.ResultSubject(r.spec.Job, a.Round, i)] {
+		if stored[r.res.Names.ResultSubject(r.spec.Job, a.Round, i)] {
 			// Solved before a restart: merged again from the stream, unless unusable.
 			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
 				r.keep(i, dec)
@@ -551,7 +551,7 @@ func (r *Runner) publish(ctx context.Context, id WindowID) (jetstream.PubAckFutu
 	}
 	r.attempts[id]++
 	msgID := protocol.TaskMsgID(r.spec.Job, id.Round, id.Window, r.epoch+"-"+strconv.Itoa(r.attempts[id])) // a resend is no duplicate
-	f, err := r.res.JS.PublishAsync(protocol.TaskSubject(r.spec.Job), data, jetstream.WithMsgID(msgID))
+	f, err := r.res.JS.PublishAsync(r.res.Names.TaskSubject(r.spec.Job), data, jetstream.WithMsgID(msgID))
 	if err != nil {
 		return nil, fmt.Errorf("publishing task %d: %w", id.Window, err)
 	}
@@ -567,7 +567,7 @@ func (r *Runner) storedResults(ctx context.Context, round int) (map[string]bool,
 	if !r.opt.Resume {
 		return nil, nil
 	}
-	info, err := r.res.Results.Info(ctx, jetstream.WithSubjectFilter(protocol.ResultRoundFilter(r.spec.Job, round)))
+	info, err := r.res.Results.Info(ctx, jetstream.WithSubjectFilter(r.res.Names.ResultRoundFilter(r.spec.Job, round)))
 	if err != nil {
 		return nil, fmt.Errorf("listing stored results: %w", err)
 	}
@@ -799,7 +799,7 @@ type advisory struct {
 // window is lost (and listed), the task removed from the queue.
 func (r *Runner) onAdvisory(ctx context.Context, m *nats.Msg) {
 	var a advisory
-	if err := json.Unmarshal(m.Data, &a); err != nil || a.Stream != protocol.StreamTasks {
+	if err := json.Unmarshal(m.Data, &a); err != nil || a.Stream != r.res.Names.StreamTasks() {
 		r.log.Warn("unreadable max-deliveries advisory", "err", err)
 		return
 	}
@@ -882,7 +882,7 @@ func (r *Runner) recordProof(id WindowID, dec decoded) error {
 // fetch reads a stored result again from the results stream (it did not fit the
 // cache).
 func (r *Runner) fetch(ctx context.Context, id WindowID) (decoded, error) {
-	raw, err := r.res.Results.GetLastMsgForSubject(ctx, protocol.ResultSubject(r.spec.Job, id.Round, id.Window))
+	raw, err := r.res.Results.GetLastMsgForSubject(ctx, r.res.Names.ResultSubject(r.spec.Job, id.Round, id.Window))
 	if err != nil {
 		return decoded{}, fmt.Errorf("reading the result of window %d/%d: %w", id.Round, id.Window, err)
 	}
@@ -968,7 +968,7 @@ func (r *Runner) publishStatus(ctx context.Context) {
 	s := r.shown()
 	p := protocol.Progress{Job: r.spec.Job, Round: s.Round, Done: s.Merged, Total: s.Windows, InFlight: s.InFlight, Failed: s.Lost, Persistent: s.Proven}
 	if data, err := protocol.Marshal(p); err == nil {
-		r.res.Conn.Publish(protocol.ProgressSubject(r.spec.Job), data)
+		r.res.Conn.Publish(r.res.Names.ProgressSubject(r.spec.Job), data)
 	}
 	data, err := json.Marshal(s)
 	if err == nil {
@@ -987,10 +987,10 @@ func (r *Runner) Cleanup(ctx context.Context) { r.cleanup(ctx) }
 // fixed-label and result objects, queued tasks.
 func (r *Runner) cleanup(ctx context.Context) {
 	job := r.spec.Job
-	r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(protocol.TaskSubject(job)))
-	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(protocol.ResultFilter(job)))
-	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(protocol.ErrorSubject(job)))
-	r.res.Results.DeleteConsumer(ctx, protocol.CoordinatorConsumer(job))
+	r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.TaskSubject(job)))
+	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.ResultFilter(job)))
+	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.ErrorSubject(job)))
+	r.res.Results.DeleteConsumer(ctx, r.res.Names.CoordinatorConsumer(job))
 	if infos, err := r.res.Objects.List(ctx); err == nil {
 		var names []string
 		for _, o := range infos {

@@ -21,7 +21,7 @@ func ExampleUnmarshal() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("publish on", protocol.TaskSubject(job), "with Nats-Msg-Id", protocol.MsgID(job, 1, 7))
+	fmt.Println("publish on", protocol.DefaultNames.TaskSubject(job), "with Nats-Msg-Id", protocol.MsgID(job, 1, 7))
 
 	msg, err := protocol.Unmarshal(data, protocol.MaxMessageBytes)
 	if err != nil {

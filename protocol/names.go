@@ -3,81 +3,125 @@ package protocol
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
-// JetStream streams, consumers and buckets.
-const (
-	// StreamTasks is the work-queue stream of WindowTasks (TaskStreamSubjects):
-	// a task is removed when a worker acks it.
-	StreamTasks = "PARTOPT_TASKS"
-	// StreamResults holds WindowResults, ResultRefs and Errors
-	// (ResultStreamSubjects) until the coordinator has merged them.
-	StreamResults = "PARTOPT_RESULTS"
-	// ConsumerWorkers is the durable pull consumer of StreamTasks that every
-	// worker shares.
-	ConsumerWorkers = "partopt-workers"
-	// ConsumerCoordinator is the durable pull consumer of StreamResults.
-	ConsumerCoordinator = "partopt-coordinator"
-	// ObjectBucket is the object store of models, fixed labels and large
-	// results (Payload.Object, ModelRef.Object).
-	ObjectBucket = "partopt-objects"
-	// JobBucket is the key-value bucket of JobSpecs, keyed by JobSpecKey.
-	JobBucket = "partopt-jobs"
-)
+// DefaultNamespace is the namespace of a cluster that names none.
+const DefaultNamespace = "partopt"
 
-// Subjects. The functions expect a job that passes ValidateJob.
-const (
-	subjectPrefix = "partopt."
-	// SubjectSubmit takes a JobSpec (request-reply to the coordinator).
-	SubjectSubmit = subjectPrefix + "job.submit"
-)
+// MaxNamespaceLen is the longest namespace.
+const MaxNamespaceLen = 32
 
-// TaskSubject carries the WindowTasks of job.
-func TaskSubject(job string) string { return subjectPrefix + "task." + job }
-
-// ResultSubject carries the WindowResult (or ResultRef) of a window.
-func ResultSubject(job string, round, window int) string {
-	return subjectPrefix + "result." + job + "." + strconv.Itoa(round) + "." + strconv.Itoa(window)
+// Names are the JetStream streams, consumers, buckets and subjects of one
+// cluster namespace: clusters of different namespaces share a NATS server and
+// never see each other's tasks, results, models or jobs. The default
+// namespace's names are those of the clusters before namespaces (PARTOPT_TASKS,
+// partopt.task.JOB, …), so that their streams and jobs carry over.
+//
+//	n, err := protocol.NewNames("team-a") // TEAM-A_TASKS, team-a.task.JOB, team-a-jobs, …
+//
+// The subject functions expect a job that passes ValidateJob.
+type Names struct {
+	ns     string // team-a: buckets and consumers
+	stream string // TEAM-A: stream prefix
+	subj   string // team-a.: subject prefix
 }
 
-// ResultFilter matches every result of job (a consumer filter).
-func ResultFilter(job string) string { return subjectPrefix + "result." + job + ".>" }
-
-// ResultRoundFilter matches the results of one round of job.
-func ResultRoundFilter(job string, round int) string {
-	return subjectPrefix + "result." + job + "." + strconv.Itoa(round) + ".>"
+// NewNames returns the names of namespace ns ("": DefaultNamespace), which
+// must be 1 to MaxNamespaceLen of a–z, 0–9, '_' and '-', starting with a
+// letter or digit: a NATS subject token and, upper-cased, a stream name.
+func NewNames(ns string) (Names, error) {
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	if len(ns) > MaxNamespaceLen {
+		return Names{}, fmt.Errorf("namespace %.80q: want 1 to %d characters, have %d", ns, MaxNamespaceLen, len(ns))
+	}
+	for i := 0; i < len(ns); i++ {
+		c := ns[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || i > 0 && (c == '_' || c == '-')) {
+			return Names{}, fmt.Errorf("namespace %q: character %q at %d: use a-z 0-9, and _ - after the first", ns, c, i)
+		}
+	}
+	return Names{ns: ns, stream: strings.ToUpper(ns), subj: ns + "."}, nil
 }
 
-// ErrorSubject carries the Errors of job.
-func ErrorSubject(job string) string { return subjectPrefix + "error." + job }
+// DefaultNames are the names of DefaultNamespace.
+var DefaultNames, _ = NewNames(DefaultNamespace)
 
-// ProgressSubject carries the Progress of job (core NATS: only the latest matters).
-func ProgressSubject(job string) string { return subjectPrefix + "progress." + job }
+// Namespace is the namespace of the names ("" for the zero Names: use
+// NewNames).
+func (n Names) Namespace() string { return n.ns }
 
-// CancelSubject takes a Cancel of job.
-func CancelSubject(job string) string { return subjectPrefix + "job.cancel." + job }
+// StreamTasks is the work-queue stream of WindowTasks (TaskStreamSubjects): a
+// task is removed when a worker acks it.
+func (n Names) StreamTasks() string { return n.stream + "_TASKS" }
 
-// StatusSubject answers a request with the Progress of job.
-func StatusSubject(job string) string { return subjectPrefix + "job.status." + job }
+// StreamResults holds WindowResults, ResultRefs and Errors
+// (ResultStreamSubjects) until the coordinator has merged them.
+func (n Names) StreamResults() string { return n.stream + "_RESULTS" }
 
-// TaskStreamSubjects are the subjects of StreamTasks.
-func TaskStreamSubjects() []string { return []string{subjectPrefix + "task.*"} }
-
-// ResultStreamSubjects are the subjects of StreamResults.
-func ResultStreamSubjects() []string {
-	return []string{subjectPrefix + "result.>", subjectPrefix + "error.*"}
-}
+// ConsumerWorkers is the durable pull consumer of StreamTasks that every worker
+// shares.
+func (n Names) ConsumerWorkers() string { return n.ns + "-workers" }
 
 // CoordinatorConsumer is the durable pull consumer of StreamResults through
 // which the coordinator collects job's results and errors (ResultFilter and
 // ErrorSubject).
-func CoordinatorConsumer(job string) string { return ConsumerCoordinator + "-" + job }
+func (n Names) CoordinatorConsumer(job string) string { return n.ns + "-coordinator-" + job }
+
+// ObjectBucket is the object store of models, fixed labels, large results and
+// outputs (Payload.Object, ModelRef.Object, OutputObject).
+func (n Names) ObjectBucket() string { return n.ns + "-objects" }
+
+// JobBucket is the key-value bucket of JobSpecs and statuses (JobSpecKey,
+// JobStatusKey, JobLoadsKey).
+func (n Names) JobBucket() string { return n.ns + "-jobs" }
+
+// SubjectSubmit takes a JobSpec (request-reply to the coordinator).
+func (n Names) SubjectSubmit() string { return n.subj + "job.submit" }
+
+// TaskSubject carries the WindowTasks of job.
+func (n Names) TaskSubject(job string) string { return n.subj + "task." + job }
+
+// ResultSubject carries the WindowResult (or ResultRef) of a window.
+func (n Names) ResultSubject(job string, round, window int) string {
+	return n.subj + "result." + job + "." + strconv.Itoa(round) + "." + strconv.Itoa(window)
+}
+
+// ResultFilter matches every result of job (a consumer filter).
+func (n Names) ResultFilter(job string) string { return n.subj + "result." + job + ".>" }
+
+// ResultRoundFilter matches the results of one round of job.
+func (n Names) ResultRoundFilter(job string, round int) string {
+	return n.subj + "result." + job + "." + strconv.Itoa(round) + ".>"
+}
+
+// ErrorSubject carries the Errors of job.
+func (n Names) ErrorSubject(job string) string { return n.subj + "error." + job }
+
+// ProgressSubject carries the Progress of job (core NATS: only the latest matters).
+func (n Names) ProgressSubject(job string) string { return n.subj + "progress." + job }
+
+// CancelSubject takes a Cancel of job.
+func (n Names) CancelSubject(job string) string { return n.subj + "job.cancel." + job }
+
+// StatusSubject answers a request with the Progress of job.
+func (n Names) StatusSubject(job string) string { return n.subj + "job.status." + job }
+
+// TaskStreamSubjects are the subjects of StreamTasks.
+func (n Names) TaskStreamSubjects() []string { return []string{n.subj + "task.*"} }
+
+// ResultStreamSubjects are the subjects of StreamResults.
+func (n Names) ResultStreamSubjects() []string {
+	return []string{n.subj + "result.>", n.subj + "error.*"}
+}
 
 // MaxDeliveriesAdvisory is the subject on which JetStream reports a task of
 // StreamTasks that exhausted its deliveries to ConsumerWorkers (a JSON advisory
 // with the task's stream sequence).
-func MaxDeliveriesAdvisory() string {
-	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamTasks + "." + ConsumerWorkers
+func (n Names) MaxDeliveriesAdvisory() string {
+	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + n.StreamTasks() + "." + n.ConsumerWorkers()
 }
 
 // MsgID is the Nats-Msg-Id header of a window's result, so that JetStream drops

@@ -6,19 +6,20 @@ import (
 )
 
 func TestSubjectsAndNames(t *testing.T) {
+	d := DefaultNames
 	for _, tc := range []struct{ got, want string }{
-		{TaskSubject("job-1"), "partopt.task.job-1"},
-		{ResultSubject("job-1", 2, 37), "partopt.result.job-1.2.37"},
-		{ResultFilter("job-1"), "partopt.result.job-1.>"},
-		{ProgressSubject("job-1"), "partopt.progress.job-1"},
-		{ErrorSubject("job-1"), "partopt.error.job-1"},
-		{CancelSubject("job-1"), "partopt.job.cancel.job-1"},
-		{StatusSubject("job-1"), "partopt.job.status.job-1"},
-		{SubjectSubmit, "partopt.job.submit"},
+		{d.TaskSubject("job-1"), "partopt.task.job-1"},
+		{d.ResultSubject("job-1", 2, 37), "partopt.result.job-1.2.37"},
+		{d.ResultFilter("job-1"), "partopt.result.job-1.>"},
+		{d.ProgressSubject("job-1"), "partopt.progress.job-1"},
+		{d.ErrorSubject("job-1"), "partopt.error.job-1"},
+		{d.CancelSubject("job-1"), "partopt.job.cancel.job-1"},
+		{d.StatusSubject("job-1"), "partopt.job.status.job-1"},
+		{d.SubjectSubmit(), "partopt.job.submit"},
 		{MsgID("job-1", 2, 37), "job-1/2/37"},
 		{TaskMsgID("job-1", 2, 37, "e9"), "job-1/2/37/e9"},
-		{ResultRoundFilter("job-1", 2), "partopt.result.job-1.2.>"},
-		{CoordinatorConsumer("job-1"), "partopt-coordinator-job-1"},
+		{d.ResultRoundFilter("job-1", 2), "partopt.result.job-1.2.>"},
+		{d.CoordinatorConsumer("job-1"), "partopt-coordinator-job-1"},
 		{JobStatusKey("job-1"), "job-1.status"},
 		{EvidenceObject("job-1"), "job-1/evidence"},
 		{OutputObject("job-1", "labels.plf"), "job-1/out/labels.plf"},
@@ -27,8 +28,15 @@ func TestSubjectsAndNames(t *testing.T) {
 		{RoundFixedObject("job-1", 2), "job-1/fixed/2"},
 		{FixedObject("job-1", 2, 37), "job-1/fixed/2/37"},
 		{ResultObject("job-1", 2, 37), "job-1/result/2/37"},
-		{strings.Join(TaskStreamSubjects(), " "), "partopt.task.*"},
-		{strings.Join(ResultStreamSubjects(), " "), "partopt.result.> partopt.error.*"},
+		{strings.Join(d.TaskStreamSubjects(), " "), "partopt.task.*"},
+		{strings.Join(d.ResultStreamSubjects(), " "), "partopt.result.> partopt.error.*"},
+		// The default namespace keeps the names of the clusters before namespaces.
+		{d.StreamTasks(), "PARTOPT_TASKS"},
+		{d.StreamResults(), "PARTOPT_RESULTS"},
+		{d.ConsumerWorkers(), "partopt-workers"},
+		{d.ObjectBucket(), "partopt-objects"},
+		{d.JobBucket(), "partopt-jobs"},
+		{d.MaxDeliveriesAdvisory(), "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.PARTOPT_TASKS.partopt-workers"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
@@ -40,8 +48,64 @@ func TestSubjectsAndNames(t *testing.T) {
 		}
 	}
 	// Every subject stays inside the streams' subjects (one stream per subject).
-	if !strings.HasPrefix(TaskSubject("j"), "partopt.task.") || !strings.HasPrefix(ErrorSubject("j"), "partopt.error.") {
+	if !strings.HasPrefix(d.TaskSubject("j"), "partopt.task.") || !strings.HasPrefix(d.ErrorSubject("j"), "partopt.error.") {
 		t.Error("subjects moved out of their streams")
+	}
+}
+
+// Two namespaces share no stream, consumer, bucket or subject: every name of
+// one differs from the other's, and no subject of one matches the other's
+// stream subjects.
+func TestNamespacesShareNothing(t *testing.T) {
+	names := func(n Names) []string {
+		return []string{n.StreamTasks(), n.StreamResults(), n.ConsumerWorkers(), n.CoordinatorConsumer("j"),
+			n.ObjectBucket(), n.JobBucket(), n.SubjectSubmit(), n.TaskSubject("j"), n.ResultSubject("j", 1, 2),
+			n.ErrorSubject("j"), n.ProgressSubject("j"), n.CancelSubject("j"), n.StatusSubject("j"), n.MaxDeliveriesAdvisory()}
+	}
+	a, err := NewNames("team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{"", "team-b", "team", "team-a-b", "teama"} {
+		b, err := NewNames(other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs := map[string]bool{}
+		for _, s := range names(b) {
+			theirs[s] = true
+		}
+		for _, s := range names(a) {
+			if theirs[s] {
+				t.Errorf("%q and %q share %q", a.Namespace(), b.Namespace(), s)
+			}
+		}
+		for _, s := range []string{a.TaskSubject("j"), a.ResultSubject("j", 1, 2), a.ErrorSubject("j")} {
+			for _, f := range append(b.TaskStreamSubjects(), b.ResultStreamSubjects()...) {
+				if strings.HasPrefix(s, strings.TrimSuffix(strings.TrimSuffix(f, ">"), "*")) {
+					t.Errorf("%q's subject %q falls in %q's stream subject %q", a.Namespace(), s, b.Namespace(), f)
+				}
+			}
+		}
+	}
+	if a.StreamTasks() != "TEAM-A_TASKS" || a.TaskSubject("j") != "team-a.task.j" || a.JobBucket() != "team-a-jobs" {
+		t.Errorf("team-a: %q %q %q", a.StreamTasks(), a.TaskSubject("j"), a.JobBucket())
+	}
+}
+
+func TestNamespacesAreSafeNames(t *testing.T) {
+	for _, ns := range []string{"a", "team-a", "x_1", "0ops", strings.Repeat("n", MaxNamespaceLen)} {
+		if _, err := NewNames(ns); err != nil {
+			t.Errorf("NewNames(%q) = %v", ns, err)
+		}
+	}
+	for _, ns := range []string{"Team", "-a", "_a", "a.b", "a*", "a>", "a b", "ä", strings.Repeat("n", MaxNamespaceLen+1)} {
+		if _, err := NewNames(ns); err == nil {
+			t.Errorf("NewNames(%q) accepted", ns)
+		}
+	}
+	if n, err := NewNames(""); err != nil || n != DefaultNames {
+		t.Errorf(`NewNames("") = %v, %v`, n, err)
 	}
 }
 

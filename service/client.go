@@ -76,7 +76,7 @@ func Submit(ctx context.Context, conn cluster.ConnOptions, s job.Spec, o SubmitO
 	if err != nil {
 		return "", err
 	}
-	msg, err := requestCoordinator(ctx, res, protocol.SubjectSubmit, data)
+	msg, err := requestCoordinator(ctx, res, res.Names.SubjectSubmit(), data)
 	if err != nil {
 		return "", coordinatorError(err)
 	}
@@ -124,7 +124,7 @@ func coordinatorError(err error) error {
 // answer it reads the last status the coordinator stored.
 func Status(ctx context.Context, res *cluster.Resources, jobID string) (coordinator.Summary, error) {
 	var s coordinator.Summary
-	msg, err := res.Conn.Request(protocol.StatusSubject(jobID), nil, 2*time.Second)
+	msg, err := res.Conn.Request(res.Names.StatusSubject(jobID), nil, 2*time.Second)
 	if err == nil {
 		return s, json.Unmarshal(msg.Data, &s)
 	}
@@ -195,7 +195,7 @@ func Cancel(ctx context.Context, res *cluster.Resources, jobID, reason string) e
 	if err != nil {
 		return err
 	}
-	if _, err := requestCoordinator(ctx, res, protocol.CancelSubject(jobID), data); err != nil {
+	if _, err := requestCoordinator(ctx, res, res.Names.CancelSubject(jobID), data); err != nil {
 		return coordinatorError(err)
 	}
 	return nil

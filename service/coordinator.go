@@ -147,11 +147,11 @@ func (s *service) follow(ctx context.Context, rep *replica.Replica, id string) e
 // lead takes submissions and cancels, resumes the unfinished jobs, and runs
 // jobs until ctx ends; then it waits for them to stop.
 func (s *service) lead(ctx context.Context) error {
-	sub, err := s.res.Conn.QueueSubscribe(protocol.SubjectSubmit, "partopt-coordinators", func(m *nats.Msg) { s.submit(ctx, m) })
+	sub, err := s.res.Conn.QueueSubscribe(s.res.Names.SubjectSubmit(), "partopt-coordinators", func(m *nats.Msg) { s.submit(ctx, m) })
 	if err != nil {
 		return err
 	}
-	csub, err := s.res.Conn.Subscribe(protocol.CancelSubject("*"), s.cancel)
+	csub, err := s.res.Conn.Subscribe(s.res.Names.CancelSubject("*"), s.cancel)
 	if err != nil {
 		sub.Unsubscribe()
 		return err

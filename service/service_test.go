@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -91,22 +92,7 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 	}
 	defer srv.Close()
 	conn := cluster.ConnOptions{URL: srv.URL()}
-	cfg := cluster.DefaultConfig()
-	cfg.AckWait, cfg.Memory = 2*time.Second, true
-	res, err := cluster.DialService(ctx, conn, cfg, "test-coordinator")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Conn.Close()
-	served := make(chan error, 1)
-	go func() { served <- service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), Log: quiet()}) }()
-	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wres.Conn.Close()
-	go worker.Serve(ctx, wres, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
-
+	res, served, _ := startCluster(ctx, t, conn)
 	client, err := cluster.Dial(ctx, conn, "test-client")
 	if err != nil {
 		t.Fatal(err)
@@ -122,25 +108,7 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			sum, err := service.Status(ctx, client, id)
-			if err == nil && service.Ended(sum.Phase) {
-				if sum.Phase != "done" || len(sum.Outputs) == 0 {
-					t.Fatalf("job %s ended %s: %s", id, sum.Phase, service.StatusLine(sum))
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("job %s: no end within 2 minutes: %v %v", id, service.StatusLine(sum), err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		fetched := t.TempDir()
-		if _, err := service.Fetch(ctx, client, id, fetched); err != nil {
-			t.Fatal(err)
-		}
-		sameOutputs(t, here, fetched)
+		sameOutputs(t, here, fetchDone(ctx, t, client, id))
 		if _, err := res.Objects.GetInfo(ctx, protocol.ModelObject(id)); err == nil {
 			t.Errorf("job %s ended, its uploaded model is left in the object store", id)
 		}
@@ -160,6 +128,106 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 	cancel()
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+// startCluster starts a coordinator and a worker of conn's namespace on its
+// server, which run until ctx ends; served reports the coordinator's end.
+func startCluster(ctx context.Context, t *testing.T, conn cluster.ConnOptions) (res *cluster.Resources, served chan error, stats *worker.Stats) {
+	t.Helper()
+	cfg := cluster.DefaultConfig()
+	cfg.AckWait, cfg.Memory = 2*time.Second, true
+	res, err := cluster.DialService(ctx, conn, cfg, "test-coordinator")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(res.Conn.Close)
+	served = make(chan error, 1)
+	go func() { served <- service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), Log: quiet()}) }()
+	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wres.Conn.Close)
+	stats = new(worker.Stats)
+	go worker.Serve(ctx, wres, worker.Options{ID: "w-" + conn.Namespace, Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, stats)
+	return res, served, stats
+}
+
+// fetchDone waits (up to 2 minutes) for job id to end done and fetches its
+// outputs into a new directory.
+func fetchDone(ctx context.Context, t *testing.T, client *cluster.Resources, id string) string {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		sum, err := service.Status(ctx, client, id)
+		if err == nil && service.Ended(sum.Phase) {
+			if sum.Phase != "done" || len(sum.Outputs) == 0 {
+				t.Fatalf("job %s ended %s: %s", id, sum.Phase, service.StatusLine(sum))
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: no end within 2 minutes: %v %v", id, service.StatusLine(sum), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fetched := t.TempDir()
+	if _, err := service.Fetch(ctx, client, id, fetched); err != nil {
+		t.Fatal(err)
+	}
+	return fetched
+}
+
+// TestNamespacesRunSideBySideOnOneServer: two clusters of different
+// namespaces on one NATS server, each given a job of the same id on another
+// model, each get exactly their own job's results, from their own workers; a
+// namespace without services has no cluster.
+func TestNamespacesRunSideBySideOnOneServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	specs := map[string]job.Spec{
+		"team-a": {Model: denoise, Method: job.PBP, Window: 16, Halo: 8},
+		"team-b": {Model: network, Method: job.PBP, Window: 20},
+	}
+	stats := map[string]*worker.Stats{}
+	for ns := range specs {
+		_, _, stats[ns] = startCluster(ctx, t, cluster.ConnOptions{URL: srv.URL(), Namespace: ns})
+	}
+	ids := map[string]string{}
+	for ns, s := range specs {
+		id, err := service.Submit(ctx, cluster.ConnOptions{URL: srv.URL(), Namespace: ns}, s, service.SubmitOptions{ID: "same-id"})
+		if err != nil {
+			t.Fatalf("%s: %v", ns, err)
+		}
+		ids[ns] = id
+	}
+	for ns, s := range specs {
+		here := t.TempDir()
+		s.Output = here
+		if _, err := job.Run(ctx, s, job.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		client, err := cluster.Dial(ctx, cluster.ConnOptions{URL: srv.URL(), Namespace: ns}, "test-client")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Conn.Close()
+		sameOutputs(t, here, fetchDone(ctx, t, client, ids[ns]))
+		if n := stats[ns].Solved.Load(); n == 0 {
+			t.Errorf("%s's worker solved no task", ns)
+		}
+	}
+	if _, err := cluster.Dial(ctx, cluster.ConnOptions{URL: srv.URL()}, "test-client"); !errors.Is(err, cluster.ErrNoCluster) {
+		t.Errorf("the default namespace, where no service runs: %v", err)
+	}
+	if _, err := cluster.Dial(ctx, cluster.ConnOptions{URL: srv.URL(), Namespace: "Team-A"}, "test-client"); err == nil || !strings.Contains(err.Error(), "namespace") {
+		t.Errorf("an invalid namespace: %v", err)
 	}
 }
 
@@ -347,7 +415,7 @@ func TestCoordinatorReadsSharedPathsOnlyBelowItsRoots(t *testing.T) {
 		}
 		var msg []byte
 		for start := time.Now(); ; time.Sleep(50 * time.Millisecond) { // until the coordinator listens
-			m, err := res.Conn.Request(protocol.SubjectSubmit, data, 2*time.Second)
+			m, err := res.Conn.Request(res.Names.SubjectSubmit(), data, 2*time.Second)
 			if err == nil {
 				msg = m.Data
 				break

@@ -309,7 +309,7 @@ func (w *server) publish(ctx context.Context, out protocol.WindowResult, msgID s
 			return err
 		}
 	}
-	_, err = w.res.JS.Publish(ctx, protocol.ResultSubject(out.Job, out.Round, out.Window), data, jetstream.WithMsgID(msgID))
+	_, err = w.res.JS.Publish(ctx, w.res.Names.ResultSubject(out.Job, out.Round, out.Window), data, jetstream.WithMsgID(msgID))
 	return err
 }
 
@@ -319,7 +319,7 @@ func (w *server) report(ctx context.Context, task protocol.WindowTask, cause err
 	msg := protocol.Error{Job: task.Job, Round: task.Round, Window: task.Window, Worker: w.o.ID, Message: cause.Error(), Permanent: true}
 	data, err := protocol.Marshal(msg)
 	if err == nil {
-		_, err = w.res.JS.Publish(ctx, protocol.ErrorSubject(task.Job), data)
+		_, err = w.res.JS.Publish(ctx, w.res.Names.ErrorSubject(task.Job), data)
 	}
 	if err != nil {
 		w.o.Log.Error("reporting a failed task", "job", task.Job, "round", task.Round, "window", task.Window, "err", errors.Join(err, cause))

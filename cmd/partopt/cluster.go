@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/replica"
 	"github.com/partopt/partopt/service"
 	"github.com/partopt/partopt/worker"
@@ -35,7 +36,12 @@ func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
 	if def == "" {
 		def = nats.DefaultURL
 	}
-	fl.StringVar(&n.URL, "nats", def, "NATS server URL(s), comma-separated (default $NATS_URL)")
+	fl.StringVar(&n.URL, "nats", def, "NATS server URL(s), comma-separated ($NATS_URL)")
+	ns := os.Getenv("PARTOPT_NAMESPACE")
+	if ns == "" {
+		ns = protocol.DefaultNamespace
+	}
+	fl.StringVar(&n.Namespace, "namespace", ns, "the cluster's namespace on the NATS server: clusters of different namespaces share it without seeing each other's jobs ($PARTOPT_NAMESPACE)")
 	fl.StringVar(&n.CredsFile, "creds", "", "NATS user credentials (JWT) file")
 	fl.StringVar(&n.NKeyFile, "nkey", "", "NATS nkey seed file")
 	fl.StringVar(&n.Token, "token", "", "NATS authentication token")

@@ -16,7 +16,6 @@ import (
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/internal/testutil"
-	"github.com/partopt/partopt/protocol"
 )
 
 // rasterOutputs are the files a windowed raster solve writes that must not
@@ -417,11 +416,11 @@ func storedResults(t *testing.T, url, job string) uint64 {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	res, err := cluster.Attach(context.Background(), nc)
+	res, err := cluster.Attach(context.Background(), nc, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := res.Results.Info(context.Background(), jetstream.WithSubjectFilter(protocol.ResultFilter(job)))
+	info, err := res.Results.Info(context.Background(), jetstream.WithSubjectFilter(res.Names.ResultFilter(job)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,9 @@
 #   WORKERS      workers started by start, kept by scale (default 2)
 #   SLOTS        tasks each worker solves at once (default 1)
 #   BASE_PORT    NATS on BASE_PORT, raft on BASE_PORT+1..+3, status pages on
-#                BASE_PORT+11..+13 (default 14222)
+#                BASE_PORT+11..+13 (default 14222); start refuses ports in use
+#   NAMESPACE    the cluster's namespace on its NATS server (default
+#                $PARTOPT_NAMESPACE, else partopt), exported to every command
 #   ACK_WAIT     --ack-wait of coordinators and workers (default 30s)
 #   GRACE        --grace of workers at SIGTERM (default 5s)
 #   STOP_TIMEOUT seconds from SIGTERM to SIGKILL in stop (default 10)
@@ -43,8 +45,10 @@ COORDINATORS=(c1 c2 c3)
 [[ $DIR == /* ]] || DIR="$PWD/$DIR"
 [[ -z ${PARTOPT:-} || $PARTOPT == /* ]] || PARTOPT="$PWD/$PARTOPT"
 
+NAMESPACE=${NAMESPACE:-${PARTOPT_NAMESPACE:-partopt}}
 NATS_URL="nats://127.0.0.1:$BASE_PORT"
-export NATS_URL
+PARTOPT_NAMESPACE=$NAMESPACE
+export NATS_URL PARTOPT_NAMESPACE
 
 die() {
 	echo "cluster.sh: $*" >&2
@@ -165,6 +169,19 @@ nats_answers() {
 	return 0 # "no job cluster-sh-probe": NATS and JetStream answered
 }
 
+# ports_free: none of the cluster's ports answers a connection (another
+# cluster's server would answer the probes below for this one).
+ports_free() {
+	local p taken=()
+	for p in "$BASE_PORT" $((BASE_PORT + 1)) $((BASE_PORT + 2)) $((BASE_PORT + 3)) \
+		$((BASE_PORT + 11)) $((BASE_PORT + 12)) $((BASE_PORT + 13)); do
+		if (: <"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			taken+=("$p")
+		fi
+	done
+	((${#taken[@]} == 0)) || die "ports in use on 127.0.0.1: ${taken[*]} (another cluster? choose another BASE_PORT)"
+}
+
 worker_cmd() {
 	local i=$1
 	save "worker$i" "$BIN" worker --nats "$NATS_URL" --id "worker$i" --slots "$SLOTS" \
@@ -179,6 +196,7 @@ cmd_start() {
 		done
 	fi
 	((${#running[@]} == 0)) || die "already running in $DIR: ${running[*]} (cluster.sh stop first)"
+	ports_free
 	BIN=$(bin 1)
 	mkdir -p "$DIR"/{logs,pids,cmds,nats,data,cache}
 	rm -f "$DIR"/cmds/* "$DIR"/pids/*
@@ -208,7 +226,7 @@ cmd_start() {
 
 	local lead
 	lead=$(leader)
-	echo "NATS:         $NATS_URL"
+	echo "NATS:         $NATS_URL (namespace $NAMESPACE)"
 	k=1
 	for n in "${COORDINATORS[@]}"; do
 		# Only the leader's page lists the jobs.

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -169,6 +170,18 @@ func TestLocalClusterScript(t *testing.T) {
 		if pid, ok := started[name]; !ok || !c.runs(pid) {
 			t.Fatalf("after start, %s is not running (pids %v)", name, started)
 		}
+	}
+
+	// A second cluster on the same ports is refused before it starts anything:
+	// its probes would answer from this one.
+	other := *c
+	other.dir = t.TempDir()
+	other.env = append(slices.Clip(c.env), "DIR="+other.dir, "NAMESPACE=other")
+	if out, err := other.try(30*time.Second, "start"); err == nil || !strings.Contains(out, "ports in use") {
+		t.Errorf("a second start on the same ports: %v\n%s", err, out)
+	}
+	if left := other.pids(); len(left) != 0 {
+		t.Errorf("the refused start left processes: %v", left)
 	}
 
 	job := c.demo("first")
