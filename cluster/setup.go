@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -322,4 +324,41 @@ func (r *Resources) Put(ctx context.Context, name string, rd io.Reader) error {
 // PutBytes stores data as an object (see Put).
 func (r *Resources) PutBytes(ctx context.Context, name string, data []byte) error {
 	return r.Put(ctx, name, bytes.NewReader(data))
+}
+
+// PurgeJob removes what job left in JetStream: its queued tasks, stored
+// results and errors, its coordinator's consumer, and its objects (JOB/…)
+// but those keep says to keep (nil: none). Each removal is tried; the first
+// error is returned.
+func (r *Resources) PurgeJob(ctx context.Context, job string, keep func(object string) bool) error {
+	var first error
+	note := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	note(r.Tasks.Purge(ctx, jetstream.WithPurgeSubject(r.Names.TaskSubject(job))))
+	note(r.Results.Purge(ctx, jetstream.WithPurgeSubject(r.Names.ResultFilter(job))))
+	note(r.Results.Purge(ctx, jetstream.WithPurgeSubject(r.Names.ErrorSubject(job))))
+	if err := r.Results.DeleteConsumer(ctx, r.Names.CoordinatorConsumer(job)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		note(err)
+	}
+	infos, err := r.Objects.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return first
+	}
+	note(err)
+	var names []string
+	for _, o := range infos {
+		if strings.HasPrefix(o.Name, job+"/") && (keep == nil || !keep(o.Name)) {
+			names = append(names, o.Name)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := r.Objects.Delete(ctx, n); !errors.Is(err, jetstream.ErrObjectNotFound) {
+			note(err)
+		}
+	}
+	return first
 }

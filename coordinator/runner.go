@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -984,25 +983,13 @@ func (r *Runner) publishStatus(ctx context.Context) {
 func (r *Runner) Cleanup(ctx context.Context) { r.cleanup(ctx) }
 
 // cleanup removes what the job left in JetStream: its consumer, stored results,
-// fixed-label and result objects, queued tasks.
+// fixed-label and result objects, queued tasks (the model, evidence and
+// outputs stay).
 func (r *Runner) cleanup(ctx context.Context) {
 	job := r.spec.Job
-	r.res.Tasks.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.TaskSubject(job)))
-	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.ResultFilter(job)))
-	r.res.Results.Purge(ctx, jetstream.WithPurgeSubject(r.res.Names.ErrorSubject(job)))
-	r.res.Results.DeleteConsumer(ctx, r.res.Names.CoordinatorConsumer(job))
-	if infos, err := r.res.Objects.List(ctx); err == nil {
-		var names []string
-		for _, o := range infos {
-			if len(o.Name) > len(job)+1 && o.Name[:len(job)+1] == job+"/" && o.Name != protocol.ModelObject(job) && o.Name != protocol.EvidenceObject(job) && !isOutput(job, o.Name) {
-				names = append(names, o.Name)
-			}
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			r.res.Objects.Delete(ctx, n)
-		}
-	}
+	r.res.PurgeJob(ctx, job, func(name string) bool {
+		return name == protocol.ModelObject(job) || name == protocol.EvidenceObject(job) || isOutput(job, name)
+	})
 }
 
 func isOutput(job, name string) bool {

@@ -106,6 +106,10 @@ func (n Names) ProgressSubject(job string) string { return n.subj + "progress." 
 // CancelSubject takes a Cancel of job.
 func (n Names) CancelSubject(job string) string { return n.subj + "job.cancel." + job }
 
+// DeleteSubject takes a request to delete job, which must have ended (its
+// objects, results and table entry; the reply is JSON {"error": …} or {}).
+func (n Names) DeleteSubject(job string) string { return n.subj + "job.delete." + job }
+
 // StatusSubject answers a request with the Progress of job.
 func (n Names) StatusSubject(job string) string { return n.subj + "job.status." + job }
 

@@ -15,6 +15,7 @@ func TestSubjectsAndNames(t *testing.T) {
 		{d.ErrorSubject("job-1"), "partopt.error.job-1"},
 		{d.CancelSubject("job-1"), "partopt.job.cancel.job-1"},
 		{d.StatusSubject("job-1"), "partopt.job.status.job-1"},
+		{d.DeleteSubject("job-1"), "partopt.job.delete.job-1"},
 		{d.SubjectSubmit(), "partopt.job.submit"},
 		{MsgID("job-1", 2, 37), "job-1/2/37"},
 		{TaskMsgID("job-1", 2, 37, "e9"), "job-1/2/37/e9"},
@@ -60,7 +61,7 @@ func TestNamespacesShareNothing(t *testing.T) {
 	names := func(n Names) []string {
 		return []string{n.StreamTasks(), n.StreamResults(), n.ConsumerWorkers(), n.CoordinatorConsumer("j"),
 			n.ObjectBucket(), n.JobBucket(), n.SubjectSubmit(), n.TaskSubject("j"), n.ResultSubject("j", 1, 2),
-			n.ErrorSubject("j"), n.ProgressSubject("j"), n.CancelSubject("j"), n.StatusSubject("j"), n.MaxDeliveriesAdvisory()}
+			n.ErrorSubject("j"), n.ProgressSubject("j"), n.CancelSubject("j"), n.StatusSubject("j"), n.DeleteSubject("j"), n.MaxDeliveriesAdvisory()}
 	}
 	a, err := NewNames("team-a")
 	if err != nil {

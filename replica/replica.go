@@ -93,12 +93,14 @@ var (
 	ErrNotLeader = errors.New("replica: not the leader")
 	ErrExists    = errors.New("replica: job exists")
 	ErrNoJob     = errors.New("replica: no such job")
+	ErrRunning   = errors.New("replica: job not finished")
 )
 
 // command is a raft log entry.
 type command struct {
 	Submit *protocol.JobSpec `msgpack:"s,omitempty"`
 	Update *Update           `msgpack:"u,omitempty"`
+	Delete string            `msgpack:"d,omitempty"` // a finished job's id
 }
 
 // Replica is one coordinator's raft node and its copy of the job table.
@@ -222,6 +224,9 @@ func (r *Replica) Submit(spec protocol.JobSpec) error {
 // Update changes a job of the table.
 func (r *Replica) Update(u Update) error { return r.apply(command{Update: &u}) }
 
+// Delete removes a finished job from the table (ErrRunning for another).
+func (r *Replica) Delete(id string) error { return r.apply(command{Delete: id}) }
+
 func (r *Replica) apply(c command) error {
 	if !r.IsLeader() {
 		return ErrNotLeader
@@ -282,6 +287,15 @@ func (f *fsm) Apply(l *raft.Log) any {
 			return nil // a finished job stays as it ended
 		}
 		j.Phase, j.Err, j.Outputs = c.Update.Phase, c.Update.Err, c.Update.Outputs
+	case c.Delete != "":
+		j, ok := f.jobs[c.Delete]
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrNoJob, c.Delete)
+		}
+		if !Finished(j.Phase) {
+			return fmt.Errorf("%w: %s is %s", ErrRunning, c.Delete, j.Phase)
+		}
+		delete(f.jobs, c.Delete)
 	}
 	return nil
 }

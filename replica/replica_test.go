@@ -221,3 +221,34 @@ func waitSnapshot(t *testing.T, dir string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestDeleteRemovesOnlyFinishedJobs: a finished job leaves every replica's
+// table when deleted; a running one stays, with ErrRunning, and an unknown one
+// is ErrNoJob.
+func TestDeleteRemovesOnlyFinishedJobs(t *testing.T) {
+	tr := newTrio(t)
+	l := tr.leader()
+	for _, job := range []string{"ended", "running"} {
+		if err := tr.nodes[l].Submit(spec(job)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.nodes[l].Update(replica.Update{Job: "ended", Phase: replica.PhaseCanceled}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.nodes[l].Update(replica.Update{Job: "running", Phase: replica.PhaseRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.nodes[l].Delete("running"); !errors.Is(err, replica.ErrRunning) {
+		t.Errorf("delete of a running job: %v", err)
+	}
+	if err := tr.nodes[l].Delete("nothing"); !errors.Is(err, replica.ErrNoJob) {
+		t.Errorf("delete of an unknown job: %v", err)
+	}
+	if err := tr.nodes[l].Delete("ended"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range tr.nodes {
+		tr.eventually(i, func(jobs []replica.Job) bool { return len(jobs) == 1 && jobs[0].Spec.Job == "running" })
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -199,4 +200,47 @@ func Cancel(ctx context.Context, res *cluster.Resources, jobID, reason string) e
 		return coordinatorError(err)
 	}
 	return nil
+}
+
+// Delete asks the coordinator to delete an ended job: its objects (model,
+// outputs), what it left in the streams, its files in the coordinator's data
+// directory and its entry in the job table. A running job is refused.
+func Delete(ctx context.Context, res *cluster.Resources, jobID string) error {
+	if err := protocol.ValidateJob(jobID); err != nil {
+		return err
+	}
+	msg, err := requestCoordinator(ctx, res, res.Names.DeleteSubject(jobID), nil)
+	if err != nil {
+		return coordinatorError(err)
+	}
+	var r submitReply
+	if err := json.Unmarshal(msg.Data, &r); err != nil {
+		return fmt.Errorf("the coordinator's answer: %w", err)
+	}
+	if r.Error != "" {
+		return errors.New(r.Error)
+	}
+	return nil
+}
+
+// Jobs lists the jobs of the cluster with a stored status, oldest first: the
+// statuses coordinators store as jobs run and end (a status that cannot be
+// read is listed with phase "unknown" and the reason).
+func Jobs(ctx context.Context, res *cluster.Resources) ([]coordinator.Summary, error) {
+	var out []coordinator.Summary
+	err := jobStatuses(ctx, res, func(job string, _ jetstream.KeyValueEntry, sum coordinator.Summary, err error) error {
+		if err != nil {
+			sum = coordinator.Summary{Status: coordinator.Status{Phase: "unknown", Err: err.Error()}}
+		}
+		sum.Job = job // the key's, not the stored value's
+		out = append(out, sum)
+		return nil
+	})
+	sort.SliceStable(out, func(a, b int) bool {
+		if !out[a].Started.Equal(out[b].Started) {
+			return out[a].Started.Before(out[b].Started)
+		}
+		return out[a].Job < out[b].Job
+	})
+	return out, err
 }

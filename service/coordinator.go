@@ -5,16 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nats-io/nats.go/jetstream"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/job"
@@ -104,6 +105,11 @@ type serviceJob struct {
 	final    *coordinator.Summary
 	stop     context.CancelFunc // ends the job before its runner exists
 	canceled string             // the reason, when cancelled before its runner existed
+	settled  chan struct{}      // closed when run has returned (its end recorded)
+}
+
+func newServiceJob(stop context.CancelFunc) *serviceJob {
+	return &serviceJob{stop: stop, settled: make(chan struct{})}
 }
 
 // follow runs the jobs while this replica leads, and stops them when it no
@@ -156,6 +162,12 @@ func (s *service) lead(ctx context.Context) error {
 		sub.Unsubscribe()
 		return err
 	}
+	dsub, err := s.res.Conn.Subscribe(s.res.Names.DeleteSubject("*"), func(m *nats.Msg) { s.delete(ctx, m) })
+	if err != nil {
+		sub.Unsubscribe()
+		csub.Unsubscribe()
+		return err
+	}
 	s.resumeAll(ctx)
 	s.pruneData()
 	s.pruneOutputs(ctx)
@@ -171,6 +183,7 @@ func (s *service) lead(ctx context.Context) error {
 	}
 	sub.Unsubscribe()
 	csub.Unsubscribe()
+	dsub.Unsubscribe()
 	s.wg.Wait()
 	s.mu.Lock()
 	s.jobs = map[string]*serviceJob{} // a later leadership resumes them afresh
@@ -195,8 +208,9 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 	jctx, stop := context.WithCancel(ctx)
 	s.mu.Lock()
 	_, dup := s.jobs[spec.Job]
+	sj := newServiceJob(stop)
 	if !dup {
-		s.jobs[spec.Job] = &serviceJob{stop: stop}
+		s.jobs[spec.Job] = sj
 	}
 	s.mu.Unlock()
 	if dup {
@@ -221,9 +235,68 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 	s.log.Info("job submitted", "job", spec.Job, "model", spec.Model.FileName(), "width", spec.Width, "height", spec.Height)
 	reply(submitReply{Job: spec.Job})
 	s.wg.Go(func() {
+		defer close(sj.settled)
 		defer stop()
 		s.run(jctx, spec, false)
 	})
+}
+
+// delete answers a request to delete the job named in its subject.
+func (s *service) delete(ctx context.Context, m *nats.Msg) {
+	id := strings.TrimPrefix(m.Subject, s.res.Names.DeleteSubject(""))
+	r := submitReply{Job: id}
+	err := protocol.ValidateJob(id)
+	if err == nil {
+		err = s.deleteJob(ctx, id)
+	}
+	if err != nil {
+		s.log.Warn("job not deleted", "job", id, "err", err)
+		r = submitReply{Error: err.Error()}
+	} else {
+		s.log.Info("job deleted", "job", id)
+	}
+	data, _ := json.Marshal(r)
+	m.Respond(data)
+}
+
+// deleteJob removes an ended job: whatever it left in the streams, its
+// objects (model, outputs, …), its files in data, and last its table entry,
+// spec and status, so that a delete cut short can be done again.
+func (s *service) deleteJob(ctx context.Context, id string) error {
+	s.mu.Lock()
+	j := s.jobs[id]
+	running := j != nil && j.final == nil && j.canceled == "" && (j.runner == nil || !Ended(j.runner.Summary().Phase))
+	s.mu.Unlock()
+	if running {
+		return fmt.Errorf("job %s is running: cancel it first", id)
+	}
+	if j != nil { // ended here: its end is being recorded
+		select {
+		case <-j.settled:
+		case <-time.After(requestTimeout / 2):
+			return fmt.Errorf("job %s is still recording its end: try again", id)
+		}
+	}
+	phase, err := s.table.phase(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !replica.Finished(phase) {
+		return fmt.Errorf("job %s is %s: cancel it first", id, phase)
+	}
+	if err := s.res.PurgeJob(ctx, id, nil); err != nil {
+		return fmt.Errorf("job %s: %w", id, err)
+	}
+	if err := os.RemoveAll(filepath.Join(s.data, id)); err != nil {
+		return err
+	}
+	if err := s.table.remove(ctx, id); err != nil {
+		return fmt.Errorf("job %s: %w", id, err)
+	}
+	s.mu.Lock()
+	delete(s.jobs, id)
+	s.mu.Unlock()
+	return nil
 }
 
 // pruneEvery is how often a leader prunes its data directory besides at each
@@ -310,11 +383,13 @@ func (s *service) resumeAll(ctx context.Context) {
 	}
 	for _, spec := range specs {
 		jctx, stop := context.WithCancel(ctx)
+		sj := newServiceJob(stop)
 		s.mu.Lock()
-		s.jobs[spec.Job] = &serviceJob{stop: stop}
+		s.jobs[spec.Job] = sj
 		s.mu.Unlock()
 		s.log.Info("resuming job", "job", spec.Job)
 		s.wg.Go(func() {
+			defer close(sj.settled)
 			defer stop()
 			s.run(jctx, spec, true)
 		})

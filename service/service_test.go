@@ -131,9 +131,10 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 	}
 }
 
-// startCluster starts a coordinator and a worker of conn's namespace on its
-// server, which run until ctx ends; served reports the coordinator's end.
-func startCluster(ctx context.Context, t *testing.T, conn cluster.ConnOptions) (res *cluster.Resources, served chan error, stats *worker.Stats) {
+// startCluster starts a coordinator and, unless noWorker, a worker of conn's
+// namespace on its server, which run until ctx ends; served reports the
+// coordinator's end.
+func startCluster(ctx context.Context, t *testing.T, conn cluster.ConnOptions, noWorker ...bool) (res *cluster.Resources, served chan error, stats *worker.Stats) {
 	t.Helper()
 	cfg := cluster.DefaultConfig()
 	cfg.AckWait, cfg.Memory = 2*time.Second, true
@@ -144,12 +145,15 @@ func startCluster(ctx context.Context, t *testing.T, conn cluster.ConnOptions) (
 	t.Cleanup(res.Conn.Close)
 	served = make(chan error, 1)
 	go func() { served <- service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), Log: quiet()}) }()
+	stats = new(worker.Stats)
+	if len(noWorker) > 0 && noWorker[0] {
+		return res, served, stats
+	}
 	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(wres.Conn.Close)
-	stats = new(worker.Stats)
 	go worker.Serve(ctx, wres, worker.Options{ID: "w-" + conn.Namespace, Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, stats)
 	return res, served, stats
 }
@@ -228,6 +232,94 @@ func TestNamespacesRunSideBySideOnOneServer(t *testing.T) {
 	}
 	if _, err := cluster.Dial(ctx, cluster.ConnOptions{URL: srv.URL(), Namespace: "Team-A"}, "test-client"); err == nil || !strings.Contains(err.Error(), "namespace") {
 		t.Errorf("an invalid namespace: %v", err)
+	}
+}
+
+// TestJobLifecycle: jobs lists the cluster's jobs with their phases; delete
+// refuses a running job, and removes an ended one entirely — its objects
+// (outputs), its status and spec — so that status no longer knows it, jobs no
+// longer lists it and its id is free again.
+func TestJobLifecycle(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	conn := cluster.ConnOptions{URL: srv.URL()}
+	res, _, _ := startCluster(ctx, t, conn, true) // no worker yet: the jobs stay running
+	client, err := cluster.Dial(ctx, conn, "test-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Conn.Close()
+	s := job.Spec{Model: denoise, Method: job.PBP, Window: 16, Halo: 8}
+	for _, id := range []string{"first", "second"} {
+		if _, err := service.Submit(ctx, conn, s, service.SubmitOptions{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, err := service.Jobs(ctx, client)
+	if err != nil || len(jobs) != 2 || jobs[0].Job != "first" || jobs[1].Job != "second" || service.Ended(jobs[0].Phase) {
+		t.Fatalf("jobs: %+v, %v", jobs, err)
+	}
+	if err := service.Delete(ctx, client, "first"); err == nil || !strings.Contains(err.Error(), "cancel it first") {
+		t.Errorf("delete of a running job: %v", err)
+	}
+	if err := service.Cancel(ctx, client, "first", "test"); err != nil {
+		t.Fatal(err)
+	}
+	for sum, err := service.Status(ctx, client, "first"); sum.Phase != "canceled"; sum, err = service.Status(ctx, client, "first") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := service.Delete(ctx, client, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := service.Status(ctx, client, "first"); err == nil || !strings.Contains(err.Error(), "no job") {
+		t.Errorf("status of a deleted job: %v", err)
+	}
+	if err := service.Delete(ctx, client, "first"); err == nil || !strings.Contains(err.Error(), "no job") {
+		t.Errorf("a second delete: %v", err)
+	}
+
+	// A worker finishes the other job: its outputs go with it.
+	cfg := cluster.DefaultConfig()
+	cfg.AckWait, cfg.Memory = 2*time.Second, true
+	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wres.Conn.Close()
+	go worker.Serve(ctx, wres, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
+	fetchDone(ctx, t, client, "second")
+	objects := func(id string) (n int) {
+		infos, _ := res.Objects.List(ctx)
+		for _, o := range infos {
+			if strings.HasPrefix(o.Name, id+"/") {
+				n++
+			}
+		}
+		return n
+	}
+	if objects("second") == 0 {
+		t.Fatal("the done job has no object: the test tests nothing")
+	}
+	if _, err := service.Submit(ctx, conn, s, service.SubmitOptions{ID: "first"}); err != nil {
+		t.Errorf("submitting the deleted job's id again: %v", err)
+	}
+	if err := service.Delete(ctx, client, "second"); err != nil {
+		t.Fatal(err)
+	}
+	if n := objects("second"); n != 0 {
+		t.Errorf("%d objects of the deleted job are left", n)
+	}
+	jobs, err = service.Jobs(ctx, client)
+	if err != nil || len(jobs) != 1 || jobs[0].Job != "first" {
+		t.Errorf("jobs after the deletes: %+v, %v", jobs, err)
 	}
 }
 

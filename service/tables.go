@@ -23,6 +23,23 @@ type jobTable interface {
 	end(ctx context.Context, sum coordinator.Summary) error
 	// unfinished lists the jobs to resume.
 	unfinished(ctx context.Context) ([]protocol.JobSpec, error)
+	// phase is a job's phase in the table (an error for an unknown job).
+	phase(ctx context.Context, job string) (string, error)
+	// remove deletes an ended job from the table, its spec and status with it.
+	remove(ctx context.Context, job string) error
+}
+
+// errNoJob is the table's error for a job it does not hold.
+func errNoJob(job string) error { return fmt.Errorf("no job %s", job) }
+
+// removeKeys deletes a job's keys from the job bucket.
+func removeKeys(ctx context.Context, res *cluster.Resources, job string) error {
+	for _, key := range []string{protocol.JobSpecKey(job), protocol.JobStatusKey(job), protocol.JobLoadsKey(job)} {
+		if err := res.Jobs.Purge(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return err
+		}
+	}
+	return nil
 }
 
 // kvTable keeps the jobs in the key-value bucket: the specs the workers read and
@@ -37,6 +54,26 @@ func (t kvTable) add(ctx context.Context, spec protocol.JobSpec) error {
 }
 
 func (kvTable) end(context.Context, coordinator.Summary) error { return nil } // the status is the record
+
+func (t kvTable) phase(ctx context.Context, job string) (string, error) {
+	e, err := t.res.Jobs.Get(ctx, protocol.JobStatusKey(job))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		if _, err := t.res.Jobs.Get(ctx, protocol.JobSpecKey(job)); err == nil {
+			return replica.PhaseSubmitted, nil
+		}
+		return "", errNoJob(job)
+	}
+	if err != nil {
+		return "", err
+	}
+	var sum coordinator.Summary
+	if err := json.Unmarshal(e.Value(), &sum); err != nil {
+		return "", fmt.Errorf("job %s: status: %w", job, err)
+	}
+	return sum.Phase, nil
+}
+
+func (t kvTable) remove(ctx context.Context, job string) error { return removeKeys(ctx, t.res, job) }
 
 func (t kvTable) unfinished(ctx context.Context) ([]protocol.JobSpec, error) {
 	var out []protocol.JobSpec
@@ -105,6 +142,21 @@ func (t raftTable) add(ctx context.Context, spec protocol.JobSpec) error {
 
 func (t raftTable) end(_ context.Context, sum coordinator.Summary) error {
 	return t.rep.Update(replica.Update{Job: sum.Job, Phase: sum.Phase, Err: sum.Err, Outputs: sum.Outputs})
+}
+
+func (t raftTable) phase(_ context.Context, job string) (string, error) {
+	j, ok := t.rep.Job(job)
+	if !ok {
+		return "", errNoJob(job)
+	}
+	return j.Phase, nil
+}
+
+func (t raftTable) remove(ctx context.Context, job string) error {
+	if err := t.rep.Delete(job); err != nil && !errors.Is(err, replica.ErrNoJob) {
+		return err
+	}
+	return removeKeys(ctx, t.res, job)
 }
 
 func (t raftTable) unfinished(context.Context) ([]protocol.JobSpec, error) {

@@ -325,8 +325,9 @@ func uniqueArgmin(d []float32) int32 {
 // the variables where x and ref differ alone, on Potts models: it sums the
 // exact terms that differ (their unaries and the edges at them) and reports a
 // difference beyond what rounding can move both sums and its own (Higham's
-// bound for recursive summation: γ_N·Σ|terms|, energyMargin). Beyond n/4
-// differing variables it costs as much as an energy: it gives up then.
+// bound for recursive summation: γ_N·Σ|terms|, energyMargin). It gives up
+// beyond max(n/16, 256) differing variables, early in a solve, where the
+// labeling changes much and would rarely be skipped anyway.
 func (s *Solver) notBetter(x, ref []int32) bool {
 	if !s.allPotts {
 		return false
@@ -336,13 +337,13 @@ func (s *Solver) notBetter(x, ref []int32) bool {
 		return false // an infinite term: no bound
 	}
 	x, ref = x[:s.n], ref[:s.n]
-	d, changed := 0.0, 0
+	d, changed, limit := 0.0, 0, max(s.n/16, 256)
 	for i, a := range x {
 		b := ref[i]
 		if a == b {
 			continue
 		}
-		if changed++; changed > s.n/4 {
+		if changed++; changed > limit {
 			return false
 		}
 		u := s.u64[s.uoff[i]:s.uoff[i+1]]
