@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,58 @@ func TestListenStatusServesUntilTheContextEnds(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + addr.String() + "/healthz"); err == nil {
 		t.Error("server still answers after shutdown")
+	}
+}
+
+// TestSummaryJSONIsSnakeCaseAndCountsRoundsFromOne: a job's status in JSON
+// (status --json, /jobs/ID, the stored status) names every field in
+// snake_case, as report.json does, and counts rounds from 1, as the status
+// line does; it reads back as it was.
+func TestSummaryJSONIsSnakeCaseAndCountsRoundsFromOne(t *testing.T) {
+	s := coordinator.Summary{
+		Status: coordinator.Status{Job: "j", Layout: "graph", Phase: "running", Err: "e", Round: 2, Rounds: 2, Windows: 9, WindowsTotal: 30,
+			Merged: 3, Stored: 2, Queued: 4, Lost: 1, Duplicates: 1, Proven: 10, Pixels: 20, Eliminated: 5, Level: 1},
+		InFlight: 2, Dispatched: 31, Skipped: 1, Reused: 1, Solved: 25, MaxWindowVars: 400, WindowSeconds: 1.5,
+		PruningIterations: 7, SolverIterations: 70, Rejected: 1, Resent: 1,
+		Workers:     map[string]coordinator.WorkerSeen{"w-1": {Windows: 3, LastSeen: time.Unix(5, 0).UTC()}},
+		Errors:      []string{"x"},
+		LostWindows: []coordinator.WindowID{{Round: 1, Window: 4}},
+		Started:     time.Unix(1, 0).UTC(), Updated: time.Unix(2, 0).UTC(), Outputs: []string{"labels.plf"},
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	var walk func(string, any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if path != ".workers" && !snake.MatchString(k) { // workers are keyed by their ids
+					t.Errorf("%s.%s is not snake_case", path, k)
+				}
+				walk(path+"."+k, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(path+"[]", x)
+			}
+		}
+	}
+	walk("", fields)
+	if lost := fields["lost_windows"].([]any)[0].(map[string]any); lost["round"] != 2.0 || lost["window"] != 4.0 {
+		t.Errorf("lost window %v: want round 2 (from 1), window 4", lost)
+	}
+	if fields["round"] != 3.0 || len(fields) != 34 {
+		t.Errorf("round %v (want 3, the status line's), %d fields: %s", fields["round"], len(fields), data)
+	}
+	var back coordinator.Summary
+	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back, s) {
+		t.Errorf("read back %+v, %v; want %+v", back, err, s)
 	}
 }

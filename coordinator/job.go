@@ -24,6 +24,7 @@
 package coordinator
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/partopt/partopt/partition"
@@ -119,6 +120,28 @@ type Job struct {
 
 // WindowID names a window of a job.
 type WindowID struct{ Round, Window int }
+
+// windowJSON is a WindowID in JSON: its round counted from 1, as users see
+// rounds, its window an index from 0.
+type windowJSON struct {
+	Round  int `json:"round"`
+	Window int `json:"window"`
+}
+
+// MarshalJSON writes {"round": Round+1, "window": Window}.
+func (w WindowID) MarshalJSON() ([]byte, error) {
+	return json.Marshal(windowJSON{w.Round + 1, w.Window})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (w *WindowID) UnmarshalJSON(data []byte) error {
+	var v windowJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*w = WindowID{max(v.Round-1, 0), v.Window}
+	return nil
+}
 
 // Event is something that happened to a job: a result arrived, an action completed.
 type Event interface{ event() }
@@ -373,20 +396,24 @@ func (j *Job) endRound() []Action {
 
 // Status is a job's progress, for status pages and `partopt status`.
 type Status struct {
-	Job                    string
-	Layout                 string `json:",omitempty"` // the spec's: a graph job's Pixels are its variables
-	Phase                  string
-	Err                    string
-	Round, Rounds          int
-	Windows                int // of the current round
-	WindowsTotal           int // of all rounds so far
-	Merged, Stored, Queued int // windows of the current round by state
-	Lost                   int // windows lost over all rounds
-	Duplicates             int
-	Proven, Pixels         int64
+	Job          string `json:"job"`
+	Layout       string `json:"layout,omitempty"` // the spec's: a graph job's Pixels are its variables
+	Phase        string `json:"phase"`
+	Err          string `json:"error,omitempty"`
+	Round        int    `json:"round"`         // from 0 here, from 1 in JSON (Summary) and the status line
+	Rounds       int    `json:"rounds_done"`   // rounds finished
+	Windows      int    `json:"windows"`       // of the current round
+	WindowsTotal int    `json:"windows_total"` // of all rounds so far
+	Merged       int    `json:"merged"`        // windows of the current round by state
+	Stored       int    `json:"stored"`
+	Queued       int    `json:"queued"`
+	Lost         int    `json:"lost"` // windows lost over all rounds
+	Duplicates   int    `json:"duplicates"`
+	Proven       int64  `json:"persistent"` // variables proven persistent
+	Pixels       int64  `json:"variables"`  // the pixels of a raster, the variables of a graph
 	// Label elimination: the labels eliminated so far, the plan's level.
-	Eliminated int64 `json:",omitempty"`
-	Level      int   `json:",omitempty"`
+	Eliminated int64 `json:"labels_eliminated,omitempty"`
+	Level      int   `json:"level,omitempty"`
 }
 
 // Unit names what Pixels counts: "variables" for a graph job, else "pixels".

@@ -85,24 +85,47 @@ type RunOptions struct {
 // Summary is a job's status with the totals a report needs.
 type Summary struct {
 	Status
-	InFlight          int // tasks dispatched and not answered in this round
-	Dispatched        int // tasks published over all rounds
-	Skipped           int // windows not dispatched: nothing free in them
-	Reused            int // windows merged from results stored before a resume
-	Solved            int // windows whose result had a free variable
-	MaxWindowVars     int // largest window model
-	WindowSeconds     float64
-	PruningIterations int
-	SolverIterations  int
-	Rejected          int // result messages rejected
-	Resent            int // tasks sent again: unusable results, failed proofs, deadlines
-	Workers           map[string]WorkerSeen
-	Errors            []string // the latest permanent errors reported by workers
-	LostWindows       []WindowID
-	Started, Updated  time.Time
+	InFlight          int                   `json:"in_flight"`            // tasks dispatched and not answered in this round
+	Dispatched        int                   `json:"dispatched"`           // tasks published over all rounds
+	Skipped           int                   `json:"skipped"`              // windows not dispatched: nothing free in them
+	Reused            int                   `json:"reused"`               // windows merged from results stored before a resume
+	Solved            int                   `json:"solved"`               // windows whose result had a free variable
+	MaxWindowVars     int                   `json:"max_window_variables"` // largest window model
+	WindowSeconds     float64               `json:"window_seconds"`
+	PruningIterations int                   `json:"pruning_iterations"`
+	SolverIterations  int                   `json:"solver_iterations"`
+	Rejected          int                   `json:"rejected"` // result messages rejected
+	Resent            int                   `json:"resent"`   // tasks sent again: unusable results, failed proofs, deadlines
+	Workers           map[string]WorkerSeen `json:"workers"`
+	Errors            []string              `json:"errors"` // the latest permanent errors reported by workers
+	LostWindows       []WindowID            `json:"lost_windows"`
+	Started           time.Time             `json:"started"`
+	Updated           time.Time             `json:"updated"`
 	// Outputs are the output files of a finished job in the object store
 	// (protocol.OutputObject), set by whoever uploaded them.
-	Outputs []string `json:",omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
+}
+
+// summaryJSON is Summary without its JSON methods.
+type summaryJSON Summary
+
+// MarshalJSON writes the summary in snake_case, its round counted from 1 as
+// in the status line.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	v := summaryJSON(s)
+	v.Round++
+	return json.Marshal(v)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (s *Summary) UnmarshalJSON(data []byte) error {
+	var v summaryJSON
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	v.Round = max(v.Round-1, 0)
+	*s = Summary(v)
+	return nil
 }
 
 // WorkerSeen is what the coordinator knows of a worker: the results it sent.

@@ -54,7 +54,7 @@ type Distributed struct {
 type Outcome struct {
 	partition.RasterResult
 	Runtime string   // the report's "runtime", e.g. "nats-embedded"
-	Lost    []string // windows lost (they prove nothing), e.g. "round 0 window 3"
+	Lost    []string // windows lost (they prove nothing), e.g. "round 1 window 3" (rounds from 1)
 	// Elimination is an iri job's merged result (without Proofs: the
 	// coordinator checked each window's before merging it).
 	Elimination *partition.Elimination

@@ -430,6 +430,7 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	dir := filepath.Join(s.data, spec.Job)
 	out := filepath.Join(dir, "out")
 	log := s.log.With("job", spec.Job)
+	began := time.Now()
 	var sum coordinator.Summary
 	err := func() error {
 		starts, err := s.res.StartLoading(ctx, spec.Job)
@@ -475,6 +476,12 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	default:
 		log.Error("job failed", "err", err)
 		sum.Job, sum.Phase, sum.Err = spec.Job, coordinator.Failed.String(), err.Error()
+	}
+	if sum.Started.IsZero() { // ended before its runner started
+		sum.Started = began
+	}
+	if sum.Updated.IsZero() {
+		sum.Updated = time.Now()
 	}
 	s.mu.Lock()
 	j.final = &sum

@@ -172,7 +172,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}}
 	out.Elimination = runner.Elimination()
 	for _, w := range sum.LostWindows {
-		out.Lost = append(out.Lost, fmt.Sprintf("round %d window %d", w.Round, w.Window))
+		out.Lost = append(out.Lost, fmt.Sprintf("round %d window %d", w.Round+1, w.Window))
 	}
 	if len(sum.Errors) > 0 {
 		o.note(fmt.Sprintf("%d windows lost (they prove nothing): %v", len(sum.LostWindows), sum.Errors))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -292,6 +293,9 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("submit: %s", stderr)
 	}
+	if code, _, stderr = cli("delete", "big"); code != exitBadInput || !strings.Contains(stderr, "cancel it first") {
+		t.Errorf("delete of a running job: exit %d: %s", code, stderr)
+	}
 	if code, _, stderr = cli("cancel", strings.TrimSpace(stdout), "--reason", "test"); code != 0 {
 		t.Fatalf("cancel: exit %d: %s", code, stderr)
 	}
@@ -306,14 +310,40 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Scripts: status --wait fails (1) for a cancelled job, jobs lists it,
+	// delete removes it.
+	if code, stdout, stderr = cli("status", "--wait", "big"); code != exitInternal || !strings.Contains(stdout, "canceled") || !strings.Contains(stderr, "job big canceled") {
+		t.Errorf("status --wait of a cancelled job: exit %d: %s %s", code, stdout, stderr)
+	}
+	code, stdout, stderr = cli("jobs", "--json")
+	var listed []map[string]any
+	if err := json.Unmarshal([]byte(stdout), &listed); code != 0 || err != nil || len(listed) != 3 || listed[2]["job"] != "big" || listed[2]["phase"] != "canceled" {
+		t.Errorf("jobs --json: exit %d, %v: %s %s", code, err, stdout, stderr)
+	}
+	if code, stdout, _ = cli("jobs"); code != 0 || !regexp.MustCompile(`(?m)^big +canceled +1 `).MatchString(stdout) || strings.Count(stdout, " done ") != 2 {
+		t.Errorf("jobs: exit %d:\n%s", code, stdout)
+	}
+	if code, stdout, stderr = cli("fetch", "big", "-o", t.TempDir()); code != exitBadInput || !strings.Contains(stderr, "nothing to fetch") {
+		t.Errorf("fetch of a cancelled job: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr = cli("cancel", "big"); code != exitBadInput || !strings.Contains(stderr, "has ended: canceled") {
+		t.Errorf("cancel of a cancelled job: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr = cli("delete", "big"); code != 0 || !strings.Contains(stdout, "job big deleted") {
+		t.Errorf("delete: exit %d: %s %s", code, stdout, stderr)
+	}
+	if code, stdout, _ = cli("jobs"); code != 0 || strings.Contains(stdout, "big") {
+		t.Errorf("jobs after delete: exit %d:\n%s", code, stdout)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"fetch", "big", "-o", t.TempDir()}, "nothing to fetch"},
+		{[]string{"status", "big"}, "no job big"},
+		{[]string{"delete", "big"}, "no job big"},
+		{[]string{"delete", "bad id"}, "job id"},
 		{[]string{"status", "nosuchjob"}, "no job nosuchjob"},
 		{[]string{"cancel", "nosuchjob"}, "no job nosuchjob"},
-		{[]string{"cancel", "big"}, "has ended: canceled"},
 		{[]string{"cancel", "bad id"}, "job id"},
 	} {
 		if code, _, stderr := cli(c.args...); code != exitBadInput || !strings.Contains(stderr, c.want) {

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/protocol"
@@ -74,7 +76,18 @@ func newStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status JOB",
 		Short: "Show a job's progress (--json for JSON, --wait to follow it to its end)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show a job's progress: its phase, round, windows merged and in flight, and the
+share of variables proven persistent so far. --wait follows the job to its end
+(a status line on a terminal) and prints its final status.
+
+Exit status: 0 while the job runs or when it is done, 1 when it failed or was
+cancelled, 2 on a usage error, an unknown job or no connection — so that
+"partopt status --wait JOB && partopt fetch JOB -o DIR" fetches only a finished
+job.`,
+		Example: `  partopt status 20261126-0912-ab12
+  partopt status --wait --json 20261126-0912-ab12 > status.json
+  partopt status --wait "$JOB" && partopt fetch "$JOB" -o result/`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			res, err := cluster.Dial(ctx, n.ConnOptions, "partopt-status")
@@ -91,10 +104,13 @@ func newStatusCmd() *cobra.Command {
 				if !wait || service.Ended(s.Phase) {
 					line.clear()
 					if asJSON {
-						return writeJSON(cmd, s)
+						if err := writeJSON(cmd, s); err != nil {
+							return err
+						}
+					} else {
+						fmt.Fprintln(cmd.OutOrStdout(), service.StatusLine(s))
 					}
-					fmt.Fprintln(cmd.OutOrStdout(), service.StatusLine(s))
-					return nil
+					return endedBadly(s)
 				}
 				if line != nil {
 					line.show(func() string { return progressBar(s.Merged, s.Windows, 20) + " " + service.StatusLine(s) })
@@ -110,6 +126,119 @@ func newStatusCmd() *cobra.Command {
 	addNATSFlags(cmd, &n)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the job until it ends (a status line on a terminal)")
+	return cmd
+}
+
+// endedBadly is the error (exit status 1) of a job that failed or was
+// cancelled, nil otherwise.
+func endedBadly(s coordinator.Summary) error {
+	if s.Phase != "failed" && s.Phase != "canceled" {
+		return nil
+	}
+	if s.Err != "" {
+		return internalError{fmt.Errorf("job %s %s: %s", s.Job, s.Phase, s.Err)}
+	}
+	return internalError{fmt.Errorf("job %s %s", s.Job, s.Phase)}
+}
+
+func newJobsCmd() *cobra.Command {
+	var n natsFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List the cluster's jobs: phase, progress, age",
+		Long: `List the jobs of the cluster's namespace, oldest first, from the statuses the
+coordinators store: each job's phase, its windows merged in the current round,
+the share of its variables proven persistent, how long ago it was submitted and
+when its status last changed. Deleted jobs are not listed.`,
+		Example: `  partopt jobs
+  partopt jobs --json | jq -r '.[] | select(.phase == "done") | .job'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := cluster.Dial(cmd.Context(), n.ConnOptions, "partopt-jobs")
+			if err != nil {
+				return err
+			}
+			defer res.Conn.Close()
+			jobs, err := service.Jobs(cmd.Context(), res)
+			if err != nil {
+				return internalError{err}
+			}
+			if asJSON {
+				if jobs == nil {
+					jobs = []coordinator.Summary{}
+				}
+				return writeJSON(cmd, jobs)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "JOB\tPHASE\tROUND\tWINDOWS\tPERSISTENT\tAGE\tUPDATED")
+			now := time.Now()
+			for _, s := range jobs {
+				persistent := "–"
+				if s.Pixels > 0 {
+					persistent = fmt.Sprintf("%.1f%%", 100*float64(s.Proven)/float64(s.Pixels))
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d/%d\t%s\t%s\t%s\n", s.Job, s.Phase, s.Round+1, s.Merged, s.Windows, persistent, age(now, s.Started), age(now, s.Updated))
+			}
+			return w.Flush()
+		},
+	}
+	addNATSFlags(cmd, &n)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the jobs' statuses as a JSON array")
+	return cmd
+}
+
+// age is how long ago t was, rounded for a table ("–" for no time).
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Minute).String()
+	case d < 48*time.Hour:
+		return d.Round(time.Hour).String()
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func newDeleteCmd() *cobra.Command {
+	var n natsFlags
+	cmd := &cobra.Command{
+		Use:   "delete JOB [JOB…]",
+		Short: "Delete ended jobs: their outputs, model, results and table entry",
+		Long: `Delete jobs that have ended (done, failed or cancelled): the coordinator
+removes their outputs and uploaded model from the object store, whatever they left
+in the streams, their files in its data directory and their entry in the job
+table, after which status and jobs no longer know them and their ids are free. A
+running job is refused: cancel it first. Fetch what you need before.`,
+		Example: `  partopt delete 20261126-0912-ab12
+  partopt jobs --json | jq -r '.[] | select(.phase != "running") | .job' | xargs partopt delete`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, id := range args {
+				if err := protocol.ValidateJob(id); err != nil {
+					return err // before reaching the cluster
+				}
+			}
+			res, err := cluster.Dial(cmd.Context(), n.ConnOptions, "partopt-delete")
+			if err != nil {
+				return err
+			}
+			defer res.Conn.Close()
+			for _, id := range args {
+				if err := service.Delete(cmd.Context(), res, id); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "job %s deleted\n", id)
+			}
+			return nil
+		},
+	}
+	addNATSFlags(cmd, &n)
 	return cmd
 }
 

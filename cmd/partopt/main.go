@@ -66,7 +66,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd(), newVerifyCmd())
 	root.AddCommand(newGenCmd(), newConvertCmd(), newRunCmd(), newReduceCmd())
-	root.AddCommand(newServerCmd(), newWorkerCmd(), newCoordinatorCmd(), newSubmitCmd(), newStatusCmd(), newFetchCmd(), newCancelCmd())
+	root.AddCommand(newServerCmd(), newWorkerCmd(), newCoordinatorCmd(), newSubmitCmd(), newStatusCmd(), newFetchCmd(), newCancelCmd(), newJobsCmd(), newDeleteCmd())
 	return root
 }
 
