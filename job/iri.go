@@ -51,6 +51,7 @@ type IRIReport struct {
 	Seconds                float64        `json:"seconds"`
 	SolverSeconds          float64        `json:"solver_seconds"`
 	Options                *ReportOptions `json:"options,omitempty"`
+	Provenance
 }
 
 // solveIRI is method iri (label elimination alone) or pbp+iri (Algorithm 1, then
@@ -113,7 +114,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	o := reportOptions(topt)
 	rep := &IRIReport{
-		Method: string(s.Method), Solver: solver, Model: p.Path,
+		Method: string(s.Method), Solver: solver, Model: r.modelName(), Provenance: r.provenance(nil),
 		Variables: p.Model.NumVars(), FreeVariables: n,
 		PersistentVariables: persistency.Count(el.Persistent), PersistentFraction: score, Fraction: frac,
 		EliminatedLabels: eliminated, EliminatedLabelFraction: fraction(int64(eliminated), int64(labels)),

@@ -92,7 +92,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 			return nil, windowsFailed(ctx, err, s.Output)
 		}
 		domains = (&persistency.Result{Persistent: pbp.persistent}).Domains(m)
-		out.RasterResult, out.Runtime, out.Lost = pbp.RasterResult, pbp.Runtime, pbp.Lost
+		out.RasterResult, out.Runtime, out.Workers, out.Lost = pbp.RasterResult, pbp.Runtime, pbp.Workers, pbp.Lost
 	}
 	el := &runner{spec: s.stage(IRI), opt: r.opt}
 	var res *partition.Elimination
@@ -142,10 +142,10 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	energy := m.Energy(res.Labeling)
 	frac := fraction(int64(eliminated), int64(labels))
 	rep := &WindowsReport{
-		Method: string(s.Method), Model: p.Path, Plan: plans.name, Window: window, Halo: plans.halo,
-		Workers: s.Workers, MaxRounds: el.spec.Rounds, Rounds: out.Rounds + res.Rounds, Level: res.Level, Windows: out.Windows, WindowsSolved: out.Solved,
+		Method: string(s.Method), Model: r.modelName(), Plan: plans.name, Window: window, Halo: plans.halo,
+		Workers: r.workers(out), MaxRounds: el.spec.Rounds, Rounds: out.Rounds + res.Rounds, Level: res.Level, Windows: out.Windows, WindowsSolved: out.Solved,
 		MaxWindowVariables: out.MaxWindowVars, PruningIterations: out.PruningIterations, SolverIterations: out.SolverIterations, WindowSeconds: out.WindowSeconds,
-		Runtime: out.Runtime, LostWindows: out.Lost,
+		Provenance: r.provenance(out), LostWindows: out.Lost,
 		Variables: int64(p.Model.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
 		PersistentFraction: score, Fraction: fraction(k, int64(n)),
 		EliminatedLabels: &eliminated, EliminatedLabelFraction: &frac,

@@ -3,6 +3,9 @@ package job_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image/png"
@@ -540,5 +543,40 @@ func TestReducedProblemKeepsTheOptimum(t *testing.T) {
 	}
 	if _, err := job.Reduce(network, t.TempDir(), filepath.Join(t.TempDir(), "x.LG")); err == nil || !strings.Contains(err.Error(), "LG") {
 		t.Errorf("reduce to LG: %v", err)
+	}
+}
+
+// TestEveryReportSaysWhereItComesFrom: every kind of report names the
+// partopt that wrote it, where its windows ran (this process), and the model
+// file by path, size and SHA-256.
+func TestEveryReportSaysWhereItComesFrom(t *testing.T) {
+	for _, s := range []job.Spec{
+		{Model: denoise, Method: job.TRWS}, {Model: denoise, Method: job.PBP}, {Model: denoise, Method: job.IRI},
+		{Model: denoise, Method: job.PBP, Window: 16, Halo: 4}, {Model: denoise, Method: job.IRI, Window: 16, Halo: 4},
+		{Model: network, Method: job.PBP, Window: 20},
+	} {
+		t.Run(fmt.Sprintf("%s-%d-%s", s.Method, s.Window, filepath.Base(s.Model)), func(t *testing.T) {
+			s.Output = t.TempDir()
+			if _, err := job.Run(context.Background(), s, job.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				Model   string `json:"model"`
+				Runtime string `json:"runtime"`
+				Version string `json:"partopt_version"`
+				Bytes   int64  `json:"model_bytes"`
+				SHA256  string `json:"model_sha256"`
+			}
+			raw, err := os.ReadFile(filepath.Join(s.Output, job.ReportFile))
+			if err == nil {
+				err = json.Unmarshal(raw, &rep)
+			}
+			data, _ := os.ReadFile(s.Model)
+			want := sha256.Sum256(data)
+			if err != nil || rep.Model != s.Model || rep.Runtime != job.RuntimeProcess || rep.Version == "" ||
+				rep.Bytes != int64(len(data)) || rep.SHA256 != hex.EncodeToString(want[:]) {
+				t.Errorf("report %+v, %v", rep, err)
+			}
+		})
 	}
 }

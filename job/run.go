@@ -72,7 +72,7 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{spec: s.withDefaults(), opt: opt}
+	r := &runner{spec: s.withDefaults(), opt: opt, digest: digestFile(s.Model)}
 	if r.spec.Method != PBP {
 		err := r.spec.checkInMemory()
 		if errors.Is(err, errTooLarge) && s.Method == "" {
@@ -118,8 +118,9 @@ var maxDefaultEliminationEntries int64 = 1 << 27 // a variable for the tests
 
 // runner is one run of a job.
 type runner struct {
-	spec Spec
-	opt  Options
+	spec   Spec
+	opt    Options
+	digest *fileDigest // the model file's, for the report's Provenance
 }
 
 func (r *runner) note(msg string) {

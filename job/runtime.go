@@ -53,7 +53,8 @@ type Distributed struct {
 // Outcome is what a Runtime reports of a windowed job.
 type Outcome struct {
 	partition.RasterResult
-	Runtime string   // the report's "runtime", e.g. "nats-embedded"
+	Runtime string   // Provenance.Runtime: RuntimeEmbedded, RuntimeCluster
+	Workers []string // the workers whose results were merged
 	Lost    []string // windows lost (they prove nothing), e.g. "round 1 window 3" (rounds from 1)
 	// Elimination is an iri job's merged result (without Proofs: the
 	// coordinator checked each window's before merging it).
@@ -69,5 +70,6 @@ func (out *Outcome) add(o *Outcome) {
 	out.PruningIterations += o.PruningIterations
 	out.SolverIterations += o.SolverIterations
 	out.Runtime = o.Runtime
+	out.Workers = append(out.Workers, o.Workers...)
 	out.Lost = append(out.Lost, o.Lost...)
 }

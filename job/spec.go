@@ -62,7 +62,10 @@ const (
 type Spec struct {
 	// Model is the model file (any format model/modelfile reads); MODEL.evid
 	// beside it is applied unless NoEvidence.
-	Model      string
+	Model string
+	// ModelName is the model as the report names it when Model is a copy (a
+	// cluster's job: the file as submitted); "": Model.
+	ModelName  string
 	NoEvidence bool
 	Method     Method              // "": PBPIRI (see method)
 	Boundary   persistency.Variant // PBP's boundary potentials
@@ -301,14 +304,19 @@ func Wire(s Spec) (protocol.JobSpec, error) {
 }
 
 // FromWire is the job of a submitted spec, its model at modelPath (with
-// MODEL.evid beside it when the job has evidence) and its outputs in dir.
+// MODEL.evid beside it when the job has evidence) and its outputs in dir; its
+// reports name the model as submitted.
 func FromWire(spec protocol.JobSpec, modelPath, dir string) Spec {
 	p := spec.Persistency()
 	method := PBP
 	if spec.IRI() {
 		method = IRI
 	}
-	s := Spec{Model: modelPath, NoEvidence: spec.Evidence == nil, Method: method, Boundary: p.Variant,
+	name := spec.Model.Path // as submitted: a shared path, or an upload's file name
+	if name == "" {
+		name = spec.Model.Name
+	}
+	s := Spec{Model: modelPath, ModelName: name, NoEvidence: spec.Evidence == nil, Method: method, Boundary: p.Variant,
 		Window: spec.Core, Halo: spec.Halo, Rounds: spec.MaxRounds, Workers: 1, Output: dir}
 	if spec.Halo == 0 {
 		s.Halo = NoHalo

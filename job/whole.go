@@ -29,6 +29,7 @@ type LPReport struct {
 	Stop             string        `json:"stop"`
 	Seconds          float64       `json:"seconds"`
 	Options          ReportOptions `json:"options"`
+	Provenance
 }
 
 // ReportOptions are the solver options of a report.
@@ -70,6 +71,7 @@ type PBPReport struct {
 	Seconds             float64        `json:"seconds"`
 	SolverSeconds       float64        `json:"solver_seconds"`
 	Options             *ReportOptions `json:"options,omitempty"` // the solver's
+	Provenance
 }
 
 // lpSolver is what methods trws and srmp run: trws.Solver or srmp.Solver.
@@ -130,7 +132,7 @@ func (r *runner) solveLP(ctx context.Context, p *Problem) (*Result, error) {
 	energy := p.Solved.Energy(res.Labeling)
 	opt.Progress = nil
 	rep := &LPReport{
-		Method: string(s.Method), Model: p.Path,
+		Method: string(s.Method), Model: r.modelName(), Provenance: r.provenance(nil),
 		Variables: p.Model.NumVars(), FreeVariables: p.Solved.NumVars(),
 		LowerBound: Float(bound), Energy: Float(energy), Gap: Float(energy - bound),
 		Agreeing: res.Agreeing, AgreeingFraction: 1, Agreement: res.Agreement,
@@ -192,7 +194,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	topt.Progress = nil
 	rep := &PBPReport{
-		Method: string(PBP), Boundary: s.Boundary.String(), Solver: solver, Model: p.Path,
+		Method: string(PBP), Boundary: s.Boundary.String(), Solver: solver, Model: r.modelName(), Provenance: r.provenance(nil),
 		Variables: p.Model.NumVars(), FreeVariables: p.Solved.NumVars(),
 		PersistentVariables: len(res.Set),
 		PersistentFraction:  res.Score, Fraction: res.Fraction,

@@ -54,9 +54,9 @@ type WindowsReport struct {
 	// before the elimination; the rounds and window counters are of both stages
 	// (MaxRounds and Level the elimination's).
 	PBPPersistentVariables *int64   `json:"pbp_persistent_variables,omitempty"`
-	Runtime                string   `json:"runtime,omitempty"` // how windows were distributed: "nats-embedded" for run
 	LostWindows            []string `json:"lost_windows,omitempty"`
 	Outputs                []string `json:"outputs"`
+	Provenance
 }
 
 // summary is the last line of a windowed run.
@@ -218,16 +218,16 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 	res := out.RasterResult
 	observed := int64(job.ev.Len())
 	rep := &WindowsReport{
-		Method: string(PBP), Boundary: s.Boundary.String(), Model: s.Model, Evidence: job.evPath,
+		Method: string(PBP), Boundary: s.Boundary.String(), Model: r.modelName(), Evidence: job.evPath,
 		Plan: "raster", Width: w, Height: h, Window: window, Halo: halo,
-		Workers: s.Workers, MaxRounds: s.Rounds, Rounds: res.Rounds,
+		Workers: r.workers(out), MaxRounds: s.Rounds, Rounds: res.Rounds,
 		Windows: res.Windows, WindowsSolved: res.Solved, MaxWindowVariables: res.MaxWindowVars,
 		Observed: job.ev.Len(), Variables: n, FreeVariables: n - observed,
 		PersistentVariables: res.Persistent - observed,
 		PruningIterations:   res.PruningIterations, SolverIterations: res.SolverIterations,
 		Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
-		Runtime: out.Runtime, LostWindows: out.Lost,
+		Provenance: r.provenance(out), LostWindows: out.Lost,
 		Outputs: []string{LabelTilesFile, PersistentTilesFile, PersistencyPNG, WindowCertificatesFile},
 	}
 	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
@@ -329,15 +329,15 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 	energy := p.Solved.Energy(out.labeling)
 	res := out.RasterResult
 	rep := &WindowsReport{
-		Method: string(PBP), Boundary: s.Boundary.String(), Model: p.Path, Plan: "regions",
-		Window: window, Halo: halo, Workers: s.Workers, MaxRounds: s.Rounds,
+		Method: string(PBP), Boundary: s.Boundary.String(), Model: r.modelName(), Plan: "regions",
+		Window: window, Halo: halo, Workers: r.workers(&out.Outcome), MaxRounds: s.Rounds,
 		Rounds: res.Rounds, Windows: res.Windows, WindowsSolved: res.Solved,
 		MaxWindowVariables: res.MaxWindowVars, PruningIterations: res.PruningIterations, SolverIterations: res.SolverIterations,
 		Variables: int64(p.Model.NumVars()), FreeVariables: int64(n), PersistentVariables: k,
 		PersistentFraction: score, Fraction: fraction(k, int64(n)),
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
-		Runtime: out.Runtime, LostWindows: out.Lost,
+		Provenance: r.provenance(&out.Outcome), LostWindows: out.Lost,
 		Outputs: []string{LabelsFile, PersistentFile, WindowCertificatesFile},
 	}
 	if p.Evidence != nil {

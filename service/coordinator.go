@@ -543,7 +543,7 @@ func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 		r.s.mu.Unlock()
 		return nil
 	}
-	return drive(ctx, r.s.res, s, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started})
+	return drive(ctx, r.s.res, s, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started, runtime: job.RuntimeCluster})
 }
 
 // method is a spec's method, pbp when unset.

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/partopt/partopt/cluster"
@@ -106,7 +108,7 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 			return err
 		}
 	}
-	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, started: page})
+	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, started: page, runtime: job.RuntimeEmbedded})
 }
 
 // noteFunc is note, or a function that drops the notes.
@@ -124,6 +126,9 @@ type driveOptions struct {
 	resume bool
 	// started, when set, receives the job's runner before it runs.
 	started func(*coordinator.Runner) error
+	// runtime is the reports' Provenance.Runtime (job.RuntimeEmbedded,
+	// job.RuntimeCluster).
+	runtime string
 }
 
 // drive runs the windowed job d as spec (d.Spec, or the job as submitted) through
@@ -167,7 +172,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 	if err != nil {
 		return nil, err
 	}
-	out := &job.Outcome{Runtime: "nats-embedded", RasterResult: partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds,
+	out := &job.Outcome{Runtime: o.runtime, Workers: slices.Sorted(maps.Keys(sum.Workers)), RasterResult: partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds,
 		Windows: sum.WindowsTotal, Solved: sum.Solved, WindowSeconds: sum.WindowSeconds, MaxWindowVars: sum.MaxWindowVars,
 		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}}
 	out.Elimination = runner.Elimination()

@@ -3,12 +3,15 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,8 +75,8 @@ func TestEmbeddedWritesWhatThisProcessWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameOutputs(t, here, there)
-			if rep := res.Report.(*job.WindowsReport); rep.Runtime != "nats-embedded" || len(rep.LostWindows) != 0 {
-				t.Errorf("report runtime %q, lost %v", rep.Runtime, rep.LostWindows)
+			if rep := res.Report.(*job.WindowsReport); rep.Runtime != job.RuntimeEmbedded || len(rep.WorkersSeen) == 0 || rep.Workers != len(rep.WorkersSeen) || len(rep.LostWindows) != 0 {
+				t.Errorf("report runtime %q, workers %d seen %v, lost %v", rep.Runtime, rep.Workers, rep.WorkersSeen, rep.LostWindows)
 			}
 		})
 	}
@@ -108,7 +111,29 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameOutputs(t, here, fetchDone(ctx, t, client, id))
+		fetched := fetchDone(ctx, t, client, id)
+		sameOutputs(t, here, fetched)
+		// The report says where it comes from: the model as submitted (not the
+		// coordinator's copy), its digest, the cluster and the workers seen.
+		var rep struct {
+			Model       string   `json:"model"`
+			Runtime     string   `json:"runtime"`
+			Workers     int      `json:"workers"`
+			WorkersSeen []string `json:"workers_seen"`
+			Version     string   `json:"partopt_version"`
+			Bytes       int64    `json:"model_bytes"`
+			SHA256      string   `json:"model_sha256"`
+		}
+		data, err := os.ReadFile(filepath.Join(fetched, job.ReportFile))
+		if err == nil {
+			err = json.Unmarshal(data, &rep)
+		}
+		model, _ := os.ReadFile(s.Model)
+		digest := sha256.Sum256(model)
+		if err != nil || rep.Model != filepath.Base(s.Model) || rep.Runtime != job.RuntimeCluster || rep.Workers != 1 ||
+			!slices.Equal(rep.WorkersSeen, []string{"w-"}) || rep.Version == "" || rep.Bytes != int64(len(model)) || rep.SHA256 != hex.EncodeToString(digest[:]) {
+			t.Errorf("job %s's report: %+v, %v", id, rep, err)
+		}
 		if _, err := res.Objects.GetInfo(ctx, protocol.ModelObject(id)); err == nil {
 			t.Errorf("job %s ended, its uploaded model is left in the object store", id)
 		}

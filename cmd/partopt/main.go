@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/partopt/partopt/internal/version"
 	"github.com/partopt/partopt/job"
 	"github.com/spf13/cobra"
 )
@@ -59,15 +61,38 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "partopt",
 		Short:         "Partial optimality (persistency) for MAP inference in discrete graphical models",
+		Version:       version.Get().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("partopt {{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd(), newVerifyCmd())
 	root.AddCommand(newGenCmd(), newConvertCmd(), newRunCmd(), newReduceCmd())
+	root.AddCommand(newVersionCmd())
 	root.AddCommand(newServerCmd(), newWorkerCmd(), newCoordinatorCmd(), newSubmitCmd(), newStatusCmd(), newFetchCmd(), newCancelCmd(), newJobsCmd(), newDeleteCmd())
 	return root
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print partopt's version: module version, commit, Go version",
+		Long: `Print the version of this partopt binary, from the build information the go
+command embeds: the module version (a release tag, or "(devel)" for a build in a
+checkout), the commit it was built from with its time ("modified" when the tree had
+uncommitted changes), and the Go version and platform. Reports (report.json) and
+the partopt_build_info metric carry the same version.`,
+		Example: `  partopt version
+  partopt --version`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := version.Get()
+			fmt.Fprintf(cmd.OutOrStdout(), "partopt %s\n%s %s/%s\n", v, v.Go, runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
 }
 
 // syncWriter returns w, behind a lock unless it is a file.
