@@ -193,16 +193,30 @@ func readResultFile(path string, m *model.Model) (*persistency.Result, error) {
 	return res, nil
 }
 
-// Energy is the energy of the labeling in the solution file labeling of the
-// model at modelPath, with MODEL.evid applied unless noEvid (as toulbar2 does:
+// Energy is the energy of the labeling in the file labeling (a UAI solution
+// file, or a labels.plf raster, read by bands for a .grid model beyond memory)
+// of the model at modelPath, with MODEL.evid applied unless noEvid (as toulbar2 does:
 // a labeling that contradicts the evidence has energy +Inf); note, when set, is
 // told that the evidence was applied and where a labeling contradicts it.
 func Energy(modelPath, labeling string, noEvid bool, note func(string)) (float64, error) {
+	if note == nil {
+		note = func(string) {}
+	}
+	if isLabelRaster(labeling) && IsGridFile(modelPath) {
+		if h, err := gridHeader(modelPath); err == nil && int64(h.Width)*int64(h.Height) > maxInMemoryPixels {
+			return gridEnergy(modelPath, labeling, noEvid, note) // beyond memory: by bands
+		}
+	}
 	m, err := modelfile.Read(modelPath)
 	if err != nil {
 		return 0, err
 	}
-	x, err := uai.ReadSolutionFile(labeling, m.NumVars())
+	var x []int
+	if isLabelRaster(labeling) {
+		x, err = readRaster(labeling, m.NumVars())
+	} else {
+		x, err = uai.ReadSolutionFile(labeling, m.NumVars())
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -212,9 +226,6 @@ func Energy(modelPath, labeling string, noEvid bool, note func(string)) (float64
 	ev, err := LoadEvidence(modelPath, m, noEvid)
 	if err != nil || ev == nil {
 		return m.Energy(x), err
-	}
-	if note == nil {
-		note = func(string) {}
 	}
 	e, conflict, err := ev.Energy(m, x)
 	if err != nil {

@@ -69,7 +69,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd(), newVerifyCmd())
-	root.AddCommand(newGenCmd(), newConvertCmd(), newRunCmd(), newReduceCmd())
+	root.AddCommand(newGenCmd(), newConvertCmd(), newRunCmd(), newReduceCmd(), newExportCmd())
 	root.AddCommand(newVersionCmd())
 	root.AddCommand(newServerCmd(), newWorkerCmd(), newCoordinatorCmd(), newSubmitCmd(), newStatusCmd(), newFetchCmd(), newCancelCmd(), newJobsCmd(), newDeleteCmd())
 	return root
