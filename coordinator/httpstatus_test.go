@@ -182,14 +182,14 @@ func TestMetricsExposesTheRegistry(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := coordinator.NewMetrics(reg)
 	m.Merged.Add(3)
-	m.ProvenPixels.WithLabelValues("tsukuba-7").Set(420)
+	m.Persistent.WithLabelValues("tsukuba-7").Set(420)
 	page := &coordinator.StatusPage{Gatherer: reg}
 	rec := get(t, page.Handler(), "/metrics")
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
 	body := rec.Body.String()
-	for _, want := range []string{"partopt_windows_merged_total 3", `partopt_job_proven_pixels{job="tsukuba-7"} 420`} {
+	for _, want := range []string{"partopt_windows_merged_total 3", `partopt_job_persistent_variables{job_id="tsukuba-7"} 420`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q:\n%s", want, body)
 		}

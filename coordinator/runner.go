@@ -274,6 +274,7 @@ func (r *Runner) Cancel(reason string) {
 // returns when the job is terminal, or with ctx's error when ctx ends first; the
 // job's tasks and results then stay in JetStream (RunOptions.Resume continues it).
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
+	defer r.m.Forget(r.spec.Job) // the job's series end with its run
 	if err := r.res.PutJobSpec(ctx, r.spec); err != nil {
 		return r.Summary(), fmt.Errorf("storing the job spec: %w", err)
 	}
@@ -966,8 +967,8 @@ func (r *Runner) snapshot() {
 	}
 	r.live.LostWindows = append(r.live.LostWindows[:0], r.job.Lost...)
 	r.live.Updated = time.Now()
-	r.m.ProvenPixels.WithLabelValues(r.spec.Job).Set(float64(st.Proven))
 	c := r.live.clone()
+	r.m.job(r.spec.Job, c)
 	r.mu.Lock()
 	r.sum = c
 	r.mu.Unlock()

@@ -63,6 +63,8 @@ func Serve(ctx context.Context, cfg Config) error {
 	if cfg.Raft != nil {
 		s.raftDir = cfg.Raft.Dir
 	}
+	gauges.add(s) // the cluster's gauges, while it serves
+	defer gauges.remove(s)
 	if cfg.HTTP != "" {
 		note := func(msg string) { cfg.Log.Info(msg) }
 		if _, err := ServeStatus(ctx, cfg.HTTP, note, s.views); err != nil {

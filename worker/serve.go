@@ -40,6 +40,8 @@ type Options struct {
 	Log        *slog.Logger
 	// OnTask, if set, is called when a slot starts solving a task (tests).
 	OnTask func(protocol.WindowTask)
+	// Observe, if set, is told the seconds of each window solved (metrics).
+	Observe func(seconds float64)
 }
 
 // Stats count a worker's tasks.
@@ -49,6 +51,8 @@ type Stats struct {
 	// error (handed back, or reported as permanent on their last delivery);
 	// Returned ones were handed back at shutdown.
 	Solved, Rejected, Failed, Returned atomic.Int64
+	// Busy is the number of slots solving a task now.
+	Busy atomic.Int64
 }
 
 // fetchWait bounds a pull request, so that a slot notices shutdown.
@@ -150,6 +154,9 @@ func (w *server) handle(ctx context.Context, m jetstream.Msg) {
 	if w.o.OnTask != nil {
 		w.o.OnTask(task)
 	}
+	w.stats.Busy.Add(1)
+	defer w.stats.Busy.Add(-1)
+	start := time.Now()
 	out, err := w.solve(sctx, task)
 	if err == nil {
 		err = w.publish(sctx, out, resultMsgID(m, out))
@@ -161,6 +168,11 @@ func (w *server) handle(ctx context.Context, m jetstream.Msg) {
 			log.Warn("ack of a published result failed; the task will be redelivered and its result dropped as a duplicate", "err", err)
 		}
 		w.stats.Solved.Add(1)
+		seconds := time.Since(start).Seconds()
+		if w.o.Observe != nil {
+			w.o.Observe(seconds)
+		}
+		log.Debug("window solved", "seconds", seconds, "delivery", delivered)
 	case sctx.Err() != nil:
 		w.stats.Returned.Add(1)
 		log.Info("handing the task back at shutdown")

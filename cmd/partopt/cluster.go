@@ -141,6 +141,7 @@ func newCoordinatorCmd() *cobra.Command {
 func newWorkerCmd() *cobra.Command {
 	var n natsFlags
 	var o worker.Options
+	var httpAddr string
 	cmd := &cobra.Command{
 		Use:   "worker --nats URL",
 		Short: "Solve window tasks of the cluster's jobs until stopped (SIGINT/SIGTERM)",
@@ -164,6 +165,12 @@ back to the cluster for another worker. Models come from the path in the job
 			}
 			defer res.Conn.Close()
 			var stats worker.Stats
+			if httpAddr != "" {
+				o.Observe = service.WorkerMetrics(&stats, o.Slots)
+				if _, err := service.ServeMetrics(ctx, httpAddr, func(msg string) { o.Log.Info(msg) }); err != nil {
+					return err
+				}
+			}
 			err = worker.Serve(ctx, res, o, &stats)
 			o.Log.Info("worker stopped", "solved", stats.Solved.Load(), "rejected", stats.Rejected.Load(), "failed", stats.Failed.Load(), "returned", stats.Returned.Load())
 			return err
@@ -177,6 +184,7 @@ back to the cluster for another worker. Models come from the path in the job
 	fl.StringVar(&o.CacheDir, "cache", "", "directory for downloaded models (default in the temporary directory)")
 	fl.StringArrayVar(&o.SharedRoots, "shared-root", nil, "a directory below which jobs may name their model by path (submit --shared; repeatable; none: uploaded models only)")
 	fl.DurationVar(&o.Grace, "grace", 30*time.Second, "at shutdown, how long running tasks may finish before they are handed back")
+	fl.StringVar(&httpAddr, "http", "", "serve Prometheus /metrics (windows solved, failed, seconds per window, slots busy) at this address (empty: none)")
 	return cmd
 }
 
