@@ -29,8 +29,8 @@ const activeWindow = 5 * time.Minute
 // process, read at scrape time: tasks queued and in flight (the workers'
 // consumer) and workers active, labelled with the cluster's namespace.
 type clusterGauges struct {
-	mu       sync.Mutex
-	services map[*service]struct{}
+	mu                                 sync.Mutex
+	services                           map[*service]struct{}
 	pending, inFlight, waiting, active *prometheus.Desc
 }
 
