@@ -11,6 +11,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strconv"
@@ -42,7 +43,16 @@ type JobView struct {
 type StatusPage struct {
 	Jobs     func() []JobView
 	Gatherer prometheus.Gatherer
+	// Leader, when set, returns the page of the replica that runs the jobs
+	// when it is another (a URL; "" when this one leads or none is known): a
+	// follower serves the leader's / and /jobs/… through a reverse proxy, and
+	// its own /metrics and /healthz.
+	Leader func() string
 }
+
+// proxiedHeader marks a request a follower passed on, which is never passed on
+// again (a stale leader record cannot make replicas loop).
+const proxiedHeader = "X-Partopt-Proxied-By"
 
 // Bounds of the persistency map's side: large enough to be useful, small enough
 // that a request cannot make the coordinator render a gigapixel image.
@@ -59,15 +69,46 @@ func (p *StatusPage) Handler() http.Handler {
 		g = prometheus.DefaultGatherer
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", p.serveIndex)
-	mux.HandleFunc("GET /jobs/{job}", p.serveJob)
-	mux.HandleFunc("GET /jobs/{job}/persistency.png", p.servePNG)
+	mux.HandleFunc("GET /{$}", p.leaders(p.serveIndex))
+	mux.HandleFunc("GET /jobs/{job}", p.leaders(p.serveJob))
+	mux.HandleFunc("GET /jobs/{job}/persistency.png", p.leaders(p.servePNG))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
 	})
 	return mux
+}
+
+// leaders serves a job page with h, or the leader's through a reverse proxy
+// when another replica leads (Leader).
+func (p *StatusPage) leaders(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if p.Leader == nil || r.Header.Get(proxiedHeader) != "" {
+			h(w, r)
+			return
+		}
+		leader := p.Leader()
+		if leader == "" {
+			h(w, r)
+			return
+		}
+		target, err := url.Parse(leader)
+		if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
+			http.Error(w, fmt.Sprintf("this replica follows; the leader's page %q is not an http URL", leader), http.StatusBadGateway)
+			return
+		}
+		proxy := &httputil.ReverseProxy{
+			Rewrite: func(pr *httputil.ProxyRequest) {
+				pr.SetURL(target)
+				pr.Out.Header.Set(proxiedHeader, r.Host)
+			},
+			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+				http.Error(w, fmt.Sprintf("this replica follows, and the leader's page at %s does not answer: %v", leader, err), http.StatusBadGateway)
+			},
+		}
+		proxy.ServeHTTP(w, r)
+	}
 }
 
 func (p *StatusPage) jobs() []JobView {

@@ -280,3 +280,43 @@ func TestSummaryJSONIsSnakeCaseAndCountsRoundsFromOne(t *testing.T) {
 		t.Errorf("read back %+v, %v; want %+v", back, err, s)
 	}
 }
+
+// TestFollowersServeTheLeadersPage: a follower's page passes / and /jobs/…
+// to the leader's (which answers with its jobs) and keeps its own /metrics;
+// a request already passed on is served locally, never again; a leader that
+// does not answer is a clear 502.
+func TestFollowersServeTheLeadersPage(t *testing.T) {
+	leader := &coordinator.StatusPage{Jobs: func() []coordinator.JobView {
+		return []coordinator.JobView{{Summary: coordinator.Summary{Status: coordinator.Status{Job: "led", Phase: "running"}}}}
+	}, Gatherer: prometheus.NewRegistry()}
+	srv := httptest.NewServer(leader.Handler())
+	defer srv.Close()
+	reg := prometheus.NewRegistry()
+	coordinator.NewMetrics(reg).Merged.Add(7)
+	url := srv.URL
+	follower := &coordinator.StatusPage{Jobs: func() []coordinator.JobView { return nil }, Gatherer: reg, Leader: func() string { return url }}
+	if rec := get(t, follower.Handler(), "/jobs/led"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"phase": "running"`) {
+		t.Errorf("follower's /jobs/led: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get(t, follower.Handler(), "/"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "led") {
+		t.Errorf("follower's /: %d %s", rec.Code, rec.Body)
+	}
+	if rec := get(t, follower.Handler(), "/metrics"); !strings.Contains(rec.Body.String(), "partopt_windows_merged_total 7") {
+		t.Errorf("follower's /metrics is not its own: %s", rec.Body)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/jobs/led", nil)
+	req.Header.Set("X-Partopt-Proxied-By", "another replica")
+	rec := httptest.NewRecorder()
+	follower.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusNotFound {
+		t.Errorf("a passed-on request was passed on again: %d %s", rec.Code, rec.Body)
+	}
+	srv.Close()
+	if rec := get(t, follower.Handler(), "/jobs/led"); rec.Code != http.StatusBadGateway || !strings.Contains(rec.Body.String(), "does not answer") {
+		t.Errorf("an unreachable leader: %d %s", rec.Code, rec.Body)
+	}
+	url = ""
+	if rec := get(t, follower.Handler(), "/jobs/led"); rec.Code != http.StatusNotFound {
+		t.Errorf("no leader known: %d %s, want its own page", rec.Code, rec.Body)
+	}
+}

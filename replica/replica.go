@@ -101,6 +101,14 @@ type command struct {
 	Submit *protocol.JobSpec `msgpack:"s,omitempty"`
 	Update *Update           `msgpack:"u,omitempty"`
 	Delete string            `msgpack:"d,omitempty"` // a finished job's id
+	Page   *Page             `msgpack:"g,omitempty"`
+}
+
+// Page is a replica's status page URL, which the others' pages serve while it
+// leads (recorded through raft, so that only a replica can name one).
+type Page struct {
+	ID  string `msgpack:"i"`
+	URL string `msgpack:"u"`
 }
 
 // Replica is one coordinator's raft node and its copy of the job table.
@@ -161,7 +169,7 @@ func Open(cfg Config) (*Replica, error) {
 		closeLog()
 		return nil, fmt.Errorf("replica: raft transport on %s: %w", cfg.Bind, err)
 	}
-	f := &fsm{jobs: map[string]*Job{}}
+	f := &fsm{jobs: map[string]*Job{}, pages: map[string]string{}}
 	r, err := raft.NewRaft(rc, f, w, w, snaps, trans)
 	if err != nil {
 		trans.Close()
@@ -224,6 +232,17 @@ func (r *Replica) Submit(spec protocol.JobSpec) error {
 // Update changes a job of the table.
 func (r *Replica) Update(u Update) error { return r.apply(command{Update: &u}) }
 
+// SetPage records this replica's status page URL (it must lead).
+func (r *Replica) SetPage(url string) error { return r.apply(command{Page: &Page{ID: r.id, URL: url}}) }
+
+// LeaderPage is the page URL the leader recorded ("" when none, or no leader).
+func (r *Replica) LeaderPage() string {
+	id := r.Leader()
+	r.fsm.mu.Lock()
+	defer r.fsm.mu.Unlock()
+	return r.fsm.pages[id]
+}
+
 // Delete removes a finished job from the table (ErrRunning for another).
 func (r *Replica) Delete(id string) error { return r.apply(command{Delete: id}) }
 
@@ -260,8 +279,9 @@ func (r *Replica) Job(id string) (Job, bool) { return r.fsm.get(id) }
 
 // fsm is the job table as raft's state machine.
 type fsm struct {
-	mu   sync.Mutex
-	jobs map[string]*Job
+	mu    sync.Mutex
+	jobs  map[string]*Job
+	pages map[string]string // status page URLs by replica id
 }
 
 // Apply applies a committed command; it returns nil or the command's error.
@@ -296,6 +316,8 @@ func (f *fsm) Apply(l *raft.Log) any {
 			return fmt.Errorf("%w: %s is %s", ErrRunning, c.Delete, j.Phase)
 		}
 		delete(f.jobs, c.Delete)
+	case c.Page != nil:
+		f.pages[c.Page.ID] = c.Page.URL
 	}
 	return nil
 }
@@ -321,21 +343,34 @@ func (f *fsm) get(id string) (Job, bool) {
 	return *j, true
 }
 
-// Snapshot captures the table (raft writes it out off the apply loop).
+// Snapshot captures the table, then the pages (raft writes it out off the
+// apply loop).
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	data, err := msgpack.Marshal(f.list())
-	return snapshot(data), err
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	pages, err := msgpack.Marshal(f.pages)
+	f.mu.Unlock()
+	return snapshot(append(data, pages...)), err
 }
 
 // Restore replaces the table by a snapshot's.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	var jobs []Job
-	if err := msgpack.NewDecoder(rc).Decode(&jobs); err != nil {
+	dec := msgpack.NewDecoder(rc)
+	if err := dec.Decode(&jobs); err != nil {
 		return fmt.Errorf("replica: snapshot: %w", err)
+	}
+	pages := map[string]string{}
+	if err := dec.Decode(&pages); err != nil && !errors.Is(err, io.EOF) { // none in a snapshot of before pages
+		return fmt.Errorf("replica: snapshot: pages: %w", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.pages = pages
 	f.jobs = make(map[string]*Job, len(jobs))
 	for i := range jobs {
 		f.jobs[jobs[i].Spec.Job] = &jobs[i]

@@ -174,6 +174,10 @@ func TestSnapshotRestoresTheTable(t *testing.T) {
 	tr.stop(late)
 	// Wipe the late replica: it must catch up from a snapshot or the log.
 	tr.dirs[late] = t.TempDir()
+	pageBy := tr.peers[l].ID
+	if err := tr.nodes[l].SetPage("http://page"); err != nil { // compacted into the snapshot too
+		t.Fatal(err)
+	}
 	for i := range 1500 { // beyond the snapshot threshold of 1024 entries
 		job := fmt.Sprintf("j%d", i%50)
 		// On a loaded machine the two live replicas may swap leadership mid-run
@@ -205,6 +209,9 @@ func TestSnapshotRestoresTheTable(t *testing.T) {
 		return len(jobs) == 50 && jobs[0].Spec.Job == "j0" && jobs[0].Err == "1450"
 	})
 	waitSnapshot(t, tr.dirs[late]) // the late replica was sent the snapshot
+	if tr.nodes[late].Leader() == pageBy && tr.nodes[late].LeaderPage() != "http://page" {
+		t.Errorf("the restored replica lost the leader's page: %q", tr.nodes[late].LeaderPage())
+	}
 }
 
 // waitSnapshot waits until dir holds a raft snapshot.
@@ -250,5 +257,27 @@ func TestDeleteRemovesOnlyFinishedJobs(t *testing.T) {
 	}
 	for i := range tr.nodes {
 		tr.eventually(i, func(jobs []replica.Job) bool { return len(jobs) == 1 && jobs[0].Spec.Job == "running" })
+	}
+}
+
+// TestLeaderPageIsReplicated: the page URL a leader records reaches every
+// replica, where LeaderPage names it while that replica leads.
+func TestLeaderPageIsReplicated(t *testing.T) {
+	tr := newTrio(t)
+	l := tr.leader()
+	if err := tr.nodes[l].SetPage("http://c.example:8222"); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range tr.nodes {
+		deadline := time.Now().Add(20 * time.Second)
+		for n.LeaderPage() != "http://c.example:8222" {
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %d: leader page %q", i, n.LeaderPage())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := tr.nodes[(l+1)%3].SetPage("http://other"); !errors.Is(err, replica.ErrNotLeader) {
+		t.Errorf("a follower recorded a page: %v", err)
 	}
 }

@@ -36,6 +36,10 @@ type Config struct {
 	Raft *replica.Config
 	// HTTP, when set, serves the status page and /metrics there.
 	HTTP string
+	// AdvertiseHTTP is the URL at which the other replicas reach this one's
+	// page ("": its --http address, or this host's name and its port where it
+	// listens on every interface). A follower's page serves the leader's.
+	AdvertiseHTTP string
 	// SharedRoots are the directories below which a job's shared model path
 	// may lie (worker.SharedPath); none: only uploaded models are accepted.
 	SharedRoots []string
@@ -67,8 +71,17 @@ func Serve(ctx context.Context, cfg Config) error {
 	defer gauges.remove(s)
 	if cfg.HTTP != "" {
 		note := func(msg string) { cfg.Log.Info(msg) }
-		if _, err := ServeStatus(ctx, cfg.HTTP, note, s.views); err != nil {
+		page := &coordinator.StatusPage{Jobs: s.views}
+		if cfg.Raft != nil {
+			page.Leader = s.leaderPage
+		}
+		bound, _, err := servePage(ctx, cfg.HTTP, note, page)
+		if err != nil {
 			return err
+		}
+		s.selfPage = cfg.AdvertiseHTTP
+		if s.selfPage == "" {
+			s.selfPage = pageURL(bound)
 		}
 	}
 	if cfg.Raft == nil {
@@ -81,6 +94,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 	defer rep.Close()
 	s.table = raftTable{rep: rep, res: s.res}
+	s.rep = rep
 	s.log.Info("coordinator replica ready", "id", cfg.Raft.ID, "raft", cfg.Raft.Bind, "nats", s.res.Conn.ConnectedUrlRedacted(), "data", cfg.Data)
 	return s.follow(ctx, rep, cfg.Raft.ID)
 }
@@ -95,6 +109,8 @@ type service struct {
 	sharedRoots     []string
 	log             *slog.Logger
 	table           jobTable
+	rep             *replica.Replica // the raft replica, when one
+	selfPage        string           // this coordinator's status page URL, when it serves one
 
 	mu   sync.Mutex
 	jobs map[string]*serviceJob
@@ -170,6 +186,12 @@ func (s *service) lead(ctx context.Context) error {
 		csub.Unsubscribe()
 		return err
 	}
+	if s.rep != nil && s.selfPage != "" {
+		// Followers' pages serve this one's while it leads.
+		if err := s.rep.SetPage(s.selfPage); err != nil {
+			s.log.Warn("recording the leader's status page", "err", err)
+		}
+	}
 	s.resumeAll(ctx)
 	s.pruneData()
 	s.pruneOutputs(ctx)
@@ -241,6 +263,19 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 		defer stop()
 		s.run(jctx, spec, false)
 	})
+}
+
+// leaderPage is the leading replica's page URL when another replica leads
+// ("" when this one does, or none is known): what it recorded in the raft
+// table, never what the network says.
+func (s *service) leaderPage() string {
+	if s.rep == nil || s.rep.IsLeader() {
+		return ""
+	}
+	if u := s.rep.LeaderPage(); u != s.selfPage {
+		return u
+	}
+	return ""
 }
 
 // delete answers a request to delete the job named in its subject.

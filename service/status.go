@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"sync"
 
@@ -28,13 +30,35 @@ var Metrics = sync.OnceValue(func() *coordinator.Metrics { return coordinator.Ne
 // ends; note is told the address. The channel is closed once the server has
 // stopped and released addr.
 func ServeStatus(ctx context.Context, addr string, note func(string), jobs func() []coordinator.JobView) (<-chan error, error) {
-	page := &coordinator.StatusPage{Jobs: jobs, Gatherer: registry}
+	_, stopped, err := servePage(ctx, addr, note, &coordinator.StatusPage{Jobs: jobs})
+	return stopped, err
+}
+
+// servePage serves page (with the process's registry) at addr until ctx ends
+// and returns the address it listens on.
+func servePage(ctx context.Context, addr string, note func(string), page *coordinator.StatusPage) (net.Addr, <-chan error, error) {
+	page.Gatherer = registry
 	bound, stopped, err := coordinator.ListenStatus(ctx, addr, page.Handler())
 	if err != nil {
-		return nil, fmt.Errorf("--http %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("--http %s: %w", addr, err)
 	}
 	noteFunc(note)(fmt.Sprintf("status page at http://%s/ (metrics at /metrics)", bound))
-	return stopped, nil
+	return bound, stopped, nil
+}
+
+// pageURL is the URL other replicas reach a page listening on bound at: its
+// address, or this host's name where it listens on every interface.
+func pageURL(bound net.Addr) string {
+	host, port, err := net.SplitHostPort(bound.String())
+	if err != nil {
+		return "http://" + bound.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		if name, err := os.Hostname(); err == nil {
+			host = name
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // StatusLine is the one-line status of a job.

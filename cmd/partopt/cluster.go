@@ -127,6 +127,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&cfg.Data, "data", "partopt-data", "directory for the jobs' label files and outputs")
 	fl.StringVar(&cfg.HTTP, "http", "localhost:8222", "status page and /metrics address (empty: none)")
+	fl.StringVar(&cfg.AdvertiseHTTP, "advertise-http", "", "the URL at which the other replicas reach this one's status page, which their pages serve while it leads (default: the --http address, or this host's name with its port)")
 	fl.StringArrayVar(&cfg.SharedRoots, "shared-root", nil, "a directory below which jobs may name their model by path (submit --shared; repeatable; none: uploaded models only)")
 	fl.DurationVar(&cfg.DataRetention, "data-retention", 0, "how long a finished job's files stay in --data (0: removed when it ends; its outputs are in the object store)")
 	fl.DurationVar(&cfg.OutputRetention, "output-retention", 0, "how long a finished job's outputs stay in the object store for fetch (0: until deleted)")

@@ -162,6 +162,7 @@ func TestLocalClusterScript(t *testing.T) {
 	})
 
 	out := c.script(90*time.Second, "start")
+	started0 := out
 	if !regexp.MustCompile(`(?m)^leader: +c[123]$`).MatchString(out) {
 		t.Errorf("start names no leader:\n%s", out)
 	}
@@ -195,15 +196,23 @@ func TestLocalClusterScript(t *testing.T) {
 		t.Fatalf("status names no leader:\n%s", out)
 	}
 	old := m[1]
-	// The leader's status page knows the job.
-	if resp, err := http.Get(m[2] + "jobs/" + job); err != nil {
-		t.Errorf("leader's status page: %v", err)
-	} else {
+	// Every replica's status page knows the job: the leader's, and the
+	// followers' through it.
+	pages := regexp.MustCompile(`(?m)^status page: +(http://\S+/) \(c[123]`).FindAllStringSubmatch(started0, -1)
+	if len(pages) != 3 {
+		t.Fatalf("start lists %d status pages:\n%s", len(pages), started0)
+	}
+	for _, p := range pages {
+		resp, err := http.Get(p[1] + "jobs/" + job)
+		if err != nil {
+			t.Errorf("%s: %v", p[1], err)
+			continue
+		}
 		var s struct{ Phase string }
-		err := json.NewDecoder(resp.Body).Decode(&s)
+		err = json.NewDecoder(resp.Body).Decode(&s)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || err != nil || s.Phase != "done" {
-			t.Errorf("GET %sjobs/%s: %s, phase %q, %v", m[2], job, resp.Status, s.Phase, err)
+			t.Errorf("GET %sjobs/%s: %s, phase %q, %v", p[1], job, resp.Status, s.Phase, err)
 		}
 	}
 
