@@ -434,7 +434,7 @@ func (r *Runner) retry(id WindowID, reason string) {
 		r.lose(id, fmt.Sprintf("%s (after %d attempts)", reason, n))
 		return
 	}
-	r.log.Warn("sending a window again", "round", id.Round, "window", id.Window, "attempt", r.attempts[id]+1, "why", reason)
+	r.log.Warn("sending a window again", "round", id.Round+1, "window", id.Window, "attempt", r.attempts[id]+1, "why", reason)
 	r.sentAt[id.Window] = time.Now() // not again before the resend is out
 	r.queue = append(r.queue, resend{id})
 }
@@ -530,7 +530,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 	if err := awaitPublished(ctx, futures...); err != nil {
 		return err
 	}
-	r.log.Info("round dispatched", "round", a.Round, "windows", len(a.Windows), "tasks", len(futures))
+	r.log.Info("round dispatched", "round", a.Round+1, "windows", len(a.Windows), "tasks", len(futures), "persistent_variables", r.live.Proven)
 	return nil
 }
 
@@ -745,7 +745,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		}
 	case protocol.Error:
 		m.Ack()
-		r.log.Error("worker reported an error", "worker", v.Worker, "round", v.Round, "window", v.Window, "permanent", v.Permanent, "err", v.Message)
+		r.log.Error("worker reported an error", "worker", v.Worker, "round", v.Round+1, "window", v.Window, "permanent", v.Permanent, "err", v.Message)
 		if v.Permanent && v.Window >= 0 {
 			r.retry(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d on %s: %s", v.Round, v.Window, v.Worker, v.Message))
 		}
@@ -778,6 +778,7 @@ func (r *Runner) stored(m jetstream.Msg, id WindowID, worker string, dec decoded
 	ws.LastSeen = time.Now()
 	r.live.Workers[worker] = ws
 	r.m.WindowSeconds.Observe(dec.Seconds)
+	r.log.Debug("window result stored", "round", id.Round+1, "window", id.Window, "worker", worker, "seconds", dec.Seconds)
 	m.Ack()
 	r.apply(ResultStored(id))
 }
@@ -834,7 +835,7 @@ func (r *Runner) onAdvisory(ctx context.Context, m *nats.Msg) {
 	if err != nil || task.Job != r.spec.Job {
 		return
 	}
-	r.log.Error("task exhausted its deliveries; its window is lost", "round", task.Round, "window", task.Window, "deliveries", a.Deliveries)
+	r.log.Error("task exhausted its deliveries; its window is lost", "round", task.Round+1, "window", task.Window, "deliveries", a.Deliveries)
 	r.lose(WindowID{task.Round, task.Window}, fmt.Sprintf("window %d/%d: no result after %d deliveries", task.Round, task.Window, a.Deliveries))
 	r.res.Tasks.DeleteMsg(ctx, a.StreamSeq)
 }
@@ -887,6 +888,7 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 	}
 	r.m.Merged.Inc()
 	r.m.MergeSeconds.Observe(time.Since(start).Seconds())
+	r.log.Debug("window merged", "round", a.Round+1, "window", a.Window, "persistent_added", added, "seconds", time.Since(start).Seconds())
 	r.apply(MergeDone{WindowID: a.WindowID, Added: added, Eliminated: eliminated})
 	return nil
 }

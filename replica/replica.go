@@ -32,7 +32,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	wal "github.com/hashicorp/raft-wal"
 	"github.com/hashicorp/raft-wal/metadb"
@@ -135,10 +134,9 @@ func Open(cfg Config) (*Replica, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	logOut := io.Discard
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
-	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Output: logOut, Level: hclog.Warn})
+	rc.Logger = raftLogger(cfg.Log)
 	rc.SnapshotThreshold = 1024
 	if cfg.Fast {
 		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
@@ -154,7 +152,7 @@ func Open(cfg Config) (*Replica, error) {
 		return nil, fmt.Errorf("replica: raft log in %s: %w", cfg.Dir, err)
 	}
 	closeLog := func() { w.Close(); meta.Close() }
-	snaps, err := raft.NewFileSnapshotStore(cfg.Dir, 3, logOut)
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 3, rc.Logger)
 	if err != nil {
 		closeLog()
 		return nil, err
@@ -164,7 +162,7 @@ func Open(cfg Config) (*Replica, error) {
 		closeLog()
 		return nil, fmt.Errorf("replica: bind address %q: %w", cfg.Bind, err)
 	}
-	trans, err := raft.NewTCPTransport(cfg.Bind, addr, 3, 10*time.Second, logOut)
+	trans, err := raft.NewTCPTransportWithLogger(cfg.Bind, addr, 3, 10*time.Second, rc.Logger)
 	if err != nil {
 		closeLog()
 		return nil, fmt.Errorf("replica: raft transport on %s: %w", cfg.Bind, err)

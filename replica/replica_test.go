@@ -1,8 +1,14 @@
 package replica_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,11 +24,15 @@ type trio struct {
 	peers []replica.Peer
 	dirs  []string
 	nodes []*replica.Replica
+	log   *slog.Logger // the replicas' (nil: none)
 }
 
-func newTrio(t *testing.T) *trio {
+func newTrio(t *testing.T, log ...*slog.Logger) *trio {
 	addrs := testutil.FreeAddrs(t, 3)
 	tr := &trio{t: t, nodes: make([]*replica.Replica, 3)}
+	if len(log) > 0 {
+		tr.log = log[0]
+	}
 	for i, a := range addrs {
 		tr.peers = append(tr.peers, replica.Peer{ID: fmt.Sprintf("c%d", i+1), Addr: a})
 		tr.dirs = append(tr.dirs, t.TempDir())
@@ -42,7 +52,11 @@ func newTrio(t *testing.T) *trio {
 
 func (tr *trio) start(i int) {
 	tr.t.Helper()
-	n, err := replica.Open(replica.Config{ID: tr.peers[i].ID, Dir: tr.dirs[i], Bind: tr.peers[i].Addr, Peers: tr.peers, Bootstrap: true, Fast: true})
+	log := tr.log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	n, err := replica.Open(replica.Config{ID: tr.peers[i].ID, Dir: tr.dirs[i], Bind: tr.peers[i].Addr, Peers: tr.peers, Bootstrap: true, Fast: true, Log: log})
 	if err != nil {
 		tr.t.Fatal(err)
 	}
@@ -279,5 +293,47 @@ func TestLeaderPageIsReplicated(t *testing.T) {
 	}
 	if err := tr.nodes[(l+1)%3].SetPage("http://other"); !errors.Is(err, replica.ErrNotLeader) {
 		t.Errorf("a follower recorded a page: %v", err)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestRaftLogsThroughTheReplicasLogger: raft's own events (an election) are
+// events of the replica's slog logger, in its format (JSON here), marked
+// component raft, not lines of another format.
+func TestRaftLogsThroughTheReplicasLogger(t *testing.T) {
+	var buf lockedBuffer
+	tr := newTrio(t, slog.New(slog.NewJSONHandler(&buf, nil)))
+	tr.leader()
+	out := buf.String()
+	leading := false
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("a log line is not JSON: %q", line)
+		}
+		if ev["component"] != "raft" || ev["level"] == nil || ev["msg"] == nil {
+			t.Errorf("not a raft event of the replica's logger: %q", line)
+		}
+		leading = leading || strings.Contains(fmt.Sprint(ev["msg"]), "entering leader state")
+	}
+	if !leading {
+		t.Errorf("no election logged:\n%s", out)
 	}
 }

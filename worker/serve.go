@@ -139,7 +139,7 @@ func (w *server) handle(ctx context.Context, m jetstream.Msg) {
 		m.TermWithReason("rejected: " + err.Error())
 		return
 	}
-	log = log.With("job", task.Job, "round", task.Round, "window", task.Window)
+	log = log.With("job", task.Job, "round", task.Round+1, "window", task.Window)
 	delivered := uint64(1)
 	if md, err := m.Metadata(); err == nil {
 		delivered = md.NumDelivered

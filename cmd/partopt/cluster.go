@@ -103,7 +103,7 @@ func newCoordinatorCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			cfg.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			cfg.Log = logger(cmd, slog.LevelInfo)
 			if rf.addr != "" {
 				var err error
 				if cfg.Raft, err = rf.config(cfg.Data, cfg.Log); err != nil {
@@ -159,7 +159,7 @@ back to the cluster for another worker. Models come from the path in the job
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			o.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			o.Log = logger(cmd, slog.LevelInfo)
 			res, err := cluster.DialWaiting(ctx, n.ConnOptions, n.config(), "partopt-worker", o.Log)
 			if err != nil {
 				return err

@@ -576,3 +576,47 @@ func TestRunLabelEliminationEqualsWindowedSolve(t *testing.T) {
 		}
 	}
 }
+
+// TestServicesLogStructuredEvents: with --log-format json and --log-level
+// debug, every line a coordinator (a raft replica) and a worker write is a
+// JSON event — raft's included — with a line per window event (solved,
+// stored, merged) and per round.
+func TestServicesLogStructuredEvents(t *testing.T) {
+	c := newCommands(t)
+	addr := testutil.FreeAddrs(t, 1)[0]
+	flags := []string{"--log-format", "json", "--log-level", "debug"}
+	coord := c.start("coordinator", append([]string{"coordinator", "--data", t.TempDir(), "--http", "", "--id", "c1", "--raft-addr", addr, "--peers", "c1=" + addr, "--bootstrap"}, flags...)...)
+	work := c.start("worker", append([]string{"worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir()}, flags...)...)
+	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", c.url)...) }
+	gp, _ := genGrid(t, "3")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) { // until the services made the cluster
+		if code, _, _ := cli("jobs"); code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no cluster within a minute")
+		}
+	}
+	submitAndFetch(t, cli, "submit", gp, "--window", "8", "--halo", "2")
+	work.kill()
+	coord.kill()
+	events := map[string]int{}
+	for _, r := range []*command{coord, work} {
+		for _, line := range strings.Split(strings.TrimSpace(r.log.String()), "\n") {
+			var ev map[string]any
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%s: a line that is not a JSON event: %q", r.name, line)
+			}
+			msg, _ := ev["msg"].(string)
+			if ev["component"] == "raft" {
+				msg = "raft"
+			}
+			events[r.name+": "+msg]++
+		}
+	}
+	for _, want := range []string{"coordinator: round dispatched", "coordinator: window result stored", "coordinator: window merged", "coordinator: raft", "worker: window solved"} {
+		if events[want] == 0 {
+			t.Errorf("no %q event: %v", want, events)
+		}
+	}
+}

@@ -95,7 +95,7 @@ job.`,
 				return err
 			}
 			defer res.Conn.Close()
-			line := newStatusLine(cmd.ErrOrStderr(), 0)
+			line := newStatusLine(cmd, 0)
 			for {
 				s, err := service.Status(ctx, res, args[0])
 				if err != nil {

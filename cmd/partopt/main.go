@@ -66,6 +66,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("partopt {{.Version}}\n")
+	addLogFlags(root)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd(), newVerifyCmd())

@@ -1,6 +1,7 @@
-// Progress on stderr: one \r-updated status line on a terminal, never written
-// into logs or redirected output, except a windowed run's line once a minute
-// (such a run may take hours).
+// Progress on stderr: one \r-updated status line on a terminal; off a terminal
+// (a log, a pipe), the same text as a log event ("progress", in --log-format)
+// every logEvery, the first after logEvery, so that a long run is never
+// silent and a short one adds nothing.
 //
 // Dependency: golang.org/x/term, the Go project's terminal package (maintained with
 // the standard library; its only dependency is golang.org/x/sys). It tells whether
@@ -12,6 +13,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"time"
@@ -20,12 +22,12 @@ import (
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/trws"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
 
-// windowLogEvery spaces the progress lines of a windowed run when stderr is not a
-// terminal.
-const windowLogEvery = time.Minute
+// logEvery spaces the progress events when stderr is not a terminal.
+const logEvery = 30 * time.Second
 
 // statusLine shows the solver's progress on one terminal line, rewritten in place at
 // most every `every`.
@@ -37,14 +39,17 @@ type statusLine struct {
 	now     func() time.Time
 	last    time.Time
 	shown   bool
-	log     bool // not a terminal: whole lines, "partopt: " first, nothing to clear
+	log     *slog.Logger // not a terminal: events, nothing to clear
 }
 
-// newStatusLine returns a status line on stderr when it is a terminal, else nil.
-func newStatusLine(stderr io.Writer, maxIter int) *statusLine {
+// newStatusLine returns the status line of cmd's stderr: on a terminal, else
+// log events (logEvery apart).
+func newStatusLine(cmd *cobra.Command, maxIter int) *statusLine {
+	stderr := cmd.ErrOrStderr()
 	f, ok := stderr.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
+		now := time.Now
+		return &statusLine{w: stderr, maxIter: maxIter, every: logEvery, now: now, last: now(), shown: true, log: logger(cmd, slog.LevelInfo)}
 	}
 	width, _, err := term.GetSize(int(f.Fd()))
 	if err != nil || width < 20 {
@@ -67,8 +72,8 @@ func (s *statusLine) show(text func() string) {
 	}
 	s.last, s.shown = t, true
 	line := text()
-	if s.log {
-		fmt.Fprintf(s.w, "partopt: %s\n", line)
+	if s.log != nil {
+		s.log.Info("progress", "status", line)
 		return
 	}
 	if len(line) > s.width-1 {
@@ -79,7 +84,7 @@ func (s *statusLine) show(text func() string) {
 
 // clear erases the status line, if any was shown.
 func (s *statusLine) clear() {
-	if s != nil && s.shown && !s.log {
+	if s != nil && s.shown && s.log == nil {
 		fmt.Fprint(s.w, "\r\x1b[K")
 	}
 }
@@ -150,16 +155,9 @@ type progressView struct {
 	round      int
 }
 
-// newProgress returns the progress display of a job on stderr, or nil when
-// nothing is shown: a whole solve off a terminal.
-func newProgress(stderr io.Writer, windowed bool) *progressView {
-	line := newStatusLine(stderr, 0)
-	if line == nil && !windowed {
-		return nil
-	}
-	if line == nil {
-		line = &statusLine{w: stderr, every: windowLogEvery, now: time.Now, log: true}
-	}
+// newProgress returns the progress display of a job on cmd's stderr.
+func newProgress(cmd *cobra.Command) *progressView {
+	line := newStatusLine(cmd, 0)
 	now := line.now()
 	return &progressView{line: line, roundStart: now, last: now}
 }

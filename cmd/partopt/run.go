@@ -28,7 +28,7 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			e.Workers, e.Note = f.workers, noteTo(cmd)
-			e.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			e.Log = logger(cmd, slog.LevelWarn) // the progress line says the rest
 			return runJob(cmd, f.spec(args[0]), job.Options{Runtime: &e})
 		},
 	}

@@ -59,7 +59,7 @@ func runJob(cmd *cobra.Command, s job.Spec, opt job.Options) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt.Note = noteTo(cmd)
-	view := newProgress(cmd.ErrOrStderr(), s.Windowed())
+	view := newProgress(cmd)
 	res, err := job.Run(ctx, s, view.options(opt))
 	view.clear()
 	if err != nil {

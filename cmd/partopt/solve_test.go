@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/oracle"
 	"github.com/partopt/partopt/trws"
+	"github.com/spf13/cobra"
 )
 
 // reportNum decodes a report.json number, or the strings "+Inf" / "-Inf" that stand
@@ -361,17 +363,44 @@ func TestReportEncodesInfinitiesAsStrings(t *testing.T) {
 	}
 }
 
-func TestStatusLineOnlyOnTerminals(t *testing.T) {
-	if s := newStatusLine(new(bytes.Buffer), 10); s != nil {
-		t.Error("status line on a buffer")
-	}
+// TestStatusLineOffATerminalLogsEvery: off a terminal (a buffer, a file) the
+// status line is a progress event of the command's log format, the first
+// logEvery after the start, then at most every logEvery.
+func TestStatusLineOffATerminalLogsEvery(t *testing.T) {
 	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if s := newStatusLine(f, 10); s != nil {
-		t.Error("status line on a regular file")
+	var buf bytes.Buffer
+	for _, w := range []io.Writer{f, &buf} {
+		cmd := &cobra.Command{}
+		cmd.SetErr(w)
+		addLogFlags(cmd)
+		if err := cmd.ParseFlags([]string{"--log-format", "json"}); err != nil {
+			t.Fatal(err)
+		}
+		s := newStatusLine(cmd, 10)
+		if s == nil || s.log == nil {
+			t.Fatalf("%T: not log events", w)
+		}
+		now := time.Unix(0, 0)
+		s.now, s.last = func() time.Time { return now }, now
+		p := trws.Progress{Iteration: 1, LowerBound: -3, Energy: -2, Agreeing: 1, Variables: 4}
+		s.update(p)
+		now = now.Add(logEvery / 2)
+		s.update(p)
+		if w == &buf && buf.Len() != 0 {
+			t.Fatalf("an event before logEvery: %s", buf.String())
+		}
+		now = now.Add(logEvery)
+		p.Iteration = 3
+		s.update(p)
+		s.clear()
+	}
+	var ev struct{ Msg, Status string }
+	if err := json.Unmarshal(buf.Bytes(), &ev); err != nil || ev.Msg != "progress" || !strings.HasPrefix(ev.Status, "iter 3/10") {
+		t.Errorf("%q, %v", buf.String(), err)
 	}
 }
 
