@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/synadia-io/orbit.go/natscontext"
 )
 
 // ConnOptions are how a process reaches NATS. At most one of CredsFile, NKeyFile,
@@ -37,6 +38,10 @@ type ConnOptions struct {
 	User, Password      string
 	// TLSCA verifies the server; TLSCert and TLSKey are a client certificate.
 	TLSCA, TLSCert, TLSKey string
+	// Context names a context of the nats CLI (~/.config/nats/context/NAME.json,
+	// github.com/synadia-io/orbit.go/natscontext): its URL and credentials,
+	// under the options given here, which take precedence.
+	Context string
 	// Namespace is the cluster's namespace on the server ("": the default,
 	// protocol.DefaultNamespace): Dial and DialService open its resources.
 	Namespace string
@@ -89,6 +94,13 @@ func Connect(o ConnOptions, name string) (*nats.Conn, error) {
 	}
 	if o.TLSCert != "" {
 		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	if o.Context != "" && o.Server == nil {
+		nc, _, err := natscontext.Connect(o.Context, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("nats: connect with context %s: %w", o.Context, err)
+		}
+		return nc, nil
 	}
 	url := o.URL
 	if o.Server != nil {

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,8 +27,66 @@ import (
 // natsFlags are the connection flags every cluster command takes.
 type natsFlags struct {
 	cluster.ConnOptions
-	ackWait  time.Duration // services only
-	replicas int           // services only
+	tokenFile, passwordFile string
+	ackWait                 time.Duration // services only
+	replicas                int           // services only
+}
+
+// authFlags are the flags that choose how to authenticate: given any, the
+// credentials of the environment are ignored.
+var authFlags = []string{"creds", "nkey", "token", "token-file", "user", "password", "password-file"}
+
+// conn is the connection of cmd's flags, completed from the environment as the
+// nats CLI reads it (NATS_CONTEXT; NATS_CREDS, NATS_NKEY, NATS_TOKEN, NATS_USER
+// and NATS_PASSWORD unless an authentication flag is given; NATS_CA,
+// NATS_CERT, NATS_KEY) and from the secret files, so that no secret need
+// appear in a command line (ps shows those).
+func (n *natsFlags) conn(cmd *cobra.Command) (cluster.ConnOptions, error) {
+	o := n.ConnOptions
+	fl := cmd.Flags()
+	env := func(flag, name string, dst *string) {
+		if !fl.Changed(flag) {
+			if v := os.Getenv(name); v != "" {
+				*dst = v
+			}
+		}
+	}
+	if !slices.ContainsFunc(authFlags, fl.Changed) {
+		env("creds", "NATS_CREDS", &o.CredsFile)
+		env("nkey", "NATS_NKEY", &o.NKeyFile)
+		env("token", "NATS_TOKEN", &o.Token)
+		env("user", "NATS_USER", &o.User)
+		env("password", "NATS_PASSWORD", &o.Password)
+	}
+	env("tls-ca", "NATS_CA", &o.TLSCA)
+	env("tls-cert", "NATS_CERT", &o.TLSCert)
+	env("tls-key", "NATS_KEY", &o.TLSKey)
+	env("context", "NATS_CONTEXT", &o.Context)
+	var err error
+	if o.Token, err = secret("token", o.Token, n.tokenFile); err != nil {
+		return o, err
+	}
+	o.Password, err = secret("password", o.Password, n.passwordFile)
+	return o, err
+}
+
+// secret is the value of --NAME, or the content of --NAME-file (one of them).
+func secret(name, value, file string) (string, error) {
+	if file == "" {
+		return value, nil
+	}
+	if value != "" {
+		return "", fmt.Errorf("--%s and --%s-file: give one", name, name)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--%s-file: %w", name, err)
+	}
+	v := strings.TrimRight(string(data), "\r\n")
+	if v == "" {
+		return "", fmt.Errorf("--%s-file %s is empty", name, file)
+	}
+	return v, nil
 }
 
 func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
@@ -42,14 +101,17 @@ func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
 		ns = protocol.DefaultNamespace
 	}
 	fl.StringVar(&n.Namespace, "namespace", ns, "the cluster's namespace on the NATS server: clusters of different namespaces share it without seeing each other's jobs ($PARTOPT_NAMESPACE)")
-	fl.StringVar(&n.CredsFile, "creds", "", "NATS user credentials (JWT) file")
-	fl.StringVar(&n.NKeyFile, "nkey", "", "NATS nkey seed file")
-	fl.StringVar(&n.Token, "token", "", "NATS authentication token")
-	fl.StringVar(&n.User, "user", "", "NATS user name")
-	fl.StringVar(&n.Password, "password", "", "NATS password")
-	fl.StringVar(&n.TLSCA, "tls-ca", "", "CA certificate file to verify the server")
-	fl.StringVar(&n.TLSCert, "tls-cert", "", "client certificate file")
-	fl.StringVar(&n.TLSKey, "tls-key", "", "client key file")
+	fl.StringVar(&n.Context, "context", "", "a context of the nats CLI (~/.config/nats/context/NAME.json) for the URL and credentials ($NATS_CONTEXT)")
+	fl.StringVar(&n.CredsFile, "creds", "", "NATS user credentials (JWT) file ($NATS_CREDS)")
+	fl.StringVar(&n.NKeyFile, "nkey", "", "NATS nkey seed file ($NATS_NKEY)")
+	fl.StringVar(&n.Token, "token", "", "NATS authentication token ($NATS_TOKEN; visible in ps: prefer --token-file or the variable)")
+	fl.StringVar(&n.tokenFile, "token-file", "", "file holding the NATS authentication token")
+	fl.StringVar(&n.User, "user", "", "NATS user name ($NATS_USER)")
+	fl.StringVar(&n.Password, "password", "", "NATS password ($NATS_PASSWORD; visible in ps: prefer --password-file or the variable)")
+	fl.StringVar(&n.passwordFile, "password-file", "", "file holding the NATS password")
+	fl.StringVar(&n.TLSCA, "tls-ca", "", "CA certificate file to verify the server ($NATS_CA)")
+	fl.StringVar(&n.TLSCert, "tls-cert", "", "client certificate file ($NATS_CERT)")
+	fl.StringVar(&n.TLSKey, "tls-key", "", "client key file ($NATS_KEY)")
 }
 
 // addServiceFlags are the flags of the services, which configure the JetStream
@@ -113,7 +175,11 @@ func newCoordinatorCmd() *cobra.Command {
 			if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 				return err
 			}
-			res, err := cluster.DialWaiting(ctx, n.ConnOptions, n.config(), "partopt-coordinator", cfg.Log)
+			conn, err := n.conn(cmd)
+			if err != nil {
+				return err
+			}
+			res, err := cluster.DialWaiting(ctx, conn, n.config(), "partopt-coordinator", cfg.Log)
 			if err != nil {
 				return err
 			}
@@ -160,7 +226,11 @@ back to the cluster for another worker. Models come from the path in the job
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			o.Log = logger(cmd, slog.LevelInfo)
-			res, err := cluster.DialWaiting(ctx, n.ConnOptions, n.config(), "partopt-worker", o.Log)
+			conn, err := n.conn(cmd)
+			if err != nil {
+				return err
+			}
+			res, err := cluster.DialWaiting(ctx, conn, n.config(), "partopt-worker", o.Log)
 			if err != nil {
 				return err
 			}
@@ -191,6 +261,7 @@ back to the cluster for another worker. Models come from the path in the job
 
 func newServerCmd() *cobra.Command {
 	var o cluster.EmbeddedOptions
+	var secrets func() error
 	cmd := &cobra.Command{
 		Use:   "server --listen HOST:PORT --dir DIR [--token T | --user U --password P] [--tls-cert F --tls-key F]",
 		Short: "Run a NATS server with JetStream for a cluster (no separate install)",
@@ -211,6 +282,9 @@ accounts, nkeys or JWT credentials, run nats-server itself.`,
 			if o.Listen == "" {
 				return fmt.Errorf("--listen: give HOST:PORT")
 			}
+			if err := secrets(); err != nil {
+				return err
+			}
 			srv, err := cluster.StartEmbedded(o)
 			if err != nil {
 				return err
@@ -223,19 +297,31 @@ accounts, nkeys or JWT credentials, run nats-server itself.`,
 	}
 	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:4222", "address to listen on (port 0: any free port, printed)")
 	cmd.Flags().StringVar(&o.Dir, "dir", "partopt-nats", "JetStream storage directory")
-	addServerAuthFlags(cmd, &o)
+	secrets = addServerAuthFlags(cmd, &o)
 	return cmd
 }
 
 // addServerAuthFlags are the authentication flags of an embedded server that
-// listens: the names the clients' flags have.
-func addServerAuthFlags(cmd *cobra.Command, o *cluster.EmbeddedOptions) {
+// listens: the names the clients' flags have. resolve reads the secret files
+// into o (call it before starting the server).
+func addServerAuthFlags(cmd *cobra.Command, o *cluster.EmbeddedOptions) (resolve func() error) {
+	var tokenFile, passwordFile string
 	fl := cmd.Flags()
-	fl.StringVar(&o.Token, "token", "", "clients must give this token (--token)")
+	fl.StringVar(&o.Token, "token", "", "clients must give this token (--token; visible in ps: prefer --token-file)")
+	fl.StringVar(&tokenFile, "token-file", "", "file holding the token clients must give")
+	fl.StringVar(&passwordFile, "password-file", "", "file holding the password of --user")
 	fl.StringVar(&o.User, "user", "", "clients must give this user (--user) and password")
 	fl.StringVar(&o.Password, "password", "", "the password of --user")
 	fl.StringArrayVar(&o.NKeys, "nkey-user", nil, "a user's public nkey (U…; repeatable): clients sign with its seed (--nkey SEEDFILE)")
 	fl.StringVar(&o.TLSCert, "tls-cert", "", "server certificate file: TLS only")
 	fl.StringVar(&o.TLSKey, "tls-key", "", "server key file")
 	fl.BoolVar(&o.Insecure, "insecure", false, "listen beyond this machine without authentication (anyone who reaches it may submit and forge)")
+	return func() error {
+		var err error
+		if o.Token, err = secret("token", o.Token, tokenFile); err != nil {
+			return err
+		}
+		o.Password, err = secret("password", o.Password, passwordFile)
+		return err
+	}
 }

@@ -17,8 +17,9 @@ func newInfoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "info MODEL",
 		Short: "Describe a model: variables, label counts, factor orders, function kinds, memory",
-		Long: `Describe a model file (.uai, .LG, .wcsp, optionally .gz or .xz): its variables and
-label counts, the orders of its factors, the function kinds found (Potts and truncated
+		Long: `Describe a model file — UAI (.uai), .LG, toulbar2's .wcsp (each optionally .gz or
+.xz), OpenGM HDF5 (.h5) or partopt's tiled grid (.grid) — its variables and label
+counts, the orders of its factors, the function kinds found (Potts and truncated
 tables are recognised in explicit files), forbidden entries and a memory estimate.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

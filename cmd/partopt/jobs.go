@@ -35,7 +35,11 @@ func newSubmitCmd() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Minute)
 			defer cancel()
-			id, err := service.Submit(ctx, n.ConnOptions, f.spec(args[0]), o)
+			conn, err := n.conn(cmd)
+			if err != nil {
+				return err
+			}
+			id, err := service.Submit(ctx, conn, f.spec(args[0]), o)
 			if err != nil {
 				return err
 			}
@@ -52,6 +56,7 @@ func newSubmitCmd() *cobra.Command {
 	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("at most this many rounds of windows; 0: %d, or %d for --method iri", job.DefaultRounds, job.DefaultEliminationRounds))
 	addClusterMethodFlag(cmd, &f, job.PBP)
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "boundary potentials: invariant or original")
+	enumCompletion(cmd, "boundary", boundaries...)
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "iteration cap per solve (0: the solver's own, 1500 for TRW-S and 10000 for SRMP)")
 	fl.Float64Var(&f.gapTolerance, "gap-tolerance", 1e-9, "relative gap stop")
 	fl.IntVar(&f.stallIterations, "stall-iterations", 100, "stall stop; 0 disables")
@@ -90,7 +95,7 @@ job.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			res, err := cluster.Dial(ctx, n.ConnOptions, "partopt-status")
+			res, err := n.dial(cmd, "partopt-status")
 			if err != nil {
 				return err
 			}
@@ -155,7 +160,7 @@ when its status last changed. Deleted jobs are not listed.`,
   partopt jobs --json | jq -r '.[] | select(.phase == "done") | .job'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := cluster.Dial(cmd.Context(), n.ConnOptions, "partopt-jobs")
+			res, err := n.dial(cmd, "partopt-jobs")
 			if err != nil {
 				return err
 			}
@@ -224,7 +229,7 @@ running job is refused: cancel it first. Fetch what you need before.`,
 					return err // before reaching the cluster
 				}
 			}
-			res, err := cluster.Dial(cmd.Context(), n.ConnOptions, "partopt-delete")
+			res, err := n.dial(cmd, "partopt-delete")
 			if err != nil {
 				return err
 			}
@@ -248,9 +253,14 @@ func newFetchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fetch JOB -o DIR",
 		Short: "Download a finished job's outputs",
+		Long: `Download the outputs of a finished job into DIR — those of solve --window on one
+machine, byte for byte: labels.plf, persistent.plf, persistency.png, labels.sol and
+persistent.evid (up to 2^22 pixels), window-certificates.bin and report.json. The
+files are downloaded beside DIR's and moved in only when all are there: a fetch
+that fails leaves DIR as it was. Re-check them with partopt verify MODEL DIR.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := cluster.Dial(cmd.Context(), n.ConnOptions, "partopt-fetch")
+			res, err := n.dial(cmd, "partopt-fetch")
 			if err != nil {
 				return err
 			}
@@ -275,12 +285,15 @@ func newCancelCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cancel JOB",
 		Short: "Cancel a running job",
+		Long: `Cancel a running job: the coordinator stops dispatching its windows, purges its
+queued tasks and ends it as canceled with the reason (status shows it). Its
+files stay until partopt delete JOB.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := protocol.ValidateJob(args[0]); err != nil {
 				return err // before reaching the cluster
 			}
-			res, err := cluster.Dial(cmd.Context(), n.ConnOptions, "partopt-cancel")
+			res, err := n.dial(cmd, "partopt-cancel")
 			if err != nil {
 				return err
 			}
@@ -295,6 +308,15 @@ func newCancelCmd() *cobra.Command {
 	addNATSFlags(cmd, &n)
 	cmd.Flags().StringVar(&reason, "reason", "by user", "why, for the job's status")
 	return cmd
+}
+
+// dial connects a client command to its cluster (flags, environment, files).
+func (n *natsFlags) dial(cmd *cobra.Command, name string) (*cluster.Resources, error) {
+	conn, err := n.conn(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return cluster.Dial(cmd.Context(), conn, name)
 }
 
 // writeJSON prints v as indented JSON.

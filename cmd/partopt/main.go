@@ -61,12 +61,21 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "partopt",
 		Short:         "Partial optimality (persistency) for MAP inference in discrete graphical models",
+		Long: `partopt proves which labels of a minimum-energy labeling of a discrete graphical
+model (MRF) are optimal — persistency, or partial optimality — with a certificate
+anyone can re-check from the model alone: whole models in memory, gigapixel grids
+by windows out of core, on one machine or a cluster over NATS JetStream.
+
+Exit status: 0 on success, 1 on an internal failure (or a proof that does not
+verify, a job that failed), 2 on bad input (arguments, unreadable or malformed
+files, an unknown job, no connection).`,
 		Version:       version.Get().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("partopt {{.Version}}\n")
 	addLogFlags(root)
+	defer setExamples(root)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newInfoCmd(), newEnergyCmd(), newSolveCmd(), newVerifyCmd())

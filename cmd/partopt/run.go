@@ -14,6 +14,7 @@ import (
 func newRunCmd() *cobra.Command {
 	var f solveFlags
 	var e service.Embedded
+	var secrets func() error
 	cmd := &cobra.Command{
 		Use:   "run MODEL -o DIR",
 		Short: "Prove persistent labels by windows over an embedded NATS cluster (no server to install)",
@@ -27,6 +28,9 @@ func newRunCmd() *cobra.Command {
 			if err := f.validate(); err != nil {
 				return err
 			}
+			if err := secrets(); err != nil {
+				return err
+			}
 			e.Workers, e.Note = f.workers, noteTo(cmd)
 			e.Log = logger(cmd, slog.LevelWarn) // the progress line says the rest
 			return runJob(cmd, f.spec(args[0]), job.Options{Runtime: &e})
@@ -35,7 +39,7 @@ func newRunCmd() *cobra.Command {
 	addSolveFlags(cmd, &f, false)
 	addClusterMethodFlag(cmd, &f, job.PBPIRI)
 	cmd.Flags().StringVar(&e.Listen, "listen", "", "also accept workers of other machines at HOST:PORT (default: in-process only; beyond this machine, with --token or --user/--password, or --insecure)")
-	addServerAuthFlags(cmd, &e.Server)
+	secrets = addServerAuthFlags(cmd, &e.Server)
 	cmd.Flags().StringVar(&e.HTTP, "http", "", "serve the status page and /metrics at ADDR (e.g. localhost:8222)")
 	return cmd
 }

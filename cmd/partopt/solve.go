@@ -82,12 +82,14 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	fl := cmd.Flags()
 	if method {
 		fl.StringVar(&f.method, "method", "", fmt.Sprintf("solver: %s (default: pbp+iri, both methods; pbp alone for a .grid file of more than %d pixels, which it solves out of core)", methodList(), job.MaxInMemoryPixels))
+		enumCompletion(cmd, "method", methodNames(job.Methods...)...)
 		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	} else {
 		fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels")
 	}
 	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once")
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "pbp boundary potentials: invariant or original")
+	enumCompletion(cmd, "boundary", boundaries...)
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (required; created if missing)")
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "iteration cap per solve (0: the solver's own, 1500 for TRW-S and 10000 for SRMP)")
 	fl.Float64Var(&f.gapTolerance, "gap-tolerance", def.GapTolerance, "stop when the relative gap is this small; 0 runs exactly --max-iterations")
@@ -108,6 +110,23 @@ func addClusterMethodFlag(cmd *cobra.Command, f *solveFlags, def job.Method) {
 		usage += " or pbp+iri (pbp's windows, then iri's from what they proved)"
 	}
 	cmd.Flags().StringVar(&f.method, "method", string(def), usage)
+	methods := []job.Method{job.PBP, job.IRI}
+	if def == job.PBPIRI {
+		methods = append(methods, job.PBPIRI)
+	}
+	enumCompletion(cmd, "method", methodNames(methods...)...)
+}
+
+// boundaries are the values of --boundary.
+var boundaries = []string{persistency.Invariant.String(), persistency.Original.String()}
+
+// methodNames are the names of methods, for completion.
+func methodNames(methods ...job.Method) []string {
+	out := make([]string, len(methods))
+	for i, m := range methods {
+		out[i] = string(m)
+	}
+	return out
 }
 
 func methodList() string {
