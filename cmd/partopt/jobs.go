@@ -258,7 +258,7 @@ machine, byte for byte: labels.plf, persistent.plf, persistency.png, labels.sol 
 persistent.evid (up to 2^22 pixels), window-certificates.bin and report.json. The
 files are downloaded beside DIR's and moved in only when all are there: a fetch
 that fails leaves DIR as it was. Re-check them with partopt verify MODEL DIR.`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := n.dial(cmd, "partopt-fetch")
 			if err != nil {
@@ -288,7 +288,7 @@ func newCancelCmd() *cobra.Command {
 		Long: `Cancel a running job: the coordinator stops dispatching its windows, purges its
 queued tasks and ends it as canceled with the reason (status shows it). Its
 files stay until partopt delete JOB.`,
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := protocol.ValidateJob(args[0]); err != nil {
 				return err // before reaching the cluster

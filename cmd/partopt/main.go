@@ -59,8 +59,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "partopt",
-		Short:         "Partial optimality (persistency) for MAP inference in discrete graphical models",
+		Use:   "partopt",
+		Short: "Partial optimality (persistency) for MAP inference in discrete graphical models",
 		Long: `partopt proves which labels of a minimum-energy labeling of a discrete graphical
 model (MRF) are optimal — persistency, or partial optimality — with a certificate
 anyone can re-check from the model alone: whole models in memory, gigapixel grids
