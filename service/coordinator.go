@@ -50,7 +50,10 @@ type Config struct {
 	// OutputRetention is how long a finished job's outputs stay in the object
 	// store for fetch (0: until deleted); then they go and its status says so.
 	OutputRetention time.Duration
-	Log             *slog.Logger // nil: slog.Default()
+	// JobRetention is how long a finished job is kept at all (0: until
+	// deleted); then the leader deletes it as partopt delete does.
+	JobRetention time.Duration
+	Log          *slog.Logger // nil: slog.Default()
 }
 
 // Serve runs the jobs submitted to the cluster until ctx ends: alone, or as a
@@ -63,7 +66,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		return err
 	}
-	s := &service{res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, outputRetention: cfg.OutputRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	s := &service{res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, outputRetention: cfg.OutputRetention, jobRetention: cfg.JobRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
 	if cfg.Raft != nil {
 		s.raftDir = cfg.Raft.Dir
 	}
@@ -105,6 +108,7 @@ type service struct {
 	data            string
 	retention       time.Duration // of a finished job's files in data
 	outputRetention time.Duration // of a finished job's outputs in the object store
+	jobRetention    time.Duration // of a finished job
 	raftDir         string        // the replica's raft files, when in data
 	sharedRoots     []string
 	log             *slog.Logger
@@ -195,6 +199,7 @@ func (s *service) lead(ctx context.Context) error {
 	s.resumeAll(ctx)
 	s.pruneData()
 	s.pruneOutputs(ctx)
+	s.pruneJobs(ctx)
 	prune := time.NewTicker(pruneEvery)
 	defer prune.Stop()
 	for ctx.Err() == nil {
@@ -203,6 +208,7 @@ func (s *service) lead(ctx context.Context) error {
 		case <-prune.C:
 			s.pruneData()
 			s.pruneOutputs(ctx)
+			s.pruneJobs(ctx)
 		}
 	}
 	sub.Unsubscribe()
@@ -396,6 +402,30 @@ func (s *service) pruneOutputs(ctx context.Context) {
 	})
 	if err != nil {
 		s.log.Error("listing jobs for the output retention", "err", err)
+	}
+}
+
+// pruneJobs deletes the jobs that ended more than the job retention ago.
+func (s *service) pruneJobs(ctx context.Context) {
+	if s.jobRetention <= 0 {
+		return
+	}
+	var old []string
+	err := jobStatuses(ctx, s.res, func(job string, _ jetstream.KeyValueEntry, sum coordinator.Summary, err error) error {
+		if err == nil && replica.Finished(sum.Phase) && time.Since(sum.Updated) >= s.jobRetention {
+			old = append(old, job)
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Error("listing jobs for the job retention", "err", err)
+	}
+	for _, job := range old {
+		if err := s.deleteJob(ctx, job); err != nil {
+			s.log.Error("deleting an expired job", "job", job, "err", err)
+			continue
+		}
+		s.log.Info("job expired and deleted", "job", job, "retention", s.jobRetention)
 	}
 }
 

@@ -731,3 +731,38 @@ func TestOutputsExpireAfterTheirRetention(t *testing.T) {
 		t.Errorf("fetch of a job that ended since: %v", err)
 	}
 }
+
+// TestJobsExpireAfterTheirRetention: the leader deletes a job that ended
+// longer than the job retention ago, as partopt delete does (its status, its
+// outputs), and keeps one that ended since.
+func TestJobsExpireAfterTheirRetention(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := embeddedResources(t, "coordinator")
+	for id, ended := range map[string]time.Time{"old": time.Now().Add(-2 * time.Hour), "new": time.Now()} {
+		if err := res.PutBytes(ctx, protocol.OutputObject(id, job.ReportFile), []byte("{}")); err != nil {
+			t.Fatal(err)
+		}
+		var s coordinator.Summary
+		s.Job, s.Phase, s.Outputs, s.Updated = id, "done", []string{job.ReportFile}, ended
+		data, _ := json.Marshal(s)
+		if _, err := res.Jobs.Put(ctx, protocol.JobStatusKey(id), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), JobRetention: time.Hour, Log: quiet()})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := service.Status(ctx, res, "old"); err != nil && strings.Contains(err.Error(), "no job") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the old job was not deleted within a minute")
+		}
+	}
+	if _, err := res.Objects.GetInfo(ctx, protocol.OutputObject("old", job.ReportFile)); err == nil {
+		t.Error("the expired job's output is still in the object store")
+	}
+	if _, err := service.Fetch(ctx, res, "new", t.TempDir()); err != nil {
+		t.Errorf("fetch of a job that ended since: %v", err)
+	}
+}

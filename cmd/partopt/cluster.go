@@ -197,6 +197,7 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringArrayVar(&cfg.SharedRoots, "shared-root", nil, "a directory below which jobs may name their model by path (submit --shared; repeatable; none: uploaded models only)")
 	fl.DurationVar(&cfg.DataRetention, "data-retention", 0, "how long a finished job's files stay in --data (0: removed when it ends; its outputs are in the object store)")
 	fl.DurationVar(&cfg.OutputRetention, "output-retention", 0, "how long a finished job's outputs stay in the object store for fetch (0: until deleted)")
+	fl.DurationVar(&cfg.JobRetention, "job-retention", 0, "how long a finished job is kept at all — status, outputs, table entry — before the leader deletes it as partopt delete does (0: until deleted)")
 	fl.StringVar(&rf.id, "id", "", "this replica's raft id (with --raft-addr)")
 	fl.StringVar(&rf.addr, "raft-addr", "", "this replica's raft address HOST:PORT (empty: a single coordinator)")
 	fl.StringVar(&rf.dir, "raft-dir", "", "raft log and snapshots (default DATA/raft)")
