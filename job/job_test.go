@@ -580,3 +580,27 @@ func TestEveryReportSaysWhereItComesFrom(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyReportsItsProgress: the replay of a windowed result reports how far
+// it has read the window certificates, never backwards, to their end.
+func TestVerifyReportsItsProgress(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := job.Run(context.Background(), job.Spec{Model: denoise, Method: job.PBP, Window: 8, Halo: 2, Output: dir}, job.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var reads []int64
+	var size int64
+	v, err := job.VerifyWith(denoise, dir, job.VerifyOptions{Progress: func(read, total int64) {
+		reads, size = append(reads, read), total
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(filepath.Join(dir, job.WindowCertificatesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Windows == 0 || len(reads) < 2 || size != info.Size() || reads[len(reads)-1] != size || !slices.IsSorted(reads) {
+		t.Errorf("%d windows verified; progress %v of %d bytes (file %d)", v.Windows, reads, size, info.Size())
+	}
+}

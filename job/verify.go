@@ -46,9 +46,24 @@ func notVerified(format string, args ...any) error {
 // mismatched files are bad input; a proof that does not hold is an
 // InternalError saying "NOT verified".
 func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, error) {
+	return VerifyWith(modelPath, dir, VerifyOptions{NoEvidence: noEvid, Note: note})
+}
+
+// VerifyOptions are Verify's evidence switch and reporting.
+type VerifyOptions struct {
+	NoEvidence bool
+	Note       func(string)
+	// Progress, when set, is told how far a windowed run's replay has read
+	// its window certificates (bytes of window-certificates.bin), as it goes.
+	Progress func(read, total int64)
+}
+
+// VerifyWith is Verify with options.
+func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
+	noEvid, note := o.NoEvidence, o.Note
 	certPath := filepath.Join(dir, CertificateFile)
 	if _, err := os.Stat(filepath.Join(dir, WindowCertificatesFile)); err == nil {
-		return verifyWindowed(context.Background(), modelPath, dir, noEvid, note)
+		return verifyWindowed(context.Background(), modelPath, dir, noEvid, note, o.Progress)
 	}
 	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) && windowedOutput(dir) {
 		return Verified{}, fmt.Errorf("%s holds a windowed result without its %s (written since partopt kept window certificates): nothing to verify it from", dir, WindowCertificatesFile)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
@@ -23,7 +24,7 @@ import (
 // what the replay proves: persistent.plf and persistent.evid the persistent
 // labels (with the evidence), labels.plf and labels.sol to take them, and
 // domains.txt the labels left. A .grid model is replayed out of core.
-func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, note func(string)) (Verified, error) {
+func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, note func(string), progress func(read, total int64)) (Verified, error) {
 	certPath := filepath.Join(dir, WindowCertificatesFile)
 	f, err := os.Open(certPath)
 	if err != nil {
@@ -34,8 +35,12 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 	if err != nil {
 		return Verified{}, err
 	}
+	var ra io.ReaderAt = f
+	if progress != nil {
+		ra = &readProgress{r: ra, total: info.Size(), report: progress}
+	}
 	open := func(n int) (*partition.ProofReader, error) {
-		return partition.NewProofReader(certPath, f, info.Size(), int64(n))
+		return partition.NewProofReader(certPath, ra, info.Size(), int64(n))
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if IsGridFile(modelPath) {
@@ -468,4 +473,25 @@ func checkAlivePlanes(dir string, domains [][]int, w, h int) error {
 			}
 		}
 	}
+}
+
+// readProgress reports the furthest offset read through it (the replay reads
+// the certificates in order, several rounds' windows at once).
+type readProgress struct {
+	r      io.ReaderAt
+	total  int64
+	report func(read, total int64)
+	mu     sync.Mutex
+	max    int64
+}
+
+func (p *readProgress) ReadAt(b []byte, off int64) (int, error) {
+	n, err := p.r.ReadAt(b, off)
+	p.mu.Lock()
+	if end := off + int64(n); end > p.max {
+		p.max = end
+		p.report(end, p.total)
+	}
+	p.mu.Unlock()
+	return n, err
 }

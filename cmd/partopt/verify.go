@@ -18,7 +18,13 @@ func newVerifyCmd() *cobra.Command {
 		Long:  help("verify"),
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := job.Verify(args[0], args[1], noEvid, noteTo(cmd))
+			line := newStatusLine(cmd, 0)
+			v, err := job.VerifyWith(args[0], args[1], job.VerifyOptions{NoEvidence: noEvid, Note: noteTo(cmd), Progress: func(read, total int64) {
+				line.show(func() string {
+					return fmt.Sprintf("replaying window proofs: %.1f%% of %d bytes", 100*float64(read)/float64(max(total, 1)), total)
+				})
+			}})
+			line.clear()
 			if err != nil {
 				return err
 			}
