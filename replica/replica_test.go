@@ -1,7 +1,6 @@
 package replica_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -296,29 +294,11 @@ func TestLeaderPageIsReplicated(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRaftLogsThroughTheReplicasLogger: raft's own events (an election) are
 // events of the replica's slog logger, in its format (JSON here), marked
 // component raft, not lines of another format.
 func TestRaftLogsThroughTheReplicasLogger(t *testing.T) {
-	var buf lockedBuffer
+	var buf testutil.SyncBuffer
 	tr := newTrio(t, slog.New(slog.NewJSONHandler(&buf, nil)))
 	tr.leader()
 	out := buf.String()

@@ -76,11 +76,7 @@ func value(families map[string]*dto.MetricFamily, name string, want ...string) (
 func TestMetricsFollowPrometheusConventions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := listeningServer(t)
 	conn := cluster.ConnOptions{URL: srv.URL()}
 	startCluster(ctx, t, conn, true) // no worker yet: the job waits
 	addr := make(chan string, 1)

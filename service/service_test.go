@@ -89,11 +89,7 @@ func TestEmbeddedWritesWhatThisProcessWrites(t *testing.T) {
 func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := listeningServer(t)
 	conn := cluster.ConnOptions{URL: srv.URL()}
 	res, served, _ := startCluster(ctx, t, conn)
 	client, err := cluster.Dial(ctx, conn, "test-client")
@@ -215,11 +211,7 @@ func fetchDone(ctx context.Context, t *testing.T, client *cluster.Resources, id 
 func TestNamespacesRunSideBySideOnOneServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := listeningServer(t)
 	specs := map[string]job.Spec{
 		"team-a": {Model: denoise, Method: job.PBP, Window: 16, Halo: 8},
 		"team-b": {Model: network, Method: job.PBP, Window: 20},
@@ -267,11 +259,7 @@ func TestNamespacesRunSideBySideOnOneServer(t *testing.T) {
 func TestJobLifecycle(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := listeningServer(t)
 	conn := cluster.ConnOptions{URL: srv.URL()}
 	res, _, _ := startCluster(ctx, t, conn, true) // no worker yet: the jobs stay running
 	client, err := cluster.Dial(ctx, conn, "test-client")
@@ -556,13 +544,21 @@ func TestCoordinatorReadsSharedPathsOnlyBelowItsRoots(t *testing.T) {
 
 // embeddedResources are the cluster's resources (created) on an embedded server
 // of the test's, over a connection named name; both end with the test.
-func embeddedResources(t *testing.T, name string) *cluster.Resources {
+// listeningServer is an embedded server on a free loopback port, closed with
+// the test.
+func listeningServer(t *testing.T) *cluster.Embedded {
 	t.Helper()
 	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	return srv
+}
+
+func embeddedResources(t *testing.T, name string) *cluster.Resources {
+	t.Helper()
+	srv := listeningServer(t)
 	cfg := cluster.DefaultConfig()
 	cfg.Memory = true
 	res, err := cluster.DialService(context.Background(), cluster.ConnOptions{URL: srv.URL()}, cfg, name)
@@ -691,10 +687,10 @@ func TestDataKeepsOnlyWhatJobsNeed(t *testing.T) {
 // ended longer ago loses its outputs from the object store and its status
 // says why, so that fetch explains there is nothing to fetch; a job that
 // ended since keeps them.
-func TestOutputsExpireAfterTheirRetention(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	res := embeddedResources(t, "coordinator")
+// seedEndedJobs stores two done jobs with an output each: "old", ended two
+// hours ago, and "new", ended now.
+func seedEndedJobs(ctx context.Context, t *testing.T, res *cluster.Resources) {
+	t.Helper()
 	for id, ended := range map[string]time.Time{"old": time.Now().Add(-2 * time.Hour), "new": time.Now()} {
 		if err := res.PutBytes(ctx, protocol.OutputObject(id, job.ReportFile), []byte("{}")); err != nil {
 			t.Fatal(err)
@@ -706,6 +702,13 @@ func TestOutputsExpireAfterTheirRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+func TestOutputsExpireAfterTheirRetention(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := embeddedResources(t, "coordinator")
+	seedEndedJobs(ctx, t, res)
 	go service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), OutputRetention: time.Hour, Log: quiet()})
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -739,17 +742,7 @@ func TestJobsExpireAfterTheirRetention(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res := embeddedResources(t, "coordinator")
-	for id, ended := range map[string]time.Time{"old": time.Now().Add(-2 * time.Hour), "new": time.Now()} {
-		if err := res.PutBytes(ctx, protocol.OutputObject(id, job.ReportFile), []byte("{}")); err != nil {
-			t.Fatal(err)
-		}
-		var s coordinator.Summary
-		s.Job, s.Phase, s.Outputs, s.Updated = id, "done", []string{job.ReportFile}, ended
-		data, _ := json.Marshal(s)
-		if _, err := res.Jobs.Put(ctx, protocol.JobStatusKey(id), data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	seedEndedJobs(ctx, t, res)
 	go service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), JobRetention: time.Hour, Log: quiet()})
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := service.Status(ctx, res, "old"); err != nil && strings.Contains(err.Error(), "no job") {

@@ -93,6 +93,16 @@ func rows(r Raster, h Header, each func(y0 int, band []int32) error) error {
 	return nil
 }
 
+// writeValues writes r's values row-major, little-endian, in bits each.
+func writeValues(w io.Writer, r Raster, h Header, bits int) error {
+	var buf []byte
+	return rows(r, h, func(_ int, band []int32) error {
+		buf = putValues(buf, band, bits)
+		_, err := w.Write(buf)
+		return err
+	})
+}
+
 // putValues writes band's values little-endian in bits each into buf (grown
 // as needed) and returns it.
 func putValues(buf []byte, band []int32, bits int) []byte {
@@ -123,12 +133,7 @@ func exportNPY(w io.Writer, r Raster, h Header, bits int) error {
 	if _, err := w.Write(append(head, dict...)); err != nil {
 		return err
 	}
-	var buf []byte
-	return rows(r, h, func(_ int, band []int32) error {
-		buf = putValues(buf, band, bits)
-		_, err := w.Write(buf)
-		return err
-	})
+	return writeValues(w, r, h, bits)
 }
 
 // exportTIFF writes a baseline grayscale TIFF: the header, one IFD, the strip
@@ -221,12 +226,7 @@ func exportTIFF(w io.Writer, r Raster, h Header, bits int) error {
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
-	var buf []byte
-	return rows(r, h, func(_ int, band []int32) error {
-		buf = putValues(buf, band, bits)
-		_, err := w.Write(buf)
-		return err
-	})
+	return writeValues(w, r, h, bits)
 }
 
 // forceBigTIFF makes exportTIFF write BigTIFF whatever the size (tests).
