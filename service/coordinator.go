@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -82,10 +83,11 @@ func Serve(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return err
 		}
-		s.selfPage = cfg.AdvertiseHTTP
-		if s.selfPage == "" {
-			s.selfPage = pageURL(bound)
+		self := cfg.AdvertiseHTTP
+		if self == "" {
+			self = pageURL(bound)
 		}
+		s.selfPage.Store(&self)
 	}
 	if cfg.Raft == nil {
 		s.log.Info("coordinator ready", "nats", s.res.Conn.ConnectedUrlRedacted(), "data", cfg.Data)
@@ -97,7 +99,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	}
 	defer rep.Close()
 	s.table = raftTable{rep: rep, res: s.res}
-	s.rep = rep
+	s.rep.Store(rep)
 	s.log.Info("coordinator replica ready", "id", cfg.Raft.ID, "raft", cfg.Raft.Bind, "nats", s.res.Conn.ConnectedUrlRedacted(), "data", cfg.Data)
 	return s.follow(ctx, rep, cfg.Raft.ID)
 }
@@ -113,8 +115,10 @@ type service struct {
 	sharedRoots     []string
 	log             *slog.Logger
 	table           jobTable
-	rep             *replica.Replica // the raft replica, when one
-	selfPage        string           // this coordinator's status page URL, when it serves one
+	// The raft replica, when one, and this coordinator's status page URL,
+	// when it serves one: set while the page already serves requests.
+	rep      atomic.Pointer[replica.Replica]
+	selfPage atomic.Pointer[string]
 
 	mu   sync.Mutex
 	jobs map[string]*serviceJob
@@ -190,9 +194,9 @@ func (s *service) lead(ctx context.Context) error {
 		csub.Unsubscribe()
 		return err
 	}
-	if s.rep != nil && s.selfPage != "" {
+	if rep, self := s.rep.Load(), s.selfPage.Load(); rep != nil && self != nil {
 		// Followers' pages serve this one's while it leads.
-		if err := s.rep.SetPage(s.selfPage); err != nil {
+		if err := rep.SetPage(*self); err != nil {
 			s.log.Warn("recording the leader's status page", "err", err)
 		}
 	}
@@ -275,13 +279,15 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 // ("" when this one does, or none is known): what it recorded in the raft
 // table, never what the network says.
 func (s *service) leaderPage() string {
-	if s.rep == nil || s.rep.IsLeader() {
+	rep := s.rep.Load()
+	if rep == nil || rep.IsLeader() {
 		return ""
 	}
-	if u := s.rep.LeaderPage(); u != s.selfPage {
-		return u
+	u := rep.LeaderPage()
+	if self := s.selfPage.Load(); self != nil && u == *self {
+		return "" // a record of this replica's own leadership, not yet replaced
 	}
-	return ""
+	return u
 }
 
 // delete answers a request to delete the job named in its subject.
