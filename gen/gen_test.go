@@ -17,12 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/uai"
 )
 
-const sharedImages = "../../shared/images"
+var sharedImages = testutil.SharedPath("images")
 
 func load(t testing.TB, path string) image.Image {
 	t.Helper()
@@ -36,9 +37,7 @@ func load(t testing.TB, path string) image.Image {
 func loadShared(t testing.TB, rel string) image.Image {
 	t.Helper()
 	p := filepath.Join(sharedImages, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not present (%v)", p, err)
-	}
+	testutil.SkipWithoutShared(t, p)
 	return load(t, p)
 }
 

@@ -495,7 +495,7 @@ func TestFindToulbar2MissingNamesTheFix(t *testing.T) {
 	}
 }
 
-const sharedModels = "../../shared/models"
+var sharedModels = testutil.SharedPath("models")
 
 // oracleOPT returns the proved optima listed in ../shared/models/oracle/oracle.tsv.
 func oracleOPT(t *testing.T) map[string]float64 {
@@ -527,9 +527,7 @@ func TestToulbar2OnRealModels(t *testing.T) {
 				t.Fatalf("oracle.tsv has no OPT row for %s", name)
 			}
 			path := filepath.Join(sharedModels, name)
-			if _, err := os.Stat(path); err != nil {
-				t.Skipf("skipping: benchmark model absent: %v", err)
-			}
+			testutil.SkipWithoutShared(t, path)
 			m, err := uai.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -573,9 +571,7 @@ func TestToulbar2TimeLimit(t *testing.T) {
 		t.Skip("skipping the 1-second time limit in -short mode")
 	}
 	path := filepath.Join(sharedModels, "uai2014-mroavi/MAP/Grids_18.uai")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("skipping: the shared benchmark models are absent: %v", err)
-	}
+	testutil.SkipWithoutShared(t, path)
 	m, err := uai.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/partopt/partopt/gen"
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/partition"
@@ -18,9 +19,11 @@ import (
 // colour segmentation of fruits.jpg tiled to 1024×1024 (K=4, λ=1, `partopt gen tiled`
 // defaults), windows of 256+32, one worker; pixels/s is per core.
 func BenchmarkSolveRaster(b *testing.B) {
-	img, err := gen.LoadImage("../../shared/images/opencv-doc-debian/fruits.jpg")
+	fruits := testutil.SharedPath("images", "opencv-doc-debian", "fruits.jpg")
+	testutil.SkipWithoutShared(b, fruits)
+	img, err := gen.LoadImage(fruits)
 	if err != nil {
-		b.Skipf("../shared/images not present (%v)", err)
+		b.Fatal(err)
 	}
 	src, err := gen.Tiled(img, 1024, 1024, 4, 1, gen.TiledOptions{})
 	if err != nil {
@@ -92,9 +95,11 @@ func BenchmarkRasterWindowCheck(b *testing.B) {
 // solve of it to the default stopping rules. The target is window ≤ 1.5 × relaxed; pixels/s is per
 // core, over the window's nodes.
 func BenchmarkWindowAgainstOneSolve(b *testing.B) {
-	img, err := gen.LoadImage("../../shared/images/opencv-doc-debian/fruits.jpg")
+	fruits := testutil.SharedPath("images", "opencv-doc-debian", "fruits.jpg")
+	testutil.SkipWithoutShared(b, fruits)
+	img, err := gen.LoadImage(fruits)
 	if err != nil {
-		b.Skipf("../shared/images not present (%v)", err)
+		b.Fatal(err)
 	}
 	const side = 1100
 	for _, k := range []int{2, 4, 8} {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/partopt/partopt/gen"
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
 )
@@ -14,9 +15,11 @@ import (
 // with halos reach the whole model's persistency within 1 percentage point, and every
 // window's proof checks.
 func TestWindowedColourSegmentationMatchesTheWholeModel(t *testing.T) {
-	img, err := gen.LoadImage("../../shared/images/opencv-doc-debian/fruits.jpg")
+	fruits := testutil.SharedPath("images", "opencv-doc-debian", "fruits.jpg")
+	testutil.SkipWithoutShared(t, fruits)
+	img, err := gen.LoadImage(fruits)
 	if err != nil {
-		t.Skipf("../shared/images not present (%v)", err)
+		t.Fatal(err)
 	}
 	src, err := gen.Segmentation(img, 5, gen.SegOptions{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/partopt/partopt/gen"
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/persistency"
 )
@@ -35,9 +36,11 @@ func TestWindowsTable(t *testing.T) {
 		return s
 	}())
 	for _, name := range images {
-		img, err := gen.LoadImage(filepath.Join("../../shared/images", name))
+		path := testutil.SharedPath("images", name)
+		testutil.SkipWithoutShared(t, path)
+		img, err := gen.LoadImage(path)
 		if err != nil {
-			t.Skipf("../shared/images not present (%v)", err)
+			t.Fatal(err)
 		}
 		w, h := img.Bounds().Dx(), img.Bounds().Dy()
 		for _, c := range []struct {

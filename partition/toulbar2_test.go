@@ -29,10 +29,8 @@ import (
 // Skips when ../shared/images is absent or toulbar2 is missing (fails instead when $CI
 // is set).
 func TestWindowedPersistencyIsSoundOnRealImages(t *testing.T) {
-	const dir = "../../shared/images"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("%s not present (%v): not checked", dir, err)
-	}
+	dir := testutil.SharedPath("images")
+	testutil.SkipWithoutShared(t, dir)
 	path, err := oracle.FindToulbar2()
 	if err != nil {
 		if os.Getenv("CI") != "" {

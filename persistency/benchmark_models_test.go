@@ -20,17 +20,16 @@ import (
 	"github.com/partopt/partopt/trws"
 )
 
-// sharedModels is ../shared/models, seen from the package directory.
-const sharedModels = "../../shared/models"
+// sharedModels is the models directory of the shared benchmark data (../shared/models
+// beside the checkout, or $PARTOPT_SHARED/models).
+var sharedModels = testutil.SharedPath("models")
 
 // readShared reads a model of ../shared/models with its evidence (MODEL.evid) applied
 // by conditioning, or skips the test when the directory is absent.
 func readShared(t testing.TB, path string) *model.Model {
 	t.Helper()
 	full := filepath.Join(sharedModels, path)
-	if _, err := os.Stat(full); err != nil {
-		t.Skipf("%s not present (%v): not checked", full, err)
-	}
+	testutil.SkipWithoutShared(t, full)
 	m, err := uai.ReadFile(full)
 	if err != nil {
 		t.Fatal(err)
@@ -98,9 +97,7 @@ func provenOptima(t *testing.T) []testutil.OracleRow {
 // set and toulbar2 is missing).
 func sharedToulbar2(t *testing.T) oracle.Toulbar2 {
 	t.Helper()
-	if _, err := os.Stat(sharedModels); err != nil {
-		t.Skipf("%s not present (%v): not checked", sharedModels, err)
-	}
+	testutil.SkipWithoutShared(t, sharedModels)
 	path, err := oracle.FindToulbar2()
 	if err != nil {
 		if os.Getenv("CI") != "" {

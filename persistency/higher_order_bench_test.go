@@ -1,7 +1,6 @@
 package persistency_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/partopt/partopt/internal/testutil"
@@ -33,9 +32,7 @@ var higherOrderModels = []string{
 //
 //	go test ./persistency -run '^$' -bench HigherOrderModels -benchtime 1x
 func BenchmarkHigherOrderModels(b *testing.B) {
-	if _, err := os.Stat(sharedModels); err != nil {
-		b.Skipf("%s not present (%v)", sharedModels, err)
-	}
+	testutil.SkipWithoutShared(b, sharedModels)
 	best := map[string]float64{}
 	for _, r := range testutil.ReadOracle(b, sharedModels) {
 		best[r.Path] = r.Energy

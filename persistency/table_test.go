@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/model/uai"
@@ -35,11 +35,13 @@ func TestPaperTable(t *testing.T) {
 	}
 	shared := func(path string) func() *model.Model {
 		return func() *model.Model {
-			m, err := uai.ReadFile(filepath.Join("../../shared/models", path))
+			full := testutil.SharedPath("models", path)
+			testutil.SkipWithoutShared(t, full)
+			m, err := uai.ReadFile(full)
 			if err != nil {
-				t.Skip(err)
+				t.Fatal(err)
 			}
-			if ev, ok := uai.EvidencePathFor(filepath.Join("../../shared/models", path)); ok {
+			if ev, ok := uai.EvidencePathFor(full); ok {
 				e, _ := uai.ReadEvidenceFile(ev)
 				fx, _ := e.Fixed(m.LabelCounts())
 				c, _ := m.Condition(fx)

@@ -15,15 +15,13 @@ import (
 	"github.com/partopt/partopt/trws"
 )
 
-const sharedModels = "../../shared/models"
+var sharedModels = testutil.SharedPath("models")
 
 // TestBoundsOnBenchmarkModelsNeverExceedTheOptimum: on every pairwise instance of
 // ../shared/models (evidence applied), the exact bound is at most the oracle's energy
 // (proven optimum or best known), and a full agreement is that optimum, certified.
 func TestBoundsOnBenchmarkModelsNeverExceedTheOptimum(t *testing.T) {
-	if _, err := os.Stat(sharedModels); err != nil {
-		t.Skipf("../shared/models not present (%v): benchmark bounds not checked", err)
-	}
+	testutil.SkipWithoutShared(t, sharedModels)
 	checked := 0
 	for _, row := range testutil.ReadOracle(t, sharedModels) {
 		best, proven := row.Energy, row.Proven

@@ -6,13 +6,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/partopt/partopt/internal/testutil"
 )
 
 // BenchmarkRunVsSolve: the same windowed job by solve (local goroutines) and by
 // run (embedded NATS, in-process workers): a 1024×1024 colour segmentation tiled
 // from a real image, K=4, 256+32 windows, 2 workers. Target: run ≤ 5% slower.
 func BenchmarkRunVsSolve(b *testing.B) {
-	img := filepath.Join("..", "..", "..", "shared", "images", "opencv-doc-debian", "fruits.jpg")
+	img := testutil.SharedPath("images", "opencv-doc-debian", "fruits.jpg")
+	testutil.SkipWithoutShared(b, img)
 	model := filepath.Join(b.TempDir(), "fruits.grid")
 	if code, _, stderr := partopt("gen", "tiled", img, "-o", model, "--width", "1024", "--height", "1024", "--labels", "4"); code != 0 {
 		b.Skipf("no model from %s: %s", img, stderr)
@@ -38,7 +41,8 @@ func BenchmarkRunVsSolve(b *testing.B) {
 // result (every window replayed from the model). Reported: pixels per second
 // and the certificates' bytes per pixel.
 func BenchmarkWindowCertificates(b *testing.B) {
-	img := filepath.Join("..", "..", "..", "shared", "images", "opencv-doc-debian", "fruits.jpg")
+	img := testutil.SharedPath("images", "opencv-doc-debian", "fruits.jpg")
+	testutil.SkipWithoutShared(b, img)
 	model := filepath.Join(b.TempDir(), "fruits.grid")
 	if code, _, stderr := partopt("gen", "tiled", img, "-o", model, "--width", "1024", "--height", "1024", "--labels", "4"); code != 0 {
 		b.Skipf("no model from %s: %s", img, stderr)
@@ -75,7 +79,7 @@ func BenchmarkWindowCertificates(b *testing.B) {
 // the check and the outputs, which ns/op includes); the targets are in
 // docs/BENCHMARKS.md ("Label elimination").
 func BenchmarkLabelElimination(b *testing.B) {
-	models := filepath.Join("..", "..", "..", "shared", "models")
+	models := testutil.SharedPath("models")
 	for _, name := range []string{
 		"pascal2-dechterlab/proteinfolding/pdb1jmx.uai", "pascal2-dechterlab/proteinfolding/pdb1qks.uai",
 		"pascal2-dechterlab/proteinfolding/pdb1i24.uai", "uai2014-mroavi/MAP/ObjectDetection_11.uai",
@@ -85,9 +89,7 @@ func BenchmarkLabelElimination(b *testing.B) {
 		"pascal2-dechterlab/segmentation/1_28_s.binary.uai", "pascal2-dechterlab/segmentation/2_2_s.binary.uai",
 	} {
 		model := filepath.Join(models, name)
-		if _, err := os.Stat(model); err != nil {
-			b.Skipf("%s not present (%v)", model, err)
-		}
+		testutil.SkipWithoutShared(b, model)
 		for _, method := range []string{"pbp", "iri", "pbp+iri"} {
 			b.Run(filepath.Base(name)+"/"+method, func(b *testing.B) {
 				var rep struct {
@@ -118,7 +120,8 @@ func BenchmarkLabelElimination(b *testing.B) {
 // windowed pbp; the default (pbp+iri), whole and by windows, at least what both
 // prove. Results in docs/BENCHMARKS.md ("By windows").
 func BenchmarkWindowedLabelElimination(b *testing.B) {
-	images := filepath.Join("..", "..", "..", "shared", "images")
+	images := testutil.SharedPath("images")
+	testutil.SkipWithoutShared(b, images)
 	dir := b.TempDir()
 	models := map[string][]string{
 		"tsukuba": {"stereo", filepath.Join(images, "middlebury-tsukuba", "tsukuba1.bmp"), filepath.Join(images, "middlebury-tsukuba", "tsukuba2.bmp"), "--disparities", "16"},

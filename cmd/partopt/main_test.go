@@ -13,10 +13,10 @@ import (
 	"github.com/partopt/partopt/internal/testutil"
 )
 
-const (
-	fixtures     = "../../testdata"
-	sharedModels = "../../../shared/models"
-)
+const fixtures = "../../testdata"
+
+// sharedModels is the models directory of the shared benchmark data.
+var sharedModels = testutil.SharedPath("models")
 
 // partopt runs the CLI in-process and returns its exit code, stdout and stderr.
 func partopt(args ...string) (int, string, string) {
@@ -70,9 +70,7 @@ func TestEnergyOfCommittedFixtures(t *testing.T) {
 // ../shared/models/INDEX.md matches the independent reference energies to 1e-6 relative
 // and the oracle table to its printed precision (three decimals).
 func TestEnergyReproducesSharedOracle(t *testing.T) {
-	if _, err := os.Stat(sharedModels); err != nil {
-		t.Skipf("../shared/models not present (%v): shared-model energies not checked", err)
-	}
+	testutil.SkipWithoutShared(t, sharedModels)
 	oracle := map[string]float64{}
 	for _, r := range testutil.ReadOracle(t, sharedModels) {
 		oracle[r.Path] = r.Energy

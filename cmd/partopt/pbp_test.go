@@ -518,9 +518,7 @@ func TestVerifyHelpDocumentsExitCodes(t *testing.T) {
 func TestSolvePBPSharedSegmentation(t *testing.T) {
 	const name = "uai2014-mroavi/MAP/Segmentation_12.uai"
 	path := filepath.Join(sharedModels, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("../shared/models not present (%v)", err)
-	}
+	testutil.SkipWithoutShared(t, path)
 	opt := testutil.Optimum(t, sharedModels, name)
 	r := solvePBP(t, path).report // checks verify
 	t.Logf("%s: persistent_fraction %v (%d of %d), %d pruning iterations", name, *r.PersistentFraction, *r.PersistentVariables, *r.FreeVariables, *r.PruningIterations)

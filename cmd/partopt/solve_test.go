@@ -335,9 +335,7 @@ func TestSolveBadInputExitsTwoWithOneLine(t *testing.T) {
 func TestSolveSharedSegmentation(t *testing.T) {
 	const name = "uai2014-mroavi/MAP/Segmentation_12.uai"
 	path := filepath.Join(sharedModels, name)
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("../shared/models not present (%v)", err)
-	}
+	testutil.SkipWithoutShared(t, path)
 	opt := testutil.Optimum(t, sharedModels, name)
 	m, err := uai.ReadFile(path)
 	if err != nil {

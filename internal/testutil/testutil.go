@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,50 @@ func ReadTSV(t testing.TB, path string) [][]string {
 	return rows
 }
 
+// SharedDir is the shared benchmark data (models/, images/, IRI.md, …): $PARTOPT_SHARED
+// when set, else the directory shared beside the module root (../shared of the checkout).
+func SharedDir() string {
+	if dir := os.Getenv("PARTOPT_SHARED"); dir != "" {
+		return dir
+	}
+	return filepath.Join(moduleRoot(), "..", "shared")
+}
+
+// moduleRoot is the checkout's root: three levels above this file, or (when the
+// build trimmed source paths) the first directory up from the working one with a go.mod.
+func moduleRoot() string {
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..")) // ROOT/internal/testutil/testutil.go
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return wd
+		}
+	}
+}
+
+// SharedPath is the path elem… below SharedDir, e.g. SharedPath("models", "toulbar2").
+func SharedPath(elem ...string) string {
+	return filepath.Join(append([]string{SharedDir()}, elem...)...)
+}
+
+// SkipWithoutShared skips the test, saying how to enable it, when path (of the
+// shared benchmark data) is absent.
+func SkipWithoutShared(tb testing.TB, path string) {
+	tb.Helper()
+	if _, err := os.Stat(path); err != nil {
+		tb.Skipf("real-data test skipped: %v; put the shared benchmark data beside the checkout as ../shared, "+
+			"or set PARTOPT_SHARED=/path/to/shared (README: \"Tests with real data\")", err)
+	}
+}
+
 // OracleRow is a row of ../shared/models/oracle/oracle.tsv: a model path (relative to
 // the models directory), its best known energy, whether toulbar2 (or cbc) proved it
 // optimal, and how it was found.
@@ -50,14 +95,12 @@ type OracleRow struct {
 	How    string
 }
 
-// ReadOracle reads modelsDir/oracle/oracle.tsv, skipping the test when it is absent
-// (CI has ../shared beside the checkout; a bare clone does not).
+// ReadOracle reads modelsDir/oracle/oracle.tsv, skipping the test (SkipWithoutShared)
+// when it is absent (CI has ../shared beside the checkout; a bare clone does not).
 func ReadOracle(t testing.TB, modelsDir string) []OracleRow {
 	t.Helper()
 	path := filepath.Join(modelsDir, "oracle", "oracle.tsv")
-	if _, err := os.Stat(path); err != nil {
-		t.Skipf("../shared/models not present (%v)", err)
-	}
+	SkipWithoutShared(t, path)
 	var rows []OracleRow
 	for _, r := range ReadTSV(t, path)[1:] {
 		fields := strings.Fields(r[1]) // "OPT 59.580 …" or "best 282.997 (unproven)"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model/uai"
 )
 
@@ -17,8 +18,9 @@ import (
 // shared benchmark models. Run: go test ./model/uai -run XXX -fuzz FuzzRead -fuzzminimizetime 5s -fuzztime 5m
 func FuzzRead(f *testing.F) {
 	var seeds []string
-	for _, pattern := range []string{fixtures + "/*.uai", fixtures + "/*.LG", "../../../shared/models/*/*.uai",
-		"../../../shared/models/*/*/*.uai", "../../../shared/models/*/*.wcsp", "../../../shared/models/*/*/*.uai.evid"} {
+	models := testutil.SharedPath("models") // absent: no seeds from it
+	for _, pattern := range []string{fixtures + "/*.uai", fixtures + "/*.LG", models + "/*/*.uai",
+		models + "/*/*/*.uai", models + "/*/*.wcsp", models + "/*/*/*.uai.evid"} {
 		matches, _ := filepath.Glob(pattern)
 		seeds = append(seeds, matches...)
 	}
