@@ -319,8 +319,6 @@ func uniqueArgmin(d []float32) int32 {
 	return l
 }
 
-// energy is the exact (float64) energy of a labeling of the solver's nodes,
-// its unaries read from ucur where it holds them.
 // notBetter reports that energy(x) ≥ energy(ref), energy's float64 sums, from
 // the variables where x and ref differ alone, on Potts models: it sums the
 // exact terms that differ (their unaries and the edges at them) and reports a
@@ -391,6 +389,8 @@ func (s *Solver) energyMargin() float64 {
 	return s.emargin
 }
 
+// energy is the exact (float64) energy of a labeling of the solver's nodes,
+// its unaries read from ucur where it holds them.
 func (s *Solver) energy(x []int32) float64 {
 	if s.ulab == nil {
 		s.ucur, s.ulab = make([]float64, s.n), make([]int32, s.n)
