@@ -50,8 +50,17 @@ func writeBoth(t *testing.T, src Source) (g, u *model.Model) {
 	t.Helper()
 	dir := t.TempDir()
 	gp, up := filepath.Join(dir, "m.grid"), filepath.Join(dir, "m.uai")
-	if err := WriteFile(gp, src, WriteOptions{TileSize: 8}); err != nil {
+	rows := 0 // the grid's progress: every row once, in order
+	progress := func(done, height int) {
+		if rows++; done != rows || height != src.Header().Height {
+			t.Errorf("progress %d of %d after %d rows", done, height, rows)
+		}
+	}
+	if err := WriteFile(gp, src, WriteOptions{TileSize: 8, Progress: progress}); err != nil {
 		t.Fatal(err)
+	}
+	if rows != src.Header().Height {
+		t.Errorf("progress reported %d rows of %d", rows, src.Header().Height)
 	}
 	if err := WriteFile(up, src, WriteOptions{}); err != nil {
 		t.Fatal(err)

@@ -33,6 +33,9 @@ type WriteOptions struct {
 	// TileSize is the square tile side of grid files (0: grid.DefaultTileSize). The
 	// grid Writer buffers TileSize rows, so it bounds the memory of a streamed file.
 	TileSize int
+	// Progress, when set, is told the rows of a grid file written so far (of
+	// the model's height) after each row.
+	Progress func(rows, height int)
 }
 
 // CheckOutput reports whether WriteFile can write a file named path (by its extension).
@@ -73,6 +76,9 @@ func WriteFile(path string, src Source, opts WriteOptions) error {
 			w.Close()
 			os.Remove(path)
 			return err
+		}
+		if opts.Progress != nil {
+			opts.Progress(y+1, hdr.Height)
 		}
 	}
 	return w.Close()

@@ -37,7 +37,15 @@ func genOutput(out string) error {
 
 // genWrite writes src; the inputs were checked, so a failure here is internal.
 func genWrite(cmd *cobra.Command, out string, src gen.Source, tile int) error {
-	if err := gen.WriteFile(out, src, gen.WriteOptions{TileSize: tile}); err != nil {
+	line := newStatusLine(cmd, 0)
+	progress := func(rows, height int) {
+		line.show(func() string {
+			return fmt.Sprintf("writing %s: row %d of %d (%.1f%%)", out, rows, height, 100*float64(rows)/float64(height))
+		})
+	}
+	err := gen.WriteFile(out, src, gen.WriteOptions{TileSize: tile, Progress: progress})
+	line.clear()
+	if err != nil {
 		return internalError{err}
 	}
 	h := src.Header()
