@@ -320,3 +320,27 @@ func TestFollowersServeTheLeadersPage(t *testing.T) {
 		t.Errorf("no leader known: %d %s, want its own page", rec.Code, rec.Body)
 	}
 }
+
+// TestSummaryReadsStatusesStoredBefore: a status stored before snake_case
+// (Go field names, rounds from 0) reads as it was written.
+func TestSummaryReadsStatusesStoredBefore(t *testing.T) {
+	old := `{"Job":"j","Layout":"","Phase":"done","Err":"e","Round":2,"Rounds":3,"Windows":9,"WindowsTotal":30,` +
+		`"Merged":9,"Stored":0,"Queued":0,"Lost":1,"Duplicates":2,"Proven":10,"Pixels":20,"Eliminated":5,"Level":1,` +
+		`"InFlight":0,"Dispatched":31,"Skipped":1,"Reused":1,"Solved":25,"MaxWindowVars":400,"WindowSeconds":1.5,` +
+		`"PruningIterations":7,"SolverIterations":70,"Rejected":1,"Resent":1,"Workers":null,"Errors":null,` +
+		`"LostWindows":[{"Round":1,"Window":4}],"Started":"1970-01-01T00:00:01Z","Updated":"1970-01-01T00:00:02Z","Outputs":["report.json"]}`
+	var s coordinator.Summary
+	if err := json.Unmarshal([]byte(old), &s); err != nil {
+		t.Fatal(err)
+	}
+	want := coordinator.Summary{
+		Status: coordinator.Status{Job: "j", Phase: "done", Err: "e", Round: 2, Rounds: 3, Windows: 9, WindowsTotal: 30, Merged: 9,
+			Lost: 1, Duplicates: 2, Proven: 10, Pixels: 20, Eliminated: 5, Level: 1},
+		Dispatched: 31, Skipped: 1, Reused: 1, Solved: 25, MaxWindowVars: 400, WindowSeconds: 1.5, PruningIterations: 7,
+		SolverIterations: 70, Rejected: 1, Resent: 1, LostWindows: []coordinator.WindowID{{Round: 1, Window: 4}},
+		Started: time.Unix(1, 0).UTC(), Updated: time.Unix(2, 0).UTC(), Outputs: []string{"report.json"},
+	}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("read %+v\nwant %+v", s, want)
+	}
+}

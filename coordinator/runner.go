@@ -117,15 +117,41 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	return json.Marshal(v)
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes, and the statuses stored before
+// (Go field names, rounds from 0: "Phase" gives them away).
 func (s *Summary) UnmarshalJSON(data []byte) error {
 	var v summaryJSON
 	if err := json.Unmarshal(data, &v); err != nil {
 		return err
 	}
 	v.Round = max(v.Round-1, 0)
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(data, &keys) == nil && keys["Phase"] != nil {
+		var old legacySummary
+		if err := json.Unmarshal(data, &old); err != nil {
+			return err
+		}
+		v.Round, v.Rounds, v.WindowsTotal, v.Err = old.Round, old.Rounds, old.WindowsTotal, old.Err
+		v.Proven, v.Pixels, v.Eliminated = old.Proven, old.Pixels, old.Eliminated
+		v.InFlight, v.MaxWindowVars, v.WindowSeconds = old.InFlight, old.MaxWindowVars, old.WindowSeconds
+		v.PruningIterations, v.SolverIterations = old.PruningIterations, old.SolverIterations
+		v.LostWindows = nil
+		for _, w := range old.LostWindows {
+			v.LostWindows = append(v.LostWindows, WindowID(w))
+		}
+	}
 	*s = Summary(v)
 	return nil
+}
+
+// legacySummary are the fields of a stored status of before snake_case whose
+// names changed (the others match whatever their case).
+type legacySummary struct {
+	Round, Rounds, WindowsTotal, InFlight, MaxWindowVars, PruningIterations, SolverIterations int
+	Err                                                                                       string
+	Proven, Pixels, Eliminated                                                                int64
+	WindowSeconds                                                                             float64
+	LostWindows                                                                               []struct{ Round, Window int }
 }
 
 // WorkerSeen is what the coordinator knows of a worker: the results it sent.
