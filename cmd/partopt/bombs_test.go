@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
@@ -18,7 +19,8 @@ import (
 // TestMemoryBombsAreRefusedInSmallMemory: each input that once made a reader
 // allocate gigabytes — an OpenGM file whose values inflate to 1.6 GB for a model
 // needing 4, a certificate inflating to 128 MB of messages for a model of one
-// variable, a PNG declaring 60000² pixels — is refused with one line and exit 2
+// variable, a PNG declaring 60000² pixels, an xz model declaring a 3 GiB
+// dictionary, a gzip model inflating a thousandfold — is refused with one line and exit 2
 // by the binary under a 2 GB address-space limit (ulimit -v), the way an
 // operator would cap a coordinator.
 func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
@@ -50,6 +52,25 @@ func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
 	if err := os.WriteFile(pngPath, img, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An xz model whose block declares a 3 GiB dictionary, and a gzip one of
+	// 160 MB of blanks in 160 KB.
+	model := []byte("MARKOV\n1\n2\n1\n1 0\n2\n1 2\n")
+	dictPath := filepath.Join(dir, "dict.uai.xz")
+	if err := os.WriteFile(dictPath, testutil.XZWithDict(t, testutil.XZ(t, model), 39), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zw.Write([]byte("MARKOV\n"))
+	blanks := bytes.Repeat([]byte(" "), 1<<20)
+	for range 160 {
+		zw.Write(blanks)
+	}
+	zw.Close()
+	gzPath := filepath.Join(dir, "blanks.uai.gz")
+	if err := os.WriteFile(gzPath, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -58,6 +79,8 @@ func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
 		{"opengm values", []string{"info", "../../model/opengm/testdata/bomb_values.h5"}, "limit 4"},
 		{"certificate", []string{"verify", "../../testdata/tiny.uai", certDir}, "more than a result of this model can"},
 		{"image", []string{"gen", "seg", pngPath, "-o", filepath.Join(dir, "seg.uai")}, "60000×60000"},
+		{"xz dictionary", []string{"info", dictPath}, "dictionary"},
+		{"gzip expansion", []string{"info", gzPath}, "decompression bomb"},
 	} {
 		cmd := exec.Command("sh", append([]string{"-c", `ulimit -v 2097152 && exec "$0" "$@"`, bin}, c.args...)...)
 		var stderr bytes.Buffer

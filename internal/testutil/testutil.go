@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"hash/crc32"
 	"math"
 	"net"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ulikunitz/xz"
 )
 
 // CloseTo reports whether energies a and b agree to the relative tolerance rel (with
@@ -196,4 +199,52 @@ func FreeAddrs(t testing.TB, n int) []string {
 		addrs[i] = l.Addr().String()
 	}
 	return addrs
+}
+
+// XZ compresses data as an xz file with a 1 MiB dictionary.
+func XZ(tb testing.TB, data []byte) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	w, err := xz.WriterConfig{DictCap: 1 << 20}.NewWriter(&buf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil || w.Close() != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// XZWithDict is the xz file of one block, file, whose block header declares
+// the dictionary of code instead (lzma.DecodeDictCap; 39: 3 GiB), its CRC32
+// recomputed: a crafted file whose decoder would allocate that dictionary.
+func XZWithDict(tb testing.TB, file []byte, code byte) []byte {
+	tb.Helper()
+	b := bytes.Clone(file)
+	h := b[12:] // the first block header, after the stream header
+	size := (int(h[0]) + 1) * 4
+	p := 2
+	skip := func() uint64 { // an xz multibyte integer
+		var v uint64
+		for i := 0; p < size; i++ {
+			c := h[p]
+			p++
+			v |= uint64(c&0x7f) << (7 * i)
+			if c&0x80 == 0 {
+				break
+			}
+		}
+		return v
+	}
+	for _, bit := range []byte{0x40, 0x80} { // the sizes, when present
+		if h[1]&bit != 0 {
+			skip()
+		}
+	}
+	if id, n := skip(), skip(); id != 0x21 || n != 1 {
+		tb.Fatalf("filter %#x with %d property bytes, want LZMA2 with 1", id, n)
+	}
+	h[p] = code
+	binary.LittleEndian.PutUint32(h[size-4:], crc32.ChecksumIEEE(h[:size-4]))
+	return b
 }

@@ -63,6 +63,14 @@ func Open(path string) (io.ReadCloser, error) {
 	}
 	_, comp := FormatOf(path)
 	var r io.Reader = bufio.NewReaderSize(f, 1<<16)
+	if comp == "" {
+		return readCloser{r, f}, nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	switch comp {
 	case ".gz":
 		zr, err := gzip.NewReader(r)
@@ -72,6 +80,12 @@ func Open(path string) (io.ReadCloser, error) {
 		}
 		r = zr
 	case ".xz":
+		// Its declarations first: the decoder allocates the dictionary a block
+		// header asks for.
+		if err := checkXZ(path, f, st.Size()); err != nil {
+			f.Close()
+			return nil, err
+		}
 		zr, err := xz.NewReader(r)
 		if err != nil {
 			f.Close()
@@ -79,7 +93,8 @@ func Open(path string) (io.ReadCloser, error) {
 		}
 		r = zr
 	}
-	return readCloser{r, f}, nil
+	budget := expansionBudget(st.Size())
+	return readCloser{&budgetReader{r: r, left: budget, name: path, size: st.Size(), budget: budget}, f}, nil
 }
 
 type readCloser struct {
