@@ -479,7 +479,14 @@ func TestWorkerShutdownFinishesOrHandsBack(t *testing.T) {
 			ctx, stop := context.WithCancel(context.Background())
 			var stats worker.Stats
 			done := make(chan struct{})
+			var loads atomic.Int32
 			models := func(context.Context, protocol.JobSpec) (partition.Raster, io.Closer, error) {
+				if c.grace == 0 && loads.Add(1) == 1 {
+					// Without grace, the first task's model takes longer than the
+					// stop takes to reach its solve: a small window would
+					// otherwise be solved before it, by a race.
+					time.Sleep(2 * time.Second)
+				}
 				return e.raster, nil, nil
 			}
 			var once sync.Once
