@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
-	"github.com/partopt/partopt/model/uai"
 )
 
 // isLabelRaster says whether path is a label raster (.plf) rather than a UAI
@@ -77,21 +77,18 @@ func gridEnergy(modelPath, labels string, noEvid bool, note func(string)) (float
 	if f.Header().Labels > h.Labels {
 		return 0, fmt.Errorf("%s: labels up to %d, the model has %d", labels, f.Header().Labels-1, h.Labels)
 	}
-	var fixed map[int]int
-	if path, ok := uai.EvidencePathFor(modelPath); ok && !noEvid {
-		ev, err := uai.ReadEvidenceFile(path)
-		if err != nil {
-			return 0, err
-		}
-		fixed = make(map[int]int, ev.Len())
-		for i, v := range ev.Vars {
-			if v < 0 || int64(v) >= int64(W)*int64(H) || ev.Labels[i] < 0 || ev.Labels[i] >= h.Labels {
-				return 0, fmt.Errorf("%s: observation %d: variable %d label %d outside the model", path, i, v, ev.Labels[i])
-			}
-			fixed[v] = ev.Labels[i]
-		}
-		defer note(fmt.Sprintf("applied evidence %s (%d observed variables); --no-evid ignores it", path, ev.Len()))
+	ev, evPath, err := gridEvidence(modelPath, h, noEvid)
+	if err != nil {
+		return 0, err
 	}
+	if evPath != "" {
+		defer note(fmt.Sprintf("applied evidence %s (%d observed variables); --no-evid ignores it", evPath, ev.Len()))
+	}
+	obs := make([]int, ev.Len()) // the observations by variable, checked band by band
+	for i := range obs {
+		obs[i] = i
+	}
+	slices.SortFunc(obs, func(a, b int) int { return ev.Vars[a] - ev.Vars[b] })
 	rows := max(1, min(H, energyBand/W))
 	lab := make([]int32, (rows+1)*W)
 	x := make([]int, rows*W)
@@ -104,8 +101,10 @@ func gridEnergy(modelPath, labels string, noEvid bool, note func(string)) (float
 		}
 		for i := range x[:k*W] {
 			x[i] = int(lab[i])
-			if l, ok := fixed[y0*W+i]; ok && l != x[i] {
-				note(fmt.Sprintf("the labeling gives variable %d label %d, the evidence %d: energy +Inf", y0*W+i, x[i], l))
+		}
+		for ; len(obs) > 0 && ev.Vars[obs[0]] < (y0+k)*W; obs = obs[1:] {
+			if v, l := ev.Vars[obs[0]], ev.Labels[obs[0]]; x[v-y0*W] != l {
+				note(fmt.Sprintf("the labeling gives variable %d label %d, the evidence %d: energy +Inf", v, x[v-y0*W], l))
 				return math.Inf(1), nil
 			}
 		}

@@ -330,10 +330,6 @@ func (s *Solver) notBetter(x, ref []int32) bool {
 	if !s.allPotts {
 		return false
 	}
-	margin := s.energyMargin()
-	if !(margin < math.Inf(1)) {
-		return false // an infinite term: no bound
-	}
 	x, ref = x[:s.n], ref[:s.n]
 	d, changed, limit := 0.0, 0, max(s.n/16, 256)
 	for i, a := range x {
@@ -360,7 +356,7 @@ func (s *Solver) notBetter(x, ref []int32) bool {
 			}
 		}
 	}
-	return d > margin
+	return d > s.energyMargin() // false for an infinite margin (an infinite term: no bound)
 }
 
 // energyMargin bounds |computed − exact| of energy's sum for any labeling
