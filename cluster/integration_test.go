@@ -606,7 +606,7 @@ func TestUnusableResultsAreSentAgain(t *testing.T) {
 	if sum.Lost != 0 || sum.Resent < 3 || sum.Rejected < 2 {
 		t.Fatalf("lost %d %v, sent again %d, rejected %d: want nothing lost, 3 sent again, 2 rejected\nlog:\n%s", sum.Lost, sum.Errors, sum.Resent, sum.Rejected, e.log.String())
 	}
-	if !strings.Contains(e.log.String(), "no usable result within 1s") {
+	if !strings.Contains(e.log.String(), "its task left the queue without a result within 1s") {
 		t.Errorf("the silent window was not sent again for its deadline:\n%s", e.log.String())
 	}
 }
@@ -801,5 +801,87 @@ func (e *env) checkLost(sum coordinator.Summary, reason string) {
 	}
 	if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0], "window 0/3") || !strings.Contains(sum.Errors[0], reason) {
 		e.t.Fatalf("errors %q: want window 0/3's reason %q", sum.Errors, reason)
+	}
+}
+
+// TestADeepQueueSendsNoTaskTwice: many windows, one slow worker slot and a
+// coordinator deadline far shorter than the queue's wait and than some
+// windows' solve (longer than the ack wait: the worker's heartbeats hold
+// them). No task is sent again while it waits or is worked on: every window of
+// every round is dispatched once and solved once.
+func TestADeepQueueSendsNoTaskTwice(t *testing.T) {
+	e := newEnv(t, "deep", 60, 60, 3, 21)
+	e.deadline = 100 * time.Millisecond
+	var taken atomic.Int32
+	slow := e.startWorker("slow", 1, func(protocol.WindowTask) {
+		if taken.Add(1)%7 == 0 {
+			time.Sleep(2 * e.cfg.AckWait) // held by heartbeats alone
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	pers, lab, sum := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	if sum.Resent != 0 || sum.Lost != 0 || sum.Rejected != 0 {
+		t.Fatalf("sent again %d, lost %d, rejected %d: want none\nlog:\n%s", sum.Resent, sum.Lost, sum.Rejected, e.log.String())
+	}
+	if solved := slow.stats.Solved.Load(); solved != int64(sum.Dispatched) || int(taken.Load()) != sum.Dispatched {
+		t.Fatalf("%d tasks dispatched, %d taken, %d solved: want each solved once\nlog:\n%s", sum.Dispatched, taken.Load(), solved, e.log.String())
+	}
+	if sum.Dispatched < 20 {
+		t.Fatalf("%d tasks: the queue is not deep", sum.Dispatched)
+	}
+}
+
+// TestAResultStoredBeforeACrashIsNotSolvedAgain: a worker publishes its first
+// task's result and dies before its ack; the task comes back to the next
+// worker, which finds its result stored and acks it without solving.
+func TestAResultStoredBeforeACrashIsNotSolvedAgain(t *testing.T) {
+	e := newEnv(t, "crashack", 40, 30, 3, 5)
+	res, closeConn := e.connect("dying")
+	defer closeConn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dead := make(chan struct{})
+	go func() {
+		defer close(dead)
+		for ctx.Err() == nil {
+			batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+			if err != nil {
+				continue
+			}
+			for m := range batch.Messages() {
+				task, err := protocol.Decode[protocol.WindowTask](m.Data(), protocol.MaxMessageBytes)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "dying")
+				if err == nil {
+					var data []byte
+					if data, err = protocol.Marshal(out); err == nil {
+						_, err = res.JS.Publish(ctx, res.Names.ResultSubject(task.Job, task.Round, task.Window), data,
+							jetstream.WithMsgID(m.Headers().Get(jetstream.MsgIDHeader)))
+					}
+				}
+				if err != nil {
+					t.Error(err)
+				}
+				return // dead before the ack
+			}
+		}
+	}()
+	next := make(chan *testWorker, 1)
+	go func() {
+		<-dead
+		// slow enough that the job outlasts the dying worker's ack wait
+		next <- e.startWorker("next", 1, func(protocol.WindowTask) { time.Sleep(e.cfg.AckWait / 10) })
+	}()
+	pers, lab, sum := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	w := <-next
+	if sum.Workers["dying"].Windows != 1 || sum.Resent != 0 || w.stats.Answered.Load() != 1 || w.stats.Solved.Load()+1 != int64(sum.Dispatched) {
+		t.Fatalf("workers %+v, %d dispatched, %d sent again, the next worker solved %d and answered %d without solving: want the dying worker's result merged, its task acked unsolved",
+			sum.Workers, sum.Dispatched, sum.Resent, w.stats.Solved.Load(), w.stats.Answered.Load())
 	}
 }

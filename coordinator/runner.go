@@ -70,15 +70,20 @@ type RunOptions struct {
 	Domains [][]int
 	// Attempts bounds the dispatches of one window (default 3). A result is
 	// data from the network: one that does not decode, does not match its task,
-	// fails its proof check or reports an error, and a window without a result
-	// WindowDeadline after its dispatch, send the task again; the last attempt's
-	// failure loses the window, with the reason.
+	// fails its proof check or reports an error, and a task that left the queue
+	// without a result (see WindowDeadline), send the task again; the last
+	// attempt's failure loses the window, with the reason.
 	Attempts int
 	// Proofs, if set, receives every merged window's proof, in merge order
 	// (a windowed run's window certificates file, for a later verify).
 	Proofs *partition.ProofWriter
-	// WindowDeadline is how long a dispatched window may go without a usable
-	// result before it is sent again (default 30 minutes).
+	// WindowDeadline is how often a window without a result is looked at
+	// (default 30 minutes). Its task is sent again only when it is truly
+	// stuck: no longer in the tasks stream (a worker acked it, or terminated it,
+	// without a result of it stored). A task still queued, or held by a worker
+	// whose heartbeats (JetStream's in-progress acks) keep it, is left to
+	// JetStream, which hands it to another worker when they stop: queue depth
+	// and long windows never make a second copy.
 	WindowDeadline time.Duration
 }
 
@@ -195,10 +200,12 @@ type Runner struct {
 	// epoch makes this runner's task message ids its own: a resumed job's
 	// tasks must not be dropped as duplicates of its predecessor's.
 	epoch string
-	// The dispatches of each window, and when the current round's windows
-	// were last sent (their deadline runs from there).
+	// The dispatches of each window; when the current round's windows were
+	// last sent or found alive (their deadline runs from there), and their
+	// live task's sequence in the tasks stream and message id.
 	attempts map[WindowID]int
 	sentAt   map[int]time.Time
+	tasks    map[int]liveTask
 
 	live Summary // the loop's counters; snapshot publishes them as sum
 	mu   sync.Mutex
@@ -260,7 +267,7 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger,
 		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8),
 		checking: map[WindowID]bool{}, checks: make(chan checked), checkSlots: make(chan struct{}, runtime.GOMAXPROCS(0)), done: make(chan struct{}),
-		attempts: map[WindowID]int{}, sentAt: map[int]time.Time{}}
+		attempts: map[WindowID]int{}, sentAt: map[int]time.Time{}, tasks: map[int]liveTask{}}
 	r.live.Workers = map[string]WorkerSeen{}
 	r.live.Started = time.Now()
 	r.snapshot()
@@ -400,7 +407,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			r.log.Info("job cancelled", "reason", reason)
 			r.apply(Cancel{Reason: "cancelled: " + reason})
 		case now := <-tick.C:
-			r.overdue(now)
+			r.overdue(ctx, now)
 			r.publishStatus(ctx)
 		}
 	}
@@ -465,15 +472,60 @@ func (r *Runner) retry(id WindowID, reason string) {
 	r.queue = append(r.queue, resend{id})
 }
 
-// overdue sends again the windows of the round still without a result
-// WindowDeadline after they were sent: their worker died after acking the task,
-// or took it and never answers.
-func (r *Runner) overdue(now time.Time) {
+// overdueChecks bounds the windows overdue looks at in one tick, so that a
+// deep queue reaching its deadline at once never stalls the loop.
+const overdueChecks = 64
+
+// liveTask is a window's task in the tasks stream.
+type liveTask struct {
+	seq   uint64 // its stream sequence (0: not known)
+	msgID string
+}
+
+// overdue looks at the windows of the round without a result WindowDeadline
+// after they were sent or last found alive, and sends again those whose task
+// is truly stuck: gone from the tasks stream (acked or terminated by a worker)
+// with no result of that task stored. A task still in the stream is queued or
+// worked on (JetStream redelivers it when its worker's heartbeats stop), and a
+// stored result of it is merely waiting for this loop: both get a new deadline.
+func (r *Runner) overdue(ctx context.Context, now time.Time) {
+	checked := 0
 	for i, at := range r.sentAt {
-		if id := (WindowID{r.job.Round, i}); now.Sub(at) > r.opt.WindowDeadline {
-			r.retry(id, fmt.Sprintf("window %d/%d: no usable result within %v", id.Round, id.Window, r.opt.WindowDeadline))
+		if now.Sub(at) <= r.opt.WindowDeadline || checked == overdueChecks {
+			continue
 		}
+		checked++
+		id := WindowID{r.job.Round, i}
+		if r.alive(ctx, id) {
+			r.sentAt[i] = now
+			continue
+		}
+		r.retry(id, fmt.Sprintf("window %d/%d: its task left the queue without a result within %v", id.Round, id.Window, r.opt.WindowDeadline))
 	}
+}
+
+// alive says whether window id's live task is still in the tasks stream, or
+// its result is stored (unread yet). When JetStream cannot tell, it is alive:
+// a doubt never makes a copy.
+func (r *Runner) alive(ctx context.Context, id WindowID) bool {
+	t, ok := r.tasks[id.Window]
+	if !ok || t.seq == 0 {
+		return true // not yet acknowledged by the server
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	raw, err := r.res.Tasks.GetMsg(ctx, t.seq)
+	if err == nil {
+		return raw.Subject == r.res.Names.TaskSubject(r.spec.Job)
+	}
+	if !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return true
+	}
+	res, err := r.res.Results.GetLastMsgForSubject(ctx, r.res.Names.ResultSubject(r.spec.Job, id.Round, id.Window))
+	if err != nil {
+		return !errors.Is(err, jetstream.ErrMsgNotFound)
+	}
+	return res.Header.Get(jetstream.MsgIDHeader) == t.msgID
 }
 
 func (r *Runner) do(ctx context.Context, a Action) error {
@@ -489,7 +541,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 		} else if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
 			return fmt.Errorf("preparing round %d: %w", a.Round, err)
 		}
-		r.skipped, r.cached, r.cache, r.sentAt = map[int]bool{}, map[int]decoded{}, 0, map[int]time.Time{}
+		r.skipped, r.cached, r.cache, r.sentAt, r.tasks = map[int]bool{}, map[int]decoded{}, 0, map[int]time.Time{}, map[int]liveTask{}
 		r.apply(RoundPrepared{Round: a.Round})
 	case Dispatch:
 		return r.dispatch(ctx, a)
@@ -502,7 +554,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 			return err
 		}
 		r.live.Resent++
-		return awaitPublished(ctx, f)
+		return r.awaitPublished(ctx, *f)
 	case Merge:
 		return r.merge(ctx, a)
 	case Finish:
@@ -534,7 +586,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 	if err != nil {
 		return err
 	}
-	var futures []jetstream.PubAckFuture
+	var futures []published
 	for _, i := range a.Windows {
 		if stored[r.res.Names.ResultSubject(r.spec.Job, a.Round, i)] {
 			// Solved before a restart: merged again from the stream, unless unusable.
@@ -550,22 +602,31 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			return err
 		}
 		if f != nil {
-			futures = append(futures, f)
+			futures = append(futures, *f)
 		}
 	}
-	if err := awaitPublished(ctx, futures...); err != nil {
+	if err := r.awaitPublished(ctx, futures...); err != nil {
 		return err
 	}
 	r.log.Info("round dispatched", "round", a.Round+1, "windows", len(a.Windows), "tasks", len(futures), "persistent_variables", r.live.Proven)
 	return nil
 }
 
-// awaitPublished waits for the server to acknowledge the publications.
-func awaitPublished(ctx context.Context, futures ...jetstream.PubAckFuture) error {
-	for _, f := range futures {
+// published is a task publication under way.
+type published struct {
+	window int
+	msgID  string
+	f      jetstream.PubAckFuture
+}
+
+// awaitPublished waits for the server to acknowledge the publications, and
+// records each task's stream sequence (what overdue looks for).
+func (r *Runner) awaitPublished(ctx context.Context, futures ...published) error {
+	for _, p := range futures {
 		select {
-		case <-f.Ok():
-		case err := <-f.Err():
+		case ack := <-p.f.Ok():
+			r.tasks[p.window] = liveTask{seq: ack.Sequence, msgID: p.msgID}
+		case err := <-p.f.Err():
 			return fmt.Errorf("publishing a task: %w", err)
 		case <-ctx.Done():
 			return ctx.Err()
@@ -575,9 +636,9 @@ func awaitPublished(ctx context.Context, futures ...jetstream.PubAckFuture) erro
 }
 
 // publish publishes the task of window id (its attempt counted, its deadline
-// started) and returns the publication's future; a window without a free node
-// is not sent but merged as empty (nil future).
-func (r *Runner) publish(ctx context.Context, id WindowID) (jetstream.PubAckFuture, error) {
+// started) and returns the publication under way; a window without a free
+// node is not sent but merged as empty (nil).
+func (r *Runner) publish(ctx context.Context, id WindowID) (*published, error) {
 	task, objects, free, err := r.prepare(id)
 	if err != nil {
 		return nil, err
@@ -605,9 +666,10 @@ func (r *Runner) publish(ctx context.Context, id WindowID) (jetstream.PubAckFutu
 		return nil, fmt.Errorf("publishing task %d: %w", id.Window, err)
 	}
 	r.sentAt[id.Window] = time.Now()
+	r.tasks[id.Window] = liveTask{msgID: msgID}
 	r.live.Dispatched++
 	r.m.Dispatched.Inc()
-	return f, nil
+	return &published{id.Window, msgID, f}, nil
 }
 
 // storedResults lists the result subjects of a round already in the results
@@ -958,6 +1020,9 @@ func (r *Runner) fetch(ctx context.Context, id WindowID) (decoded, error) {
 // readRef reads the result a ResultRef points to, checked against its size and
 // CRC32C.
 func (r *Runner) readRef(ctx context.Context, ref protocol.ResultRef) (protocol.WindowResult, error) {
+	if !protocol.IsResultObject(ref.Result.Object, r.spec.Job, ref.Round, ref.Window) {
+		return protocol.WindowResult{}, fmt.Errorf("window %d/%d: %q is not one of its result objects", ref.Round, ref.Window, ref.Result.Object)
+	}
 	if ref.Result.Size > MaxResultObject {
 		return protocol.WindowResult{}, fmt.Errorf("a result object of %d bytes, at most %d", ref.Result.Size, int64(MaxResultObject))
 	}

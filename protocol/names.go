@@ -179,6 +179,30 @@ func ResultObject(job string, round, window int) string {
 	return job + "/result/" + strconv.Itoa(round) + "/" + strconv.Itoa(window)
 }
 
+// AttemptResultObject is the ObjectBucket name of the result of a window's
+// task of message id msgID (TaskMsgID): ResultObject and the attempt, so that
+// an attempt's result never overwrites the one another attempt's reference
+// points to. An id not of that form names ResultObject.
+func AttemptResultObject(job string, round, window int, msgID string) string {
+	base := ResultObject(job, round, window)
+	attempt, ok := strings.CutPrefix(msgID, MsgID(job, round, window)+"/")
+	if !ok || ValidateJob(attempt) != nil { // an attempt is a token as a job id is
+		return base
+	}
+	return base + "/" + attempt
+}
+
+// IsResultObject says whether name is the ObjectBucket name of a result of
+// the window, of any attempt (AttemptResultObject).
+func IsResultObject(name, job string, round, window int) bool {
+	base := ResultObject(job, round, window)
+	if name == base {
+		return true
+	}
+	attempt, ok := strings.CutPrefix(name, base+"/")
+	return ok && ValidateJob(attempt) == nil
+}
+
 // MaxJobLen is the longest job id.
 const MaxJobLen = 64
 

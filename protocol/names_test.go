@@ -29,6 +29,10 @@ func TestSubjectsAndNames(t *testing.T) {
 		{RoundFixedObject("job-1", 2), "job-1/fixed/2"},
 		{FixedObject("job-1", 2, 37), "job-1/fixed/2/37"},
 		{ResultObject("job-1", 2, 37), "job-1/result/2/37"},
+		{AttemptResultObject("job-1", 2, 37, TaskMsgID("job-1", 2, 37, "e9-2")), "job-1/result/2/37/e9-2"},
+		{AttemptResultObject("job-1", 2, 37, MsgID("job-1", 2, 37)), "job-1/result/2/37"},
+		{AttemptResultObject("job-1", 2, 37, TaskMsgID("job-1", 2, 3, "e9")), "job-1/result/2/37"},    // another window's task
+		{AttemptResultObject("job-1", 2, 37, TaskMsgID("job-1", 2, 37, "../x")), "job-1/result/2/37"}, // not a token
 		{strings.Join(d.TaskStreamSubjects(), " "), "partopt.task.*"},
 		{strings.Join(d.ResultStreamSubjects(), " "), "partopt.result.> partopt.error.*"},
 		// The default namespace keeps the names of the clusters before namespaces.
@@ -46,6 +50,22 @@ func TestSubjectsAndNames(t *testing.T) {
 	for _, name := range []string{ModelObject("j"), RoundFixedObject("j", 0), FixedObject("j", 1, 2), ResultObject("j", 3, 4)} {
 		if err := ValidateObject(name); err != nil {
 			t.Errorf("ValidateObject(%q) = %v", name, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		want bool
+	}{
+		{ResultObject("j", 3, 4), true},
+		{AttemptResultObject("j", 3, 4, TaskMsgID("j", 3, 4, "e-1")), true},
+		{ResultObject("j", 3, 5), false},
+		{ResultObject("k", 3, 4), false},
+		{ResultObject("j", 3, 4) + "/a/b", false},
+		{ModelObject("j"), false},
+		{OutputObject("j", "labels.plf"), false},
+	} {
+		if got := IsResultObject(tc.name, "j", 3, 4); got != tc.want {
+			t.Errorf("IsResultObject(%q, j, 3, 4) = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	// Every subject stays inside the streams' subjects (one stream per subject).

@@ -49,8 +49,10 @@ type Stats struct {
 	// Solved tasks were answered with a result; Rejected ones were malformed,
 	// oversized or of another protocol version (terminated); Failed ones got an
 	// error (handed back, or reported as permanent on their last delivery);
-	// Returned ones were handed back at shutdown.
-	Solved, Rejected, Failed, Returned atomic.Int64
+	// Returned ones were handed back at shutdown; Answered ones already had
+	// their result stored (redelivered after a worker published it and died
+	// before its ack) and were acked without solving.
+	Solved, Rejected, Failed, Returned, Answered atomic.Int64
 	// Busy is the number of slots solving a task now.
 	Busy atomic.Int64
 }
@@ -140,6 +142,13 @@ func (w *server) handle(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	log = log.With("job", task.Job, "round", task.Round+1, "window", task.Window)
+	msgID := resultMsgID(m, task.Job, task.Round, task.Window)
+	if w.answered(ctx, task, msgID) {
+		w.stats.Answered.Add(1)
+		log.Debug("the task's result is stored already; acked without solving")
+		m.Ack()
+		return
+	}
 	delivered := uint64(1)
 	if md, err := m.Metadata(); err == nil {
 		delivered = md.NumDelivered
@@ -159,7 +168,7 @@ func (w *server) handle(ctx context.Context, m jetstream.Msg) {
 	start := time.Now()
 	out, err := w.solve(sctx, task)
 	if err == nil {
-		err = w.publish(sctx, out, resultMsgID(m, out))
+		err = w.publish(sctx, out, msgID, protocol.AttemptResultObject(out.Job, out.Round, out.Window, msgID))
 	}
 	hb()
 	switch {
@@ -294,29 +303,40 @@ func (w *server) spec(ctx context.Context, job string) (protocol.JobSpec, error)
 // resultMsgID is the message id of the result of task message m: the task's own
 // (protocol.TaskMsgID: a redelivery's result is dropped as a duplicate, a task
 // the coordinator sent again gets its result through), else the window's.
-func resultMsgID(m jetstream.Msg, out protocol.WindowResult) string {
+func resultMsgID(m jetstream.Msg, job string, round, window int) string {
 	if h := m.Headers(); h != nil {
 		if id := h.Get(jetstream.MsgIDHeader); id != "" {
 			return id
 		}
 	}
-	return protocol.MsgID(out.Job, out.Round, out.Window)
+	return protocol.MsgID(job, round, window)
+}
+
+// answered says whether the result of the task of message id msgID is in the
+// results stream already: then solving it again would only make a duplicate.
+func (w *server) answered(ctx context.Context, task protocol.WindowTask, msgID string) bool {
+	if protocol.ValidateJob(task.Job) != nil {
+		return false // not a subject token: the solve rejects it
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchWait)
+	defer cancel()
+	raw, err := w.res.Results.GetLastMsgForSubject(ctx, w.res.Names.ResultSubject(task.Job, task.Round, task.Window))
+	return err == nil && raw.Header.Get(jetstream.MsgIDHeader) == msgID
 }
 
 // publish sends the result on its subject with message id msgID, through the
-// object store when the message would exceed the server's limit.
-func (w *server) publish(ctx context.Context, out protocol.WindowResult, msgID string) error {
+// object store (as object) when the message would exceed the server's limit.
+func (w *server) publish(ctx context.Context, out protocol.WindowResult, msgID, object string) error {
 	data, err := protocol.Marshal(out)
 	if err != nil {
 		return err
 	}
 	if int64(len(data)) > w.res.Conn.MaxPayload()-4096 { // room for the headers
-		name := protocol.ResultObject(out.Job, out.Round, out.Window)
-		if err := w.res.PutBytes(ctx, name, data); err != nil {
+		if err := w.res.PutBytes(ctx, object, data); err != nil {
 			return err
 		}
 		ref := protocol.ResultRef{Job: out.Job, Round: out.Round, Window: out.Window, Worker: out.Worker,
-			Result: protocol.Payload{Object: name, Size: int64(len(data)), CRC32C: protocol.CRC32C(data)}}
+			Result: protocol.Payload{Object: object, Size: int64(len(data)), CRC32C: protocol.CRC32C(data)}}
 		if data, err = protocol.Marshal(ref); err != nil {
 			return err
 		}
