@@ -28,6 +28,8 @@ var examples = map[string]string{
 	"partopt gen stereo": `  partopt gen stereo tsukuba1.bmp tsukuba2.bmp -o tsukuba.grid --disparities 16
   partopt gen stereo left.png right.png -o stereo.uai --disparities 32 --contrast`,
 	"partopt gen tiled": `  partopt gen tiled fruits.jpg -o giga.grid --width 40000 --height 25000 --labels 4`,
+	"partopt gen stereo-tiled": `  partopt gen stereo-tiled tsukuba1.bmp tsukuba2.bmp -o giga.grid --width 40000 --height 25000 --disparities 16
+  partopt gen stereo-tiled left.tif right.tif -o cones.grid --width 12000 --height 9000 --disparities 64 --contrast`,
 	"partopt run": `  partopt run big.grid -o result/
   partopt run model.uai -o result/ --window 200 --workers 4 --http localhost:8222
   partopt run big.grid -o result/ --listen 0.0.0.0:4222 --token "$TOKEN"   # workers of other machines join`,

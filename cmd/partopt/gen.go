@@ -15,9 +15,12 @@ func newGenCmd() *cobra.Command {
 		Use:   "gen",
 		Short: "Generate grid models from images: colour segmentation, stereo, gigapixel tiling",
 		Long: `Generate a model from images and write it as a tiled grid file (.grid, streamed row by
-row) or a UAI file (.uai or .LG, optionally .gz), chosen by the output name.`,
+row) or a UAI file (.uai or .LG, optionally .gz), chosen by the output name: seg, a
+colour segmentation of an image; stereo, a rectified pair's stereo model; tiled and
+stereo-tiled, gigapixel test models (.grid only) mirror-tiled from an image's
+segmentation model or a pair's stereo model.`,
 	}
-	cmd.AddCommand(newGenSegCmd(), newGenStereoCmd(), newGenTiledCmd())
+	cmd.AddCommand(newGenSegCmd(), newGenStereoCmd(), newGenTiledCmd(), newGenStereoTiledCmd())
 	return cmd
 }
 
@@ -127,12 +130,39 @@ min(|g_L(x,y) − g_R(x−d,y)|, τ) on grey levels, pairwise w·min(|d_p−d_q|
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "output model (.grid, .uai, .LG, optionally .gz)")
-	cmd.Flags().IntVar(&d, "disparities", 0, "number of disparities D (labels 0..D−1)")
+	stereoFlags(cmd, &d, &opts)
+	return cmd
+}
+
+// stereoFlags defines the flags of a stereo model: --disparities and the options.
+func stereoFlags(cmd *cobra.Command, d *int, opts *gen.StereoOptions) {
+	cmd.Flags().IntVar(d, "disparities", 0, "number of disparities D (labels 0..D−1)")
 	cmd.Flags().Float64Var(&opts.Tau, "tau", 20, "truncation τ of the grey difference")
 	cmd.Flags().Float64Var(&opts.W, "weight", 8, "pairwise weight w")
 	cmd.Flags().Float64Var(&opts.T, "trunc", 2, "truncation T of the disparity difference")
 	cmd.Flags().BoolVar(&opts.Contrast, "contrast", false, "modulate the weight per edge by the left image's contrast")
-	return cmd
+}
+
+// tiledFlags defines the flags of a streamed tiling: its output, size and grid tiles.
+func tiledFlags(cmd *cobra.Command, out *string, width, height, tile *int) {
+	cmd.Flags().StringVarP(out, "output", "o", "", "output grid file (.grid)")
+	cmd.Flags().IntVar(width, "width", 0, "width W of the model in pixels")
+	cmd.Flags().IntVar(height, "height", 0, "height H of the model in pixels")
+	cmd.Flags().IntVar(tile, "tile", 0, "tile side of the grid file (0: the format's default, 128)")
+}
+
+// tiledOutput checks the output and size of a streamed tiling before any work.
+func tiledOutput(out string, width, height int) error {
+	if err := genOutput(out); err != nil {
+		return err
+	}
+	if !strings.EqualFold(filepath.Ext(out), ".grid") {
+		return fmt.Errorf("%s: tiled models are written as .grid files only", out)
+	}
+	if width < 1 || height < 1 {
+		return fmt.Errorf("--width %d --height %d: give the size of the model", width, height)
+	}
+	return nil
 }
 
 func newGenTiledCmd() *cobra.Command {
@@ -151,14 +181,8 @@ segmentation model of "partopt gen seg" (centres, σ² and β from IMAGE) to a g
 Memory is one band of --tile rows: about tile·W·(K+2)·4 bytes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := genOutput(out); err != nil {
+			if err := tiledOutput(out, width, height); err != nil {
 				return err
-			}
-			if !strings.EqualFold(filepath.Ext(out), ".grid") {
-				return fmt.Errorf("%s: tiled models are written as .grid files only", out)
-			}
-			if width < 1 || height < 1 {
-				return fmt.Errorf("--width %d --height %d: give the size of the model", width, height)
 			}
 			img, err := gen.LoadImage(args[0])
 			if err != nil {
@@ -171,13 +195,54 @@ Memory is one band of --tile rows: about tile·W·(K+2)·4 bytes.`,
 			return genWrite(cmd, out, tm, tile)
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output grid file (.grid)")
-	cmd.Flags().IntVar(&width, "width", 0, "width W of the model in pixels")
-	cmd.Flags().IntVar(&height, "height", 0, "height H of the model in pixels")
+	tiledFlags(cmd, &out, &width, &height, &tile)
 	cmd.Flags().IntVar(&k, "labels", 4, "number of labels K (k-means centres)")
 	cmd.Flags().Float64Var(&opts.Lambda, "lambda", 1, "Potts weight λ of an edge between equal colours")
 	cmd.Flags().Float64Var(&opts.Perturb, "perturb", 20, "largest colour offset per tile and channel (negative: none)")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "seed of the per-tile offsets")
-	cmd.Flags().IntVar(&tile, "tile", 0, "tile side of the grid file (0: the format's default, 128)")
+	return cmd
+}
+
+func newGenStereoTiledCmd() *cobra.Command {
+	var (
+		out                 string
+		width, height, tile int
+		d                   int
+		opts                gen.StereoOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "stereo-tiled LEFT RIGHT -o OUT.grid --width W --height H --disparities D",
+		Short: "Stream a W×H stereo model tiled from a rectified pair's model (gigapixel test models)",
+		Long: `Build the stereo model of "partopt gen stereo" on the rectified pair LEFT RIGHT, mirror it
+over W×H pixels and stream it to a grid file: pixel (x, y) has the D data costs of the
+pair's pixel at the mirrored coordinates, and an edge the pair's weight between the
+mirrored pixels (w at a mirror seam, where both are the same pixel). The model, not the
+images, is mirrored, so the flipped tiles keep the pair's disparities. Memory is one
+band of --tile rows, about tile·W·(D+2)·4 bytes, plus the pair.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := tiledOutput(out, width, height); err != nil {
+				return err
+			}
+			if d < 2 {
+				return fmt.Errorf("--disparities %d: give the number of disparities D ≥ 2", d)
+			}
+			left, err := gen.LoadImage(args[0])
+			if err != nil {
+				return err
+			}
+			right, err := gen.LoadImage(args[1])
+			if err != nil {
+				return err
+			}
+			st, err := gen.StereoTiled(left, right, width, height, d, opts)
+			if err != nil {
+				return err
+			}
+			return genWrite(cmd, out, st, tile)
+		},
+	}
+	tiledFlags(cmd, &out, &width, &height, &tile)
+	stereoFlags(cmd, &d, &opts)
 	return cmd
 }

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/gen"
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/uai"
 )
@@ -79,9 +82,72 @@ func TestGenStereoAndTiled(t *testing.T) {
 	}
 }
 
+// TestGenStereoTiledWritesTheTiledPair: gen stereo-tiled writes a W×H truncated-linear
+// grid with D labels, byte for byte the file of gen.StereoTiled with the same options,
+// and info reads it as such.
+func TestGenStereoTiledWritesTheTiledPair(t *testing.T) {
+	dir := t.TempDir()
+	left, right := filepath.Join(genTestdata, "left.png"), filepath.Join(genTestdata, "right.png")
+	out := filepath.Join(dir, "st.grid")
+	code, stdout, stderr := partopt("gen", "stereo-tiled", left, right, "-o", out, "--width", "50", "--height", "30",
+		"--disparities", "4", "--contrast", "--weight", "3", "--trunc", "3", "--tile", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "50×30 pixels, 4 labels, truncated-linear pairwise (per-edge weights)") {
+		t.Errorf("stdout %q", stdout)
+	}
+	r, err := grid.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header()
+	r.Close()
+	if h.Width != 50 || h.Height != 30 || h.Labels != 4 || h.Kind != model.TruncatedLinear || h.T != 3 || h.Mode != grid.PerEdge || h.TileWidth != 16 {
+		t.Errorf("header %+v", h)
+	}
+	l, err := gen.LoadImage(left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := gen.LoadImage(right)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := gen.StereoTiled(l, rt, 50, 30, 4, gen.StereoOptions{W: 3, T: 3, Contrast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(dir, "lib.grid")
+	if err := gen.WriteFile(lib, st, gen.WriteOptions{TileSize: 16}); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(out)
+	b, _ := os.ReadFile(lib)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the command's grid file differs from gen.StereoTiled's")
+	}
+	code, stdout, stderr = partopt("info", "--json", out)
+	if code != 0 {
+		t.Fatalf("info: exit %d: %s", code, stderr)
+	}
+	var info struct {
+		Variables int            `json:"variables"`
+		MaxLabels int            `json:"max_labels"`
+		Kinds     map[string]int `json:"factors_by_kind"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &info); err != nil {
+		t.Fatalf("info --json: %v: %s", err, stdout)
+	}
+	if edges := 49*30 + 50*29; info.Variables != 50*30 || info.MaxLabels != 4 || info.Kinds["truncated-linear"] != edges {
+		t.Errorf("info: %d variables, %d labels, kinds %v; want 1500, 4, truncated-linear: %d", info.Variables, info.MaxLabels, info.Kinds, edges)
+	}
+}
+
 func TestGenBadInput(t *testing.T) {
 	dir := t.TempDir()
 	img := filepath.Join(genTestdata, "blocks.png")
+	left, right := filepath.Join(genTestdata, "left.png"), filepath.Join(genTestdata, "right.png")
 	junk := filepath.Join(dir, "junk.jpg")
 	os.WriteFile(junk, []byte("not a jpeg"), 0o644)
 	for _, tc := range []struct {
@@ -98,6 +164,11 @@ func TestGenBadInput(t *testing.T) {
 		{[]string{"gen", "stereo", img, filepath.Join(genTestdata, "left.png"), "-o", filepath.Join(dir, "m.grid"), "--disparities", "3"}, "same size"},
 		{[]string{"gen", "tiled", img, "-o", filepath.Join(dir, "m.uai"), "--width", "10", "--height", "10"}, ".grid files only"},
 		{[]string{"gen", "tiled", img, "-o", filepath.Join(dir, "m.grid")}, "--width"},
+		{[]string{"gen", "stereo-tiled", left, right, "-o", filepath.Join(dir, "m.uai"), "--width", "10", "--height", "10", "--disparities", "4"}, ".grid files only"},
+		{[]string{"gen", "stereo-tiled", left, right, "-o", filepath.Join(dir, "m.grid"), "--height", "10", "--disparities", "4"}, "--width"},
+		{[]string{"gen", "stereo-tiled", left, right, "-o", filepath.Join(dir, "m.grid"), "--width", "10", "--height", "10", "--disparities", "1"}, "D ≥ 2"},
+		{[]string{"gen", "stereo-tiled", img, right, "-o", filepath.Join(dir, "m.grid"), "--width", "10", "--height", "10", "--disparities", "4"}, "same size"},
+		{[]string{"gen", "stereo-tiled", left, right, "-o", filepath.Join(dir, "m.grid"), "--width", "10", "--height", "10", "--disparities", "4", "--weight", "-1"}, "stereo options"},
 	} {
 		code, _, stderr := partopt(tc.args...)
 		if code != exitBadInput || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
