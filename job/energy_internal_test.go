@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -19,8 +20,9 @@ import (
 // TestEnergyReadsLabelRasters: energy of a labels.plf is the energy of the
 // same labels as a solution file: in memory the same number, and by bands (a
 // .grid model beyond memory: unaries and edges inside each band, edges across
-// bands once) the same up to summation order; with evidence a disagreeing
-// raster is +Inf and an agreeing one keeps its energy.
+// bands once) the same up to summation order, while a solution file, for
+// which the model would be read whole, is refused; with evidence a
+// disagreeing raster is +Inf and an agreeing one keeps its energy.
 func TestEnergyReadsLabelRasters(t *testing.T) {
 	defer func(old int64, band int) { maxInMemoryPixels, energyBand = old, band }(maxInMemoryPixels, energyBand)
 	energyBand = 50 // bands of a few rows
@@ -54,7 +56,10 @@ func TestEnergyReadsLabelRasters(t *testing.T) {
 		for _, limit := range []int64{MaxInMemoryPixels, 10} { // in memory, then by bands
 			maxInMemoryPixels = limit
 			fromSol, err := Energy(path, sol, false, nil)
-			if err != nil {
+			switch {
+			case limit == 10 && !errors.Is(err, errTooLarge):
+				t.Errorf("model %d by bands: the solution file, which reads the model whole: %v, %v; want it refused", mi, fromSol, err)
+			case limit > 10 && err != nil:
 				t.Fatal(err)
 			}
 			fromPLF, err := Energy(path, plf, false, nil)

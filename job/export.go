@@ -14,30 +14,27 @@ import (
 // user opens directly (labelfile.Export: PNG or TIFF of 8 or 16 bits, NumPy
 // .npy), at full resolution, streamed: src is a job's output directory (its
 // labels.plf, or persistent.plf with persistent: label+1 where proven, 0
-// elsewhere) or a .plf file. out is written whole or not at all: a temporary
+// elsewhere) or a .plf file. src and out's directory are checked before
+// anything is written; out is written whole or not at all: a temporary
 // file beside it is renamed onto it once complete.
 func Export(src, out string, persistent bool) error {
 	format, err := labelfile.FormatOf(out)
 	if err != nil {
 		return err
 	}
-	path := src
-	if info, err := os.Stat(src); err != nil {
-		return err
-	} else if info.IsDir() {
-		name := LabelTilesFile
-		if persistent {
-			name = PersistentTilesFile
-		}
-		path = filepath.Join(src, name)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			if _, err := os.Stat(filepath.Join(src, LabelsFile)); err == nil {
-				return fmt.Errorf("%s holds no %s: export writes label rasters, and this result's model is not a raster (its labeling is %s)", src, name, LabelsFile)
-			}
-			return fmt.Errorf("%s holds no %s: not a result directory of partopt", src, name)
-		}
-	} else if persistent {
+	name := LabelTilesFile
+	if persistent {
+		name = PersistentTilesFile
+	}
+	if info, err := os.Stat(src); err == nil && !info.IsDir() && persistent {
 		return fmt.Errorf("--persistent: give the result directory, not the file %s", src)
+	}
+	path, err := checkExportSource(src, name)
+	if err != nil {
+		return err
+	}
+	if err := checkOutputDir(out); err != nil {
+		return err
 	}
 	f, err := labelfile.Open(path)
 	if err != nil {

@@ -256,6 +256,9 @@ func Reduce(modelPath, dir, out string) (*model.Model, error) {
 	if f, _ := uai.FormatOf(out); f != uai.UAI {
 		return nil, fmt.Errorf("%s: the reduced problem is written as .uai (optionally .gz): LG cannot hold the −inf of a forbidden label", out)
 	}
+	if err := CheckReduce(modelPath, dir, out); err != nil {
+		return nil, err
+	}
 	m, err := modelfile.Read(modelPath)
 	if err != nil {
 		return nil, err

@@ -2,8 +2,6 @@ package job
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -37,14 +35,16 @@ func notVerified(format string, args ...any) error {
 	return Internal(fmt.Errorf("NOT verified: "+format, args...))
 }
 
-// Verify re-checks the outputs of a run in dir from the model alone. For a
-// whole-model pbp or iri run it rebuilds the proof's final sub-problem from
-// the model (with its evidence unless noEvid), checks the certificate on it,
-// and checks that persistent.evid lists exactly the proven labels and the
-// observed variables and that labels.sol takes them. For a windowed run it
-// replays the window certificates (verifyWindowed). Unreadable, malformed or
-// mismatched files are bad input; a proof that does not hold is an
-// InternalError saying "NOT verified".
+// Verify re-checks the outputs of a run in dir from the model alone. It
+// checks the directory and its files first (a mistyped directory fails at
+// once, the model unread) and never reads a .grid model past
+// MaxInMemoryPixels whole. For a whole-model pbp or iri run it rebuilds the
+// proof's final sub-problem from the model (with its evidence unless noEvid),
+// checks the certificate on it, and checks that persistent.evid lists exactly
+// the proven labels and the observed variables and that labels.sol takes
+// them. For a windowed run it replays the window certificates
+// (verifyWindowed). Unreadable, malformed or mismatched files are bad input;
+// a proof that does not hold is an InternalError saying "NOT verified".
 func Verify(modelPath, dir string, noEvid bool, note func(string)) (Verified, error) {
 	return VerifyWith(modelPath, dir, VerifyOptions{NoEvidence: noEvid, Note: note})
 }
@@ -61,13 +61,14 @@ type VerifyOptions struct {
 // VerifyWith is Verify with options.
 func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
 	noEvid, note := o.NoEvidence, o.Note
-	certPath := filepath.Join(dir, CertificateFile)
-	if _, err := os.Stat(filepath.Join(dir, WindowCertificatesFile)); err == nil {
+	windowed, err := checkVerify(modelPath, dir) // the directory before the model
+	if err != nil {
+		return Verified{}, err
+	}
+	if windowed {
 		return verifyWindowed(context.Background(), modelPath, dir, noEvid, note, o.Progress)
 	}
-	if _, err := os.Stat(certPath); errors.Is(err, os.ErrNotExist) && windowedOutput(dir) {
-		return Verified{}, fmt.Errorf("%s holds a windowed result without its %s (written since partopt kept window certificates): nothing to verify it from", dir, WindowCertificatesFile)
-	}
+	certPath := filepath.Join(dir, CertificateFile)
 	p, err := LoadProblem(modelPath, noEvid)
 	if err != nil {
 		return Verified{}, err
@@ -183,16 +184,6 @@ func checkDomains(path string, p *Problem, alive [][]int) error {
 	return nil
 }
 
-// windowedOutput says whether dir holds the report of a windowed solve.
-func windowedOutput(dir string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, ReportFile))
-	if err != nil {
-		return false
-	}
-	var rep struct{ Plan string }
-	return json.Unmarshal(data, &rep) == nil && rep.Plan != ""
-}
-
 // readResultFile reads a result file of a result of m (persistency.ResultBudget
 // bounds what it may make the reader allocate); errors name it.
 func readResultFile(path string, m *model.Model) (*persistency.Result, error) {
@@ -212,13 +203,28 @@ func readResultFile(path string, m *model.Model) (*persistency.Result, error) {
 // file, or a labels.plf raster, read by bands for a .grid model beyond memory)
 // of the model at modelPath, with MODEL.evid applied unless noEvid (as toulbar2 does:
 // a labeling that contradicts the evidence has energy +Inf); note, when set, is
-// told that the evidence was applied and where a labeling contradicts it.
+// told that the evidence was applied and where a labeling contradicts it. The
+// labeling file is checked before the model is read (it exists, starts as a
+// labeling; a raster's header, against a .grid model's), and a solution file
+// of a .grid model past MaxInMemoryPixels is refused (the model would be read
+// whole).
 func Energy(modelPath, labeling string, noEvid bool, note func(string)) (float64, error) {
 	if note == nil {
 		note = func(string) {}
 	}
-	if isLabelRaster(labeling) && IsGridFile(modelPath) {
-		if h, err := gridHeader(modelPath); err == nil && int64(h.Width)*int64(h.Height) > maxInMemoryPixels {
+	raster, err := checkLabeling(labeling)
+	if err != nil {
+		return 0, err
+	}
+	h, isGrid, err := modelHeader(modelPath)
+	if err != nil {
+		return 0, err
+	}
+	if isGrid {
+		if err := checkEnergyModel(modelPath, h, labeling, raster); err != nil {
+			return 0, err
+		}
+		if raster != nil && pixels(h) > maxInMemoryPixels {
 			return gridEnergy(modelPath, labeling, noEvid, note) // beyond memory: by bands
 		}
 	}

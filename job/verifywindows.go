@@ -44,12 +44,15 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if IsGridFile(modelPath) {
-		outOfCore, err := rasterProofsOnly(modelPath, open)
+		h, outOfCore, err := rasterProofsOnly(modelPath, open)
 		if err != nil {
 			return Verified{}, err
 		}
 		if outOfCore {
 			return verifyGridWindows(ctx, modelPath, dir, noEvid, note, open, workers)
+		}
+		if err := checkWholeRead(modelPath, h, "verify of label elimination's window proofs"); err != nil {
+			return Verified{}, err
 		}
 	}
 	p, err := LoadProblem(modelPath, noEvid)
@@ -227,37 +230,34 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 	return v, nil
 }
 
-// rasterProofsOnly says whether the window certificates of a .grid model are
-// all of raster pbp windows, which verifyGridWindows replays out of core (an
-// elimination needs the model in memory, as the run did).
-func rasterProofsOnly(modelPath string, open func(n int) (*partition.ProofReader, error)) (bool, error) {
-	g, err := grid.Open(modelPath)
-	if err != nil {
-		return false, err
+// rasterProofsOnly says whether the window certificates of a .grid model
+// (header h) are all of raster pbp windows, which verifyGridWindows replays
+// out of core (an elimination needs the model in memory, as the run did).
+func rasterProofsOnly(modelPath string, open func(n int) (*partition.ProofReader, error)) (h grid.Header, ok bool, err error) {
+	if h, err = gridHeader(modelPath); err != nil {
+		return h, false, err
 	}
-	h := g.Header()
-	g.Close()
 	rd, err := open(h.Width * h.Height)
 	if err != nil {
-		return false, err
+		return h, false, err
 	}
 	for {
 		rec, err := rd.Next()
 		switch {
 		case err == io.EOF:
-			return true, nil
+			return h, true, nil
 		case err != nil:
-			return false, err
+			return h, false, err
 		case rec.Kind != partition.ProofRaster:
-			return false, nil
+			return h, false, nil
 		}
 	}
 }
 
 // replayFailed is the error of a replay: bad input for a damaged certificates
-// file, else NOT verified (a proof that does not hold).
+// file or model file, else NOT verified (a proof that does not hold).
 func replayFailed(err error) error {
-	if errors.Is(err, partition.ErrDamaged) {
+	if errors.Is(err, partition.ErrDamaged) || errors.Is(err, grid.ErrCorrupt) {
 		return err
 	}
 	return notVerified("%v", err)

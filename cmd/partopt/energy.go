@@ -15,8 +15,10 @@ func newEnergyCmd() *cobra.Command {
 		Long: `Print the energy of a labeling of MODEL. LABELING is a solution file: the UAI
 competition format ("MPE" or "MAP", then "n x0 ... xn-1") or a plain line of labels;
 or the labels.plf raster of a solve, run or fetch directory (a .grid model beyond
-memory is then read band by band). The last line of output is "energy <value>" at
-full precision, "+Inf" when the labeling takes a forbidden state.
+memory is then read band by band; with a solution file, which would need it in
+memory, such a model is refused). LABELING is checked before MODEL is read. The
+last line of output is "energy <value>" at full precision, "+Inf" when the
+labeling takes a forbidden state.
 
 When MODEL.evid exists it is applied as toulbar2 does (the observed variables are
 conditioned on; a labeling that disagrees with the evidence has energy +Inf), and a

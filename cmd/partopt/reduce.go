@@ -17,7 +17,10 @@ pbp+iri), and write MODEL with every eliminated label forbidden — the observed
 variables of MODEL.evid at their evidence labels — to OUT as UAI (.uai,
 optionally .gz: a forbidden label has probability 0). An optimum of OUT is an
 optimum of MODEL with its evidence, so "toulbar2 OUT" finds the same optimum
-on a smaller search space. LG cannot hold a forbidden label and is refused.`,
+on a smaller search space. LG cannot hold a forbidden label and is refused.
+
+DIR and its domains.txt are checked before MODEL is read; a .grid MODEL past
+memory is refused (reduce reads and writes it whole).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := job.Reduce(args[0], args[1], out)
