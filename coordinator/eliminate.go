@@ -25,6 +25,8 @@ type decoded struct {
 	// proof is the window's proof as it came (the result file format), kept
 	// for RunOptions.Proofs.
 	proof []byte
+	// worker is the worker that sent it.
+	worker string
 }
 
 // size is what a decoded result holds in the cache, roughly, in bytes.
@@ -42,11 +44,14 @@ func (d decoded) size() int64 {
 }
 
 // decode checks a result message against the task of window id and decodes it.
-func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (decoded, error) {
+func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (dec decoded, err error) {
 	if r.merger != nil {
-		return r.decodeElimination(id, r.work(id.Window), msg)
+		dec, err = r.decodeElimination(id, r.work(id.Window), msg)
+	} else {
+		dec, err = r.decodeProven(r.task(id), msg, r.proofCheck(id))
 	}
-	return r.decodeProven(r.task(id), msg, r.proofCheck(id))
+	dec.worker = msg.Worker
+	return dec, err
 }
 
 // proofCheck is the check of pbp window id's claimed persistent labels against

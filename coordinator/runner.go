@@ -85,7 +85,19 @@ type RunOptions struct {
 	// JetStream, which hands it to another worker when they stop: queue depth
 	// and long windows never make a second copy.
 	WindowDeadline time.Duration
+	// OnPhase, if set, is called as the runner starts each dispatch
+	// ("dispatching") and each merge ("merging"), on its loop: the fault
+	// injection of failover tests (it may block; whatever the runner does
+	// after it, with ctx cancelled meanwhile, must leave the job resumable).
+	OnPhase func(phase string)
 }
+
+// Phases OnPhase reports (the service reports the others: PhaseLoading,
+// PhaseFinishing, PhaseStoring).
+const (
+	PhaseDispatching = "dispatching"
+	PhaseMerging     = "merging"
+)
 
 // Summary is a job's status with the totals a report needs.
 type Summary struct {
@@ -104,8 +116,11 @@ type Summary struct {
 	Workers           map[string]WorkerSeen `json:"workers"`
 	Errors            []string              `json:"errors"` // the latest permanent errors reported by workers
 	LostWindows       []WindowID            `json:"lost_windows"`
-	Started           time.Time             `json:"started"`
-	Updated           time.Time             `json:"updated"`
+	// Started is when the job was submitted (when its first coordinator
+	// started, without a submission), kept across resumes; Resumes counts them.
+	Started time.Time `json:"started"`
+	Updated time.Time `json:"updated"`
+	Resumes int       `json:"resumes,omitempty"`
 	// Outputs are the output files of a finished job in the object store
 	// (protocol.OutputObject), set by whoever uploaded them.
 	Outputs []string `json:"outputs,omitempty"`
@@ -208,9 +223,17 @@ type Runner struct {
 	tasks    map[int]liveTask
 
 	live Summary // the loop's counters; snapshot publishes them as sum
-	mu   sync.Mutex
-	sum  Summary
+	// prior is the status the job's predecessor stored, shown (phase
+	// PhaseResuming) while a resumed job merges its stored results again,
+	// until its first task is sent.
+	prior *Summary
+	mu    sync.Mutex
+	sum   Summary
 }
+
+// PhaseResuming is the phase a resumed job shows while it merges the results
+// stored before its coordinator changed, with the counts last stored.
+const PhaseResuming = "resuming"
 
 // NewRunner prepares a job; proven is the number of pixels fixed in
 // stores.Persistent before round 0.
@@ -281,6 +304,12 @@ func (r *Runner) Summary() Summary {
 	return r.sum.clone()
 }
 
+// Shown returns the job's status as status readers get it (safe from any
+// goroutine): while a resumed job merges its stored results again, its
+// predecessor's last counts in phase PhaseResuming; a done job whose caller
+// writes the outputs, finishing.
+func (r *Runner) Shown() Summary { return r.shown() }
+
 // clone copies s with its own maps and slices.
 func (s Summary) clone() Summary {
 	c := s
@@ -312,6 +341,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		return r.Summary(), fmt.Errorf("storing the job spec: %w", err)
 	}
 	r.epoch = strconv.FormatInt(time.Now().UnixNano(), 36)
+	r.continueStory(ctx)
 	if r.opt.Resume {
 		// Start over on the job's messages: the results are read again from the
 		// beginning, the tasks queued by the predecessor are replaced.
@@ -413,9 +443,53 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 	}
 }
 
+// continueStory carries the job's story over from the status stored before
+// this runner: its submission time, and for a resumed job the resume count and
+// the counts shown while its stored results are merged again.
+func (r *Runner) continueStory(ctx context.Context) {
+	e, err := r.res.Jobs.Get(ctx, protocol.JobStatusKey(r.spec.Job))
+	if err != nil {
+		return
+	}
+	var prev Summary
+	if json.Unmarshal(e.Value(), &prev) != nil || ended(prev.Phase) {
+		return // another job's of the same id, ended
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !prev.Started.IsZero() && prev.Started.Before(r.live.Started) {
+		r.live.Started = prev.Started
+	}
+	if r.opt.Resume {
+		r.live.Resumes = prev.Resumes + 1
+		r.prior = &prev
+	}
+	r.sum.Started, r.sum.Resumes = r.live.Started, r.live.Resumes
+}
+
+// ended says whether a stored phase is final.
+func ended(phase string) bool {
+	return phase == Done.String() || phase == Canceled.String() || phase == Failed.String()
+}
+
+// credit counts a merged window's result to the worker that sent it.
+func (r *Runner) credit(worker string, at time.Time) {
+	ws := r.live.Workers[worker]
+	ws.Windows++
+	ws.LastSeen = at
+	r.live.Workers[worker] = ws
+}
+
 // apply feeds an event to the job and queues its actions.
 func (r *Runner) apply(ev Event) {
 	r.queue = append(r.queue, r.job.Apply(ev)...)
+}
+
+// onPhase reports a phase to RunOptions.OnPhase.
+func (r *Runner) onPhase(phase string) {
+	if r.opt.OnPhase != nil {
+		r.opt.OnPhase(phase)
+	}
 }
 
 // perform carries out the queued actions (and those they lead to) in order.
@@ -544,6 +618,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 		r.skipped, r.cached, r.cache, r.sentAt, r.tasks = map[int]bool{}, map[int]decoded{}, 0, map[int]time.Time{}, map[int]liveTask{}
 		r.apply(RoundPrepared{Round: a.Round})
 	case Dispatch:
+		r.onPhase(PhaseDispatching)
 		return r.dispatch(ctx, a)
 	case resend:
 		if !r.job.current(a.WindowID) || r.job.State[a.Window] != Queued {
@@ -556,6 +631,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 		r.live.Resent++
 		return r.awaitPublished(ctx, *f)
 	case Merge:
+		r.onPhase(PhaseMerging)
 		return r.merge(ctx, a)
 	case Finish:
 		if r.merger == nil {
@@ -592,6 +668,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			// Solved before a restart: merged again from the stream, unless unusable.
 			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
 				r.keep(i, dec)
+				r.credit(dec.worker, time.Now())
 				r.live.Reused++
 				r.apply(ResultStored{Round: a.Round, Window: i})
 				continue
@@ -667,6 +744,7 @@ func (r *Runner) publish(ctx context.Context, id WindowID) (*published, error) {
 	}
 	r.sentAt[id.Window] = time.Now()
 	r.tasks[id.Window] = liveTask{msgID: msgID}
+	r.endResume()
 	r.live.Dispatched++
 	r.m.Dispatched.Inc()
 	return &published{id.Window, msgID, f}, nil
@@ -861,10 +939,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 func (r *Runner) stored(m jetstream.Msg, id WindowID, worker string, dec decoded) {
 	delete(r.sentAt, id.Window)
 	r.keep(id.Window, dec)
-	ws := r.live.Workers[worker]
-	ws.Windows++
-	ws.LastSeen = time.Now()
-	r.live.Workers[worker] = ws
+	r.credit(worker, time.Now())
 	r.m.WindowSeconds.Observe(dec.Seconds)
 	r.log.Debug("window result stored", "round", id.Round+1, "window", id.Window, "worker", worker, "seconds", dec.Seconds)
 	m.Ack()
@@ -1067,11 +1142,28 @@ func (r *Runner) snapshot() {
 	r.mu.Unlock()
 }
 
+// endResume ends the showing of the prior status: the stored results are
+// merged again up to where the job goes on.
+func (r *Runner) endResume() {
+	r.mu.Lock()
+	r.prior = nil
+	r.mu.Unlock()
+}
+
 // shown is the Summary that status readers get: a done job whose caller writes
 // the outputs after Run (RunOptions.Finish unset) is finishing until the caller
-// records its end with the outputs listed.
+// records its end with the outputs listed; a resumed job shows the status its
+// predecessor stored while it merges the stored results again.
 func (r *Runner) shown() Summary {
+	r.mu.Lock()
+	prior := r.prior
+	r.mu.Unlock()
 	s := r.Summary()
+	if prior != nil && !ended(s.Phase) {
+		p := prior.clone()
+		p.Phase, p.Updated, p.Started, p.Resumes, p.InFlight = PhaseResuming, s.Updated, s.Started, s.Resumes, 0
+		return p
+	}
 	if s.Phase == Done.String() && r.opt.Finish == nil {
 		s.Phase = Finishing.String()
 	}

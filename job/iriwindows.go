@@ -92,7 +92,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 			return nil, windowsFailed(ctx, err, s.Output)
 		}
 		domains = (&persistency.Result{Persistent: pbp.persistent}).Domains(m)
-		out.RasterResult, out.Runtime, out.Workers, out.Lost = pbp.RasterResult, pbp.Runtime, pbp.Workers, pbp.Lost
+		out.RasterResult, out.Runtime, out.Workers, out.Lost, out.Started = pbp.RasterResult, pbp.Runtime, pbp.Workers, pbp.Lost, pbp.Started
 	}
 	el := &runner{spec: s.stage(IRI), opt: r.opt}
 	var res *partition.Elimination
@@ -135,7 +135,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		return nil, Internal(err)
 	}
 	out.Windows += res.Windows // after pbp's, if any
-	seconds := time.Since(start).Seconds()
+	seconds := seconds(start, out)
 	eliminated, labels := eliminatedOf(m, res.Alive)
 	k := int64(persistency.Count(res.Persistent))
 	score, _ := persistency.Score(m, res.Persistent)

@@ -65,7 +65,7 @@ func (r *runner) provenance(out *Outcome) Provenance {
 	p := Provenance{Version: version.Get().String(), Runtime: RuntimeProcess}
 	if out != nil && out.Runtime != "" {
 		p.Runtime = out.Runtime
-		p.WorkersSeen = slices.Sorted(slices.Values(out.Workers))
+		p.WorkersSeen = workersSeen(out)
 	}
 	if r.digest != nil {
 		<-r.digest.done
@@ -87,7 +87,13 @@ func (r *runner) modelName() string {
 // process, or the workers seen where they were solved elsewhere.
 func (r *runner) workers(out *Outcome) int {
 	if out != nil && out.Runtime != "" {
-		return len(out.Workers)
+		return len(workersSeen(out))
 	}
 	return r.spec.Workers
+}
+
+// workersSeen are the distinct workers of out, sorted (pbp+iri's stages list
+// theirs each).
+func workersSeen(out *Outcome) []string {
+	return slices.Compact(slices.Sorted(slices.Values(out.Workers)))
 }

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/partition"
@@ -55,6 +56,9 @@ type Outcome struct {
 	partition.RasterResult
 	Runtime string   // Provenance.Runtime: RuntimeEmbedded, RuntimeCluster
 	Workers []string // the workers whose results were merged
+	// Started is when the job began where it was submitted (zero: when this
+	// run started): a report's seconds count from it, across coordinators.
+	Started time.Time
 	Lost    []string // windows lost (they prove nothing), e.g. "round 1 window 3" (rounds from 1)
 	// Elimination is an iri job's merged result (without Proofs: the
 	// coordinator checked each window's before merging it).
@@ -71,5 +75,17 @@ func (out *Outcome) add(o *Outcome) {
 	out.SolverIterations += o.SolverIterations
 	out.Runtime = o.Runtime
 	out.Workers = append(out.Workers, o.Workers...)
+	if out.Started.IsZero() || !o.Started.IsZero() && o.Started.Before(out.Started) {
+		out.Started = o.Started
+	}
 	out.Lost = append(out.Lost, o.Lost...)
+}
+
+// seconds is the report's wall time of a run that started at start: since the
+// job's submission when the runtime knows it (out.Started).
+func seconds(start time.Time, out *Outcome) float64 {
+	if out != nil && !out.Started.IsZero() && out.Started.Before(start) {
+		start = out.Started
+	}
+	return time.Since(start).Seconds()
 }

@@ -207,7 +207,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 	if err != nil {
 		return nil, windowsFailed(ctx, err, s.Output)
 	}
-	seconds := time.Since(start).Seconds()
+	seconds := seconds(start, out)
 	if err := files.finish(); err != nil {
 		return nil, Internal(err)
 	}
@@ -323,7 +323,7 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 	if err := certs.finish(); err != nil {
 		return nil, Internal(err)
 	}
-	seconds := time.Since(start).Seconds()
+	seconds := seconds(start, &out.Outcome)
 	k := int64(persistency.Count(out.persistent))
 	score, _ := persistency.Score(p.Solved, out.persistent)
 	energy := p.Solved.Energy(out.labeling)

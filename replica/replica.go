@@ -52,9 +52,49 @@ type Config struct {
 	// Bootstrap forms the cluster from Peers when this replica has no state
 	// yet; harmless on every later start. Give it to every replica, or to one.
 	Bootstrap bool
-	// Fast shortens raft's timeouts (tests on one machine).
-	Fast bool
-	Log  *slog.Logger
+	// Timeouts are raft's; zero fields take DefaultTimeouts'.
+	Timeouts Timeouts
+	Log      *slog.Logger
+}
+
+// Timeouts are raft's timeouts (hashicorp/raft's Config fields of the same
+// names). A follower that hears nothing from the leader for Heartbeat starts
+// an election (after a random wait up to Election); a leader that cannot reach
+// a quorum for LeaderLease steps down. Short timeouts fail over fast but make a
+// loaded machine — a coordinator merging, workers on every core, a garbage
+// collection — look dead: leadership changes without any failure, and each
+// change reloads every running job.
+type Timeouts struct {
+	Heartbeat, Election, LeaderLease time.Duration
+}
+
+// DefaultTimeouts are those of hashicorp/raft scaled by 5, as Consul's default
+// raft_multiplier does for machines that are not dedicated to consensus: a
+// failover costs 5 to 10 s, nothing next to a job's reload, and a 2-core
+// machine running a job at full load keeps its leader.
+var DefaultTimeouts = Timeouts{Heartbeat: 5 * time.Second, Election: 5 * time.Second, LeaderLease: 2500 * time.Millisecond}
+
+// FastTimeouts fail over within a second (tests on an idle machine).
+var FastTimeouts = Timeouts{Heartbeat: 200 * time.Millisecond, Election: 200 * time.Millisecond, LeaderLease: 100 * time.Millisecond}
+
+// withDefaults fills the zero fields and checks what raft requires.
+func (t Timeouts) withDefaults() (Timeouts, error) {
+	d := DefaultTimeouts
+	if t.Heartbeat > 0 {
+		d.Heartbeat = t.Heartbeat
+		d.Election = max(d.Election, t.Heartbeat)
+		d.LeaderLease = min(d.LeaderLease, t.Heartbeat)
+	}
+	if t.Election > 0 {
+		d.Election = t.Election
+	}
+	if t.LeaderLease > 0 {
+		d.LeaderLease = t.LeaderLease
+	}
+	if d.Election < d.Heartbeat || d.LeaderLease > d.Heartbeat {
+		return d, fmt.Errorf("replica: raft timeouts heartbeat %v, election %v, leader lease %v: want election ≥ heartbeat ≥ leader lease", d.Heartbeat, d.Election, d.LeaderLease)
+	}
+	return d, nil
 }
 
 // Job phases in the table.
@@ -138,8 +178,12 @@ func Open(cfg Config) (*Replica, error) {
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = raftLogger(cfg.Log)
 	rc.SnapshotThreshold = 1024
-	if cfg.Fast {
-		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 200*time.Millisecond, 200*time.Millisecond, 100*time.Millisecond
+	t, err := cfg.Timeouts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = t.Heartbeat, t.Election, t.LeaderLease
+	if t.Heartbeat < time.Second { // a test's: snapshots as fast
 		rc.CommitTimeout = 10 * time.Millisecond
 		rc.SnapshotInterval, rc.TrailingLogs = 100*time.Millisecond, 64
 	}

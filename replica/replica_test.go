@@ -54,7 +54,7 @@ func (tr *trio) start(i int) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	n, err := replica.Open(replica.Config{ID: tr.peers[i].ID, Dir: tr.dirs[i], Bind: tr.peers[i].Addr, Peers: tr.peers, Bootstrap: true, Fast: true, Log: log})
+	n, err := replica.Open(replica.Config{ID: tr.peers[i].ID, Dir: tr.dirs[i], Bind: tr.peers[i].Addr, Peers: tr.peers, Bootstrap: true, Timeouts: replica.FastTimeouts, Log: log})
 	if err != nil {
 		tr.t.Fatal(err)
 	}

@@ -55,7 +55,21 @@ type Config struct {
 	// deleted); then the leader deletes it as partopt delete does.
 	JobRetention time.Duration
 	Log          *slog.Logger // nil: slog.Default()
+	// OnPhase, if set, is called as a job enters each phase on this
+	// coordinator — PhaseLoading, coordinator.PhaseDispatching and
+	// PhaseMerging (each dispatch and merge), PhaseFinishing (writing the
+	// outputs), PhaseStoring (after the first output is stored) — on the job's
+	// goroutine: the fault injection of failover tests, which stop a leader at
+	// a phase. It may block.
+	OnPhase func(job, phase string)
 }
+
+// Phases of a job on its coordinator, told to Config.OnPhase.
+const (
+	PhaseLoading   = "loading"
+	PhaseFinishing = "finishing"
+	PhaseStoring   = "storing"
+)
 
 // Serve runs the jobs submitted to the cluster until ctx ends: alone, or as a
 // raft replica that runs them while it leads (a new leader resumes them from
@@ -67,7 +81,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 		return err
 	}
-	s := &service{res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, outputRetention: cfg.OutputRetention, jobRetention: cfg.JobRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	s := &service{onPhase: cfg.OnPhase, res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, outputRetention: cfg.OutputRetention, jobRetention: cfg.JobRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
 	if cfg.Raft != nil {
 		s.raftDir = cfg.Raft.Dir
 	}
@@ -115,6 +129,7 @@ type service struct {
 	sharedRoots     []string
 	log             *slog.Logger
 	table           jobTable
+	onPhase         func(job, phase string)
 	// The raft replica, when one, and this coordinator's status page URL,
 	// when it serves one: set while the page already serves requests.
 	rep      atomic.Pointer[replica.Replica]
@@ -504,8 +519,13 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	out := filepath.Join(dir, "out")
 	log := s.log.With("job", spec.Job)
 	began := time.Now()
+	if resume {
+		s.showResuming(ctx, spec.Job)
+	}
+	defer s.heartbeat(ctx, spec.Job)()
 	var sum coordinator.Summary
 	err := func() error {
+		s.phase(spec.Job, PhaseLoading)
 		starts, err := s.res.StartLoading(ctx, spec.Job)
 		if err != nil {
 			return err
@@ -518,6 +538,9 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 			return err
 		}
 		rt := &submitted{s: s, spec: spec, resume: resume, log: log}
+		if s.onPhase != nil {
+			rt.onPhase = func(phase string) { s.onPhase(spec.Job, phase) }
+		}
 		_, err = job.Run(ctx, job.FromWire(spec, modelPath, out), job.Options{Runtime: rt, Note: func(msg string) { log.Info(msg) }})
 		return err
 	}()
@@ -528,13 +551,14 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	}
 	canceled := j.canceled
 	s.mu.Unlock()
+	if err == nil {
+		// An upload cut short by this coordinator's stop (a leader that lost
+		// its leadership, a shutdown) is no failure: the next one redoes it.
+		err = s.upload(ctx, spec.Job, out, &sum)
+	}
 	switch {
 	case err == nil:
-		if err := s.upload(ctx, spec.Job, out, &sum); err != nil {
-			sum.Phase, sum.Err = coordinator.Failed.String(), err.Error()
-		} else {
-			log.Info("job done", "proven", sum.Proven, "pixels", sum.Pixels, "outputs", sum.Outputs)
-		}
+		log.Info("job done", "proven", sum.Proven, "pixels", sum.Pixels, "outputs", sum.Outputs)
 	case sum.Phase == coordinator.Canceled.String():
 		log.Info("job cancelled", "reason", sum.Err)
 	case canceled != "":
@@ -583,13 +607,68 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	s.pruneData()
 }
 
+// statusHeartbeat is how often a job's stored status is marked current while
+// no runner updates it (the model loads, the outputs are written or stored).
+const statusHeartbeat = 5 * time.Second
+
+// heartbeat marks the job's stored status current every statusHeartbeat,
+// where nobody else updated it meanwhile, until the returned stop is called:
+// clients tell a job whose coordinator is gone by its stale status (Stale).
+func (s *service) heartbeat(ctx context.Context, id string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(statusHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
+			if err != nil {
+				continue
+			}
+			var sum coordinator.Summary
+			if json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) || time.Since(sum.Updated) < statusHeartbeat {
+				continue
+			}
+			sum.Updated = time.Now()
+			if data, err := json.Marshal(sum); err == nil {
+				s.res.Jobs.Update(ctx, e.Key(), data, e.Revision()) // fails when a runner stored one meanwhile
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// showResuming stores the job's last status again in phase resuming, while
+// this coordinator loads it: status shows the counts it had, not a stale phase.
+func (s *service) showResuming(ctx context.Context, id string) {
+	e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
+	if err != nil {
+		return
+	}
+	var sum coordinator.Summary
+	if json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) {
+		return
+	}
+	sum.Phase, sum.Updated, sum.InFlight = coordinator.PhaseResuming, time.Now(), 0
+	if data, err := json.Marshal(sum); err == nil {
+		s.res.Jobs.Put(ctx, protocol.JobStatusKey(id), data)
+	}
+}
+
 // submitted is the job.Runtime of a submitted job: its windows over the
 // cluster, as the job was submitted.
 type submitted struct {
-	s      *service
-	spec   protocol.JobSpec
-	resume bool
-	log    *slog.Logger
+	s       *service
+	spec    protocol.JobSpec
+	resume  bool
+	log     *slog.Logger
+	onPhase func(phase string)
 }
 
 // Windows implements job.Runtime: the model materialised for the job must be
@@ -616,7 +695,7 @@ func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 		r.s.mu.Unlock()
 		return nil
 	}
-	return drive(ctx, r.s.res, s, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started, runtime: job.RuntimeCluster})
+	return drive(ctx, r.s.res, s, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started, runtime: job.RuntimeCluster, onPhase: r.onPhase})
 }
 
 // method is a spec's method, pbp when unset.
@@ -683,34 +762,93 @@ func (s *service) upload(ctx context.Context, jobID, dir string, sum *coordinato
 		}
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		f, err := os.Open(filepath.Join(dir, name))
-		if err != nil {
-			return err
+	for i, name := range names {
+		if err := s.store(ctx, jobID, dir, name); err != nil {
+			return fmt.Errorf("storing the output %s: %w", name, err)
 		}
-		err = s.res.Put(ctx, protocol.OutputObject(jobID, name), f)
-		f.Close()
-		if err != nil {
-			return err
+		if i == 0 {
+			s.phase(jobID, PhaseStoring)
 		}
 	}
 	sum.Outputs = names
 	return nil
 }
 
-// views lists the jobs for the status page, newest first.
+// storeAttempts bounds the tries of an output's upload: a server that
+// restarts, a stream leader that moves, fail one and pass the next.
+const storeAttempts = 4
+
+// store puts the output file dir/name in the object store, trying again after
+// a failure while ctx lasts.
+func (s *service) store(ctx context.Context, jobID, dir, name string) error {
+	var err error
+	for i := range storeAttempts {
+		if i > 0 {
+			s.log.Warn("storing an output again", "job", jobID, "output", name, "attempt", i+1, "err", err)
+			sleep(ctx, time.Duration(i)*time.Second)
+		}
+		var f *os.File
+		if f, err = os.Open(filepath.Join(dir, name)); err != nil {
+			return err
+		}
+		err = s.res.Put(ctx, protocol.OutputObject(jobID, name), f)
+		f.Close()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// phase tells Config.OnPhase that job enters phase.
+func (s *service) phase(job, phase string) {
+	if s.onPhase != nil {
+		s.onPhase(job, phase)
+	}
+}
+
+// views lists the jobs for the status page, newest first: those this
+// coordinator runs or ran, and every other job of the cluster's job bucket as
+// its coordinators stored it (the jobs of earlier leaders, as partopt jobs
+// lists them).
 func (s *service) views() []coordinator.JobView {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []coordinator.JobView
-	for _, j := range s.jobs {
+	here := map[string]bool{}
+	for id, j := range s.jobs {
 		switch {
 		case j.final != nil:
 			out = append(out, coordinator.JobView{Summary: *j.final})
 		case j.runner != nil:
-			out = append(out, coordinator.JobView{Summary: j.runner.Summary(), PNG: j.png})
+			out = append(out, coordinator.JobView{Summary: j.runner.Shown(), PNG: j.png})
+		default:
+			continue
 		}
+		here[id] = true
+	}
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	err := jobStatuses(ctx, s.res, func(id string, _ jetstream.KeyValueEntry, sum coordinator.Summary, err error) error {
+		if err == nil && !here[id] {
+			sum.Job = id
+			out = append(out, coordinator.JobView{Summary: sum})
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("listing the jobs for the status page", "err", err)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Summary.Started.After(out[b].Summary.Started) })
 	return out
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -129,6 +129,8 @@ type driveOptions struct {
 	// runtime is the reports' Provenance.Runtime (job.RuntimeEmbedded,
 	// job.RuntimeCluster).
 	runtime string
+	// onPhase, when set, is told the job's phases (Config.OnPhase).
+	onPhase func(phase string)
 }
 
 // drive runs the windowed job d as spec (d.Spec, or the job as submitted) through
@@ -139,7 +141,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 		return nil, err
 	}
 	runner, err := coordinator.NewRunner(res, spec, proven, coordinator.Stores{Persistent: d.Persistent, Labeling: d.Labeling, Scratch: d.Scratch},
-		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains, Proofs: d.Proofs})
+		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains, Proofs: d.Proofs, OnPhase: o.onPhase})
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +174,10 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 	if err != nil {
 		return nil, err
 	}
-	out := &job.Outcome{Runtime: o.runtime, Workers: slices.Sorted(maps.Keys(sum.Workers)), RasterResult: partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds,
+	if o.onPhase != nil {
+		o.onPhase(PhaseFinishing) // the caller writes the outputs
+	}
+	out := &job.Outcome{Runtime: o.runtime, Workers: slices.Sorted(maps.Keys(sum.Workers)), Started: sum.Started, RasterResult: partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds,
 		Windows: sum.WindowsTotal, Solved: sum.Solved, WindowSeconds: sum.WindowSeconds, MaxWindowVars: sum.MaxWindowVars,
 		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}}
 	out.Elimination = runner.Elimination()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/partopt/partopt/coordinator"
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,7 +77,22 @@ func StatusLine(s coordinator.Summary) string {
 	if s.Err != "" {
 		fmt.Fprintf(&b, ": %s", s.Err)
 	}
+	if Stale(s, time.Now()) {
+		fmt.Fprintf(&b, "; no coordinator has updated it for %v: are the coordinators running?", time.Since(s.Updated).Round(time.Second))
+	}
 	return b.String()
+}
+
+// StaleAfter is how long a job that has not ended may go without its status
+// updated before clients say no coordinator seems to run it: a coordinator
+// stores a running job's status every second, and a job it loads, finishes
+// or stores every statusHeartbeat.
+const StaleAfter = 30 * time.Second
+
+// Stale says whether s is the status of a job that has not ended and that no
+// coordinator has updated for StaleAfter at now.
+func Stale(s coordinator.Summary, now time.Time) bool {
+	return !Ended(s.Phase) && !s.Updated.IsZero() && now.Sub(s.Updated) > StaleAfter
 }
 
 // Ended says whether a job phase is final.

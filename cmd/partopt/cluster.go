@@ -133,10 +133,11 @@ func (n natsFlags) config() cluster.Config {
 type raftFlags struct {
 	id, addr, dir, peers string
 	bootstrap            bool
+	timeouts             replica.Timeouts
 }
 
 func (f raftFlags) config(data string, log *slog.Logger) (*replica.Config, error) {
-	cfg := &replica.Config{ID: f.id, Bind: f.addr, Dir: f.dir, Bootstrap: f.bootstrap, Log: log}
+	cfg := &replica.Config{ID: f.id, Bind: f.addr, Dir: f.dir, Bootstrap: f.bootstrap, Timeouts: f.timeouts, Log: log}
 	if cfg.Dir == "" {
 		cfg.Dir = filepath.Join(data, "raft")
 	}
@@ -203,6 +204,10 @@ func newCoordinatorCmd() *cobra.Command {
 	fl.StringVar(&rf.dir, "raft-dir", "", "raft log and snapshots (default DATA/raft)")
 	fl.StringVar(&rf.peers, "peers", "", "every replica as ID=HOST:PORT, comma-separated, this one included")
 	fl.BoolVar(&rf.bootstrap, "bootstrap", false, "form the replica group from --peers if this replica has no raft state yet")
+	d := replica.DefaultTimeouts
+	fl.DurationVar(&rf.timeouts.Heartbeat, "raft-heartbeat-timeout", d.Heartbeat, "how long a follower hears nothing from the leader before it calls an election: shorter fails over faster, but a loaded machine's leader then looks dead")
+	fl.DurationVar(&rf.timeouts.Election, "raft-election-timeout", d.Election, "how long a candidate waits for votes (at least --raft-heartbeat-timeout)")
+	fl.DurationVar(&rf.timeouts.LeaderLease, "raft-lease-timeout", d.LeaderLease, "how long a leader goes without reaching a quorum before it steps down (at most --raft-heartbeat-timeout)")
 	return cmd
 }
 

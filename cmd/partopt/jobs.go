@@ -78,20 +78,25 @@ func progressBar(done, total, width int) string {
 func newStatusCmd() *cobra.Command {
 	var n natsFlags
 	var asJSON, wait bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "status JOB",
 		Short: "Show a job's progress (--json for JSON, --wait to follow it to its end)",
 		Long: `Show a job's progress: its phase, round, windows merged and in flight, and the
 share of variables proven persistent so far. --wait follows the job to its end
-(a status line on a terminal) and prints its final status.
+(a status line on a terminal) and prints its final status; --timeout bounds the
+wait. A job whose status no coordinator has updated for 30 s is said to be so
+(while waiting, on stderr): its coordinators may all be down.
 
 Exit status: 0 while the job runs or when it is done, 1 when it failed or was
-cancelled, 2 on a usage error, an unknown job or no connection — so that
+cancelled, 2 on a usage error, an unknown job, no connection or a wait past
+--timeout — so that
 "partopt status --wait JOB && partopt fetch JOB -o DIR" fetches only a finished
 job.`,
 		Example: `  partopt status 20261126-0912-ab12
   partopt status --wait --json 20261126-0912-ab12 > status.json
-  partopt status --wait "$JOB" && partopt fetch "$JOB" -o result/`,
+  partopt status --wait "$JOB" && partopt fetch "$JOB" -o result/
+  partopt status --wait --timeout 2h "$JOB"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -101,10 +106,21 @@ job.`,
 			}
 			defer res.Conn.Close()
 			line := newStatusLine(cmd, 0)
+			var until <-chan time.Time
+			if timeout > 0 {
+				until = time.After(timeout)
+			}
+			warned := false
 			for {
 				s, err := service.Status(ctx, res, args[0])
 				if err != nil {
 					return err
+				}
+				if stale := service.Stale(s, time.Now()); wait && stale && !warned && line.log != nil {
+					line.log.Warn("no coordinator is updating the job; still waiting", "status", service.StatusLine(s))
+					warned = true
+				} else if !stale {
+					warned = false
 				}
 				if !wait || service.Ended(s.Phase) {
 					line.clear()
@@ -123,6 +139,9 @@ job.`,
 				select {
 				case <-ctx.Done():
 					return ctx.Err()
+				case <-until:
+					line.clear()
+					return fmt.Errorf("job %s has not ended within --timeout %v: %s", args[0], timeout, service.StatusLine(s))
 				case <-time.After(time.Second):
 				}
 			}
@@ -131,6 +150,7 @@ job.`,
 	addNATSFlags(cmd, &n)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	cmd.Flags().BoolVar(&wait, "wait", false, "follow the job until it ends (a status line on a terminal)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (0: wait until the job ends)")
 	return cmd
 }
 
@@ -183,7 +203,11 @@ when its status last changed. Deleted jobs are not listed.`,
 				if s.Pixels > 0 {
 					persistent = fmt.Sprintf("%.1f%%", 100*float64(s.Proven)/float64(s.Pixels))
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d/%d\t%s\t%s\t%s\n", s.Job, s.Phase, s.Round+1, s.Merged, s.Windows, persistent, age(now, s.Started), age(now, s.Updated))
+				phase := s.Phase
+				if service.Stale(s, now) {
+					phase += " (no coordinator?)"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d/%d\t%s\t%s\t%s\n", s.Job, phase, s.Round+1, s.Merged, s.Windows, persistent, age(now, s.Started), age(now, s.Updated))
 			}
 			return w.Flush()
 		},

@@ -1,0 +1,194 @@
+package service_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/internal/testutil"
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/replica"
+	"github.com/partopt/partopt/service"
+	"github.com/partopt/partopt/worker"
+)
+
+// replicaGroup is three coordinator replicas (raft) and a worker on one NATS
+// server, in this process, each replica on its own connection.
+type replicaGroup struct {
+	t    *testing.T
+	conn cluster.ConnOptions
+	// kill crashes replica i: its connection closed, its context cancelled
+	// (nothing it does afterwards reaches NATS); it does not wait.
+	kill   []func()
+	served []chan error
+	pages  []string // each replica's status page URL
+	// workers are the two workers' counts, w1's and w2's.
+	workers []*worker.Stats
+}
+
+// failoverTimeouts fail over in about a second, without flapping on a test
+// machine running other packages' tests.
+var failoverTimeouts = replica.Timeouts{Heartbeat: 700 * time.Millisecond, Election: 700 * time.Millisecond, LeaderLease: 350 * time.Millisecond}
+
+// startReplicaGroup starts the group; onPhase(i, job, phase) is replica i's
+// Config.OnPhase.
+func startReplicaGroup(ctx context.Context, t *testing.T, onPhase func(i int, job, phase string)) *replicaGroup {
+	t.Helper()
+	srv := listeningServer(t)
+	g := &replicaGroup{t: t, conn: cluster.ConnOptions{URL: srv.URL()}}
+	cfg := cluster.DefaultConfig()
+	cfg.AckWait, cfg.Memory = 2*time.Second, true
+	addrs := testutil.FreeAddrs(t, 6)
+	var peers []replica.Peer
+	for i, a := range addrs[:3] {
+		peers = append(peers, replica.Peer{ID: fmt.Sprintf("c%d", i), Addr: a})
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	for i := range 3 {
+		res, err := cluster.DialService(ctx, g.conn, cfg, fmt.Sprintf("c%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		t.Cleanup(cancel)
+		g.kill = append(g.kill, func() { res.Conn.Close(); cancel() })
+		served := make(chan error, 1)
+		g.served = append(g.served, served)
+		data := t.TempDir()
+		g.pages = append(g.pages, "http://"+addrs[3+i])
+		sc := service.Config{Res: res, Data: data, Log: quiet(), HTTP: addrs[3+i],
+			Raft: &replica.Config{ID: peers[i].ID, Bind: peers[i].Addr, Dir: filepath.Join(data, "raft"), Peers: peers, Bootstrap: true,
+				Timeouts: failoverTimeouts, Log: slog.New(slog.DiscardHandler)}, // a dead peer's dial errors
+			OnPhase: func(job, phase string) { onPhase(i, job, phase) }}
+		wg.Go(func() { served <- service.Serve(rctx, sc); res.Conn.Close() })
+	}
+	wres, err := cluster.DialService(ctx, g.conn, cfg, "test-worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wres.Conn.Close)
+	for _, id := range []string{"w1", "w2"} {
+		stats := new(worker.Stats)
+		g.workers = append(g.workers, stats)
+		wg.Go(func() {
+			worker.Serve(ctx, wres, worker.Options{ID: id, Slots: 1, CacheDir: t.TempDir(), Log: quiet()}, stats)
+		})
+	}
+	return g
+}
+
+// submit submits s, again until a leader takes it.
+func (g *replicaGroup) submit(ctx context.Context, s job.Spec, id string) {
+	g.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := service.Submit(ctx, g.conn, s, service.SubmitOptions{ID: id})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("submitting %s: %v", id, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestALeaderKilledAtAnyPhaseFailsNoJob: a job on three coordinator replicas
+// whose leader crashes as the job enters each phase — loading its model,
+// dispatching windows, merging them, writing the outputs, storing them — ends
+// done on the next leader, its outputs byte for byte those of the job solved
+// here. Its story goes on: the report counts the time since submission and
+// every worker whose results were merged, the status the resumes, and the new
+// leader's page (and the follower's, through it) shows the job that ended
+// before the change.
+func TestALeaderKilledAtAnyPhaseFailsNoJob(t *testing.T) {
+	spec := job.Spec{Model: denoise, Method: job.PBP, Window: 16, Halo: 8}
+	here := t.TempDir()
+	spec.Output = here
+	if _, err := job.Run(context.Background(), spec, job.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, phase := range []string{service.PhaseLoading, coordinator.PhaseDispatching, coordinator.PhaseMerging, service.PhaseFinishing, service.PhaseStoring} {
+		t.Run(phase, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			id := "kill-at-" + phase
+			var killed atomic.Int32
+			killed.Store(-1)
+			var g *replicaGroup
+			ready := make(chan struct{})
+			g = startReplicaGroup(ctx, t, func(i int, job, p string) {
+				if job == id && p == phase && killed.CompareAndSwap(-1, int32(i)) {
+					<-ready
+					g.kill[i]()
+				}
+			})
+			close(ready)
+			client, err := cluster.Dial(ctx, g.conn, "test-client")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Conn.Close()
+			g.submit(ctx, spec, "before")
+			fetchDone(ctx, t, client, "before")
+
+			submitted := time.Now()
+			g.submit(ctx, spec, id)
+			fetched := fetchDone(ctx, t, client, id)
+			ended := time.Now()
+			k := killed.Load()
+			if k < 0 {
+				t.Fatalf("no leader reached phase %s", phase)
+			}
+			sameOutputs(t, here, fetched)
+			var rep struct {
+				Seconds     float64  `json:"seconds"`
+				Workers     int      `json:"workers"`
+				WorkersSeen []string `json:"workers_seen"`
+			}
+			data, err := os.ReadFile(filepath.Join(fetched, job.ReportFile))
+			if err == nil {
+				err = json.Unmarshal(data, &rep)
+			}
+			var contributed []string
+			for i, w := range g.workers {
+				if w.Solved.Load() > 0 {
+					contributed = append(contributed, fmt.Sprintf("w%d", i+1))
+				}
+			}
+			if lower := ended.Sub(submitted).Seconds() - 0.5; err != nil || rep.Seconds < lower || rep.Workers != len(rep.WorkersSeen) || !slices.Equal(rep.WorkersSeen, contributed) {
+				t.Errorf("report %+v (%v): want at least %.1f s since the submission, workers %v", rep, err, lower, contributed)
+			}
+			if sum, err := service.Status(ctx, client, id); err != nil || sum.Resumes < 1 || sum.Started.After(submitted.Add(time.Second)) {
+				t.Errorf("status %+v, %v: want a resume, started at the submission (%v)", sum, err, submitted)
+			}
+			for i, page := range g.pages {
+				if int32(i) == k {
+					continue
+				}
+				resp, err := http.Get(page + "/jobs/before")
+				if err == nil {
+					resp.Body.Close()
+				}
+				if err != nil || resp.StatusCode != http.StatusOK {
+					t.Errorf("replica c%d's page of the job ended before the leader changed: %v %v", i, resp, err)
+				}
+			}
+			if err := <-g.served[k]; err != nil {
+				t.Errorf("the killed replica c%d: %v", k, err)
+			}
+		})
+	}
+}
