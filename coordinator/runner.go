@@ -90,6 +90,10 @@ type RunOptions struct {
 	// injection of failover tests (it may block; whatever the runner does
 	// after it, with ctx cancelled meanwhile, must leave the job resumable).
 	OnPhase func(phase string)
+	// StatusAs, when set, is the job id under which the status is stored,
+	// answered and exported (the job's own otherwise): a pbp+iri job's iri
+	// stage runs as protocol.IRIStage(job) and shows as the job.
+	StatusAs string
 }
 
 // Phases OnPhase reports (the service reports the others: PhaseLoading,
@@ -117,7 +121,8 @@ type Summary struct {
 	Errors            []string              `json:"errors"` // the latest permanent errors reported by workers
 	LostWindows       []WindowID            `json:"lost_windows"`
 	// Started is when the job was submitted (when its first coordinator
-	// started, without a submission), kept across resumes; Resumes counts them.
+	// started, without a submission), kept across resumes; Resumes counts
+	// them (the service's: a coordinator that takes the job over).
 	Started time.Time `json:"started"`
 	Updated time.Time `json:"updated"`
 	Resumes int       `json:"resumes,omitempty"`
@@ -336,7 +341,7 @@ func (r *Runner) Cancel(reason string) {
 // returns when the job is terminal, or with ctx's error when ctx ends first; the
 // job's tasks and results then stay in JetStream (RunOptions.Resume continues it).
 func (r *Runner) Run(ctx context.Context) (Summary, error) {
-	defer r.m.Forget(r.spec.Job) // the job's series end with its run
+	defer r.m.Forget(r.statusJob()) // the job's series end with its run
 	if err := r.res.PutJobSpec(ctx, r.spec); err != nil {
 		return r.Summary(), fmt.Errorf("storing the job spec: %w", err)
 	}
@@ -390,7 +395,7 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		return r.Summary(), err
 	}
 	defer adv.Unsubscribe()
-	status, err := nc.Subscribe(r.res.Names.StatusSubject(r.spec.Job), func(m *nats.Msg) {
+	status, err := nc.Subscribe(r.res.Names.StatusSubject(r.statusJob()), func(m *nats.Msg) {
 		data, _ := json.Marshal(r.shown())
 		m.Respond(data)
 	})
@@ -444,10 +449,10 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 }
 
 // continueStory carries the job's story over from the status stored before
-// this runner: its submission time, and for a resumed job the resume count and
+// this runner: its submission time and resume count, and for a resumed job
 // the counts shown while its stored results are merged again.
 func (r *Runner) continueStory(ctx context.Context) {
-	e, err := r.res.Jobs.Get(ctx, protocol.JobStatusKey(r.spec.Job))
+	e, err := r.res.Jobs.Get(ctx, protocol.JobStatusKey(r.statusJob()))
 	if err != nil {
 		return
 	}
@@ -460,8 +465,8 @@ func (r *Runner) continueStory(ctx context.Context) {
 	if !prev.Started.IsZero() && prev.Started.Before(r.live.Started) {
 		r.live.Started = prev.Started
 	}
+	r.live.Resumes = prev.Resumes // counted by whoever resumes the job
 	if r.opt.Resume {
-		r.live.Resumes = prev.Resumes + 1
 		r.prior = &prev
 	}
 	r.sum.Started, r.sum.Resumes = r.live.Started, r.live.Resumes
@@ -483,6 +488,14 @@ func (r *Runner) credit(worker string, at time.Time) {
 // apply feeds an event to the job and queues its actions.
 func (r *Runner) apply(ev Event) {
 	r.queue = append(r.queue, r.job.Apply(ev)...)
+}
+
+// statusJob is the job id the status is stored and answered under.
+func (r *Runner) statusJob() string {
+	if r.opt.StatusAs != "" {
+		return r.opt.StatusAs
+	}
+	return r.spec.Job
 }
 
 // onPhase reports a phase to RunOptions.OnPhase.
@@ -1128,6 +1141,7 @@ func (r *Runner) task(id WindowID) protocol.WindowTask {
 // others read.
 func (r *Runner) snapshot() {
 	st := r.job.Status()
+	st.Job = r.statusJob()
 	r.live.Status = st
 	r.live.InFlight = 0
 	if r.job.Dispatched {
@@ -1136,7 +1150,7 @@ func (r *Runner) snapshot() {
 	r.live.LostWindows = append(r.live.LostWindows[:0], r.job.Lost...)
 	r.live.Updated = time.Now()
 	c := r.live.clone()
-	r.m.job(r.spec.Job, c)
+	r.m.job(r.statusJob(), c)
 	r.mu.Lock()
 	r.sum = c
 	r.mu.Unlock()
@@ -1174,13 +1188,13 @@ func (r *Runner) shown() Summary {
 // bucket, where `partopt status` finds it when no coordinator answers.
 func (r *Runner) publishStatus(ctx context.Context) {
 	s := r.shown()
-	p := protocol.Progress{Job: r.spec.Job, Round: s.Round, Done: s.Merged, Total: s.Windows, InFlight: s.InFlight, Failed: s.Lost, Persistent: s.Proven}
+	p := protocol.Progress{Job: r.statusJob(), Round: s.Round, Done: s.Merged, Total: s.Windows, InFlight: s.InFlight, Failed: s.Lost, Persistent: s.Proven}
 	if data, err := protocol.Marshal(p); err == nil {
-		r.res.Conn.Publish(r.res.Names.ProgressSubject(r.spec.Job), data)
+		r.res.Conn.Publish(r.res.Names.ProgressSubject(r.statusJob()), data)
 	}
 	data, err := json.Marshal(s)
 	if err == nil {
-		_, err = r.res.Jobs.Put(ctx, protocol.JobStatusKey(r.spec.Job), data)
+		_, err = r.res.Jobs.Put(ctx, protocol.JobStatusKey(r.statusJob()), data)
 	}
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("storing the job status", "err", err)

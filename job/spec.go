@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"github.com/partopt/partopt/model/uai"
 	"path/filepath"
 	"slices"
 	"time"
@@ -256,18 +257,17 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 	return spec, spec.Validate()
 }
 
-// Wire is the cluster's description of the windowed job s (Method "" as pbp,
-// Window and Halo as given, Rounds 0 as the method's default): a raster for a
-// .grid file or a model on a 4-connected grid, otherwise a graph of the
-// variables left free by the evidence. The model is referred to by its absolute path; a fresh id is drawn.
+// Wire is the cluster's description of the windowed job s (Method "" as
+// pbp+iri, as everywhere; Window and Halo as given, Rounds 0 as the method's
+// default): a raster for a .grid file or a model on a 4-connected grid,
+// otherwise a graph of the variables left free by the evidence; an iri job a
+// graph, and a pbp+iri job its pbp stage's (the layout of its elimination's
+// plans). The model is referred to by its absolute path; a fresh id is drawn.
 func Wire(s Spec) (protocol.JobSpec, error) {
-	if s.Method == "" {
-		s.Method = PBP // a submitted job runs one method
-	}
 	s = s.withDefaults()
 	switch {
-	case s.Method == PBPIRI:
-		return protocol.JobSpec{}, errors.New("method pbp+iri runs two jobs, one after the other: submit pbp, or iri, or run pbp+iri with partopt run")
+	case s.Method == PBPIRI && s.Windowed():
+		return wirePBPIRI(s)
 	case (s.Method != PBP && s.Method != IRI) || !s.Windowed():
 		return protocol.JobSpec{}, fmt.Errorf("a cluster runs methods pbp and iri by windows only, not %s with window %d", s.Method, s.Window)
 	}
@@ -303,21 +303,63 @@ func Wire(s Spec) (protocol.JobSpec, error) {
 	return s.wire(true, p.Solved.NumVars(), 1, maxLabels(p.Solved))
 }
 
+// wirePBPIRI is Wire of a pbp+iri job: its pbp stage's spec (the layout and
+// halo that pbpWindows gives it), of method pbp+iri, with both stages' rounds.
+func wirePBPIRI(s Spec) (protocol.JobSpec, error) {
+	pbp := s.stage(PBP)
+	var spec protocol.JobSpec
+	var err error
+	if h, herr := gridHeader(s.Model); IsGridFile(s.Model) && herr == nil && !hasEvidence(s) {
+		spec, err = pbp.wire(false, h.Width, h.Height, h.Labels)
+	} else {
+		p, err := LoadProblem(s.Model, s.NoEvidence)
+		if err != nil {
+			return protocol.JobSpec{}, err
+		}
+		n := p.Solved.NumVars()
+		if n == 0 {
+			return protocol.JobSpec{}, fmt.Errorf("%s: every variable is observed: nothing to solve", s.Model)
+		}
+		if plans := planElimination(s, p); plans.raster {
+			spec, err = pbp.wire(false, plans.width, plans.height, maxLabels(p.Solved))
+		} else {
+			spec, err = pbp.wire(true, n, 1, maxLabels(p.Solved))
+		}
+	}
+	spec.Method, spec.EliminationRounds = protocol.MethodPBPIRI, s.roundsFor(IRI)
+	if err == nil {
+		err = spec.Validate()
+	}
+	return spec, err
+}
+
+// hasEvidence says whether s is solved with MODEL.evid.
+func hasEvidence(s Spec) bool {
+	_, ok := uai.EvidencePathFor(s.Model)
+	return ok && !s.NoEvidence
+}
+
 // FromWire is the job of a submitted spec, its model at modelPath (with
 // MODEL.evid beside it when the job has evidence) and its outputs in dir; its
 // reports name the model as submitted.
 func FromWire(spec protocol.JobSpec, modelPath, dir string) Spec {
 	p := spec.Persistency()
-	method := PBP
-	if spec.IRI() {
+	method, rounds := PBP, spec.MaxRounds
+	switch {
+	case spec.IRI():
 		method = IRI
+	case spec.PBPIRI():
+		method = PBPIRI
+		if spec.MaxRounds != spec.EliminationRounds {
+			rounds = 0 // each stage its default (a given count is both stages')
+		}
 	}
 	name := spec.Model.Path // as submitted: a shared path, or an upload's file name
 	if name == "" {
 		name = spec.Model.Name
 	}
 	s := Spec{Model: modelPath, ModelName: name, NoEvidence: spec.Evidence == nil, Method: method, Boundary: p.Variant,
-		Window: spec.Core, Halo: spec.Halo, Rounds: spec.MaxRounds, Workers: 1, Output: dir}
+		Window: spec.Core, Halo: spec.Halo, Rounds: rounds, Workers: 1, Output: dir}
 	if spec.Halo == 0 {
 		s.Halo = NoHalo
 	}

@@ -20,7 +20,29 @@ const (
 const (
 	MethodPBP = "pbp"
 	MethodIRI = "iri"
+	// MethodPBPIRI is pbp's windows, then label elimination from the labels
+	// they proved: a job of this method is a pbp job (its spec's layout and
+	// windows are pbp's; workers solve its tasks as pbp's) followed by an iri
+	// job of its own id, IRIStage(job).
+	MethodPBPIRI = "pbp+iri"
 )
+
+// iriStageSuffix ends the id of a pbp+iri job's second stage.
+const iriStageSuffix = "--iri"
+
+// IRIStage is the job id of the iri stage of pbp+iri job: its own tasks,
+// results, consumer and spec; its status is the job's (coordinator.RunOptions
+// StatusAs).
+func IRIStage(job string) string { return job + iriStageSuffix }
+
+// ValidateSubmitted checks a job id given by a user: ValidateJob, and not the
+// id of a pbp+iri job's second stage.
+func ValidateSubmitted(job string) error {
+	if strings.HasSuffix(job, iriStageSuffix) {
+		return fmt.Errorf("job id %q: ids ending in %q are the second stages of pbp+iri jobs", job, iriStageSuffix)
+	}
+	return ValidateJob(job)
+}
 
 // MaxSide bounds raster sides and coordinates, so that products of them never
 // overflow.
@@ -149,14 +171,21 @@ type JobSpec struct {
 	// Evidence, when set, is a UAI evidence file (inline, or EvidenceObject):
 	// the observed pixels, fixed before round 0.
 	Evidence *Payload `msgpack:"e,omitempty"`
-	// Method is MethodPBP (or empty) or MethodIRI. An iri job is a graph job
-	// whatever its model: its windows are node lists (GraphWindow with Domains),
-	// its results eliminations (WindowResult.Elimination).
+	// Method is MethodPBP (or empty), MethodIRI or MethodPBPIRI. An iri job is
+	// a graph job whatever its model: its windows are node lists (GraphWindow
+	// with Domains), its results eliminations (WindowResult.Elimination).
 	Method string `msgpack:"mt,omitempty"`
+	// EliminationRounds are a pbp+iri job's rounds of its iri stage
+	// (MaxRounds are its pbp stage's).
+	EliminationRounds int `msgpack:"er,omitempty"`
 }
 
 // IRI says whether the job eliminates labels (Method MethodIRI).
 func (s JobSpec) IRI() bool { return s.Method == MethodIRI }
+
+// PBPIRI says whether the job is pbp's windows followed by an elimination
+// (Method MethodPBPIRI).
+func (s JobSpec) PBPIRI() bool { return s.Method == MethodPBPIRI }
 
 // Validate checks every field.
 func (s JobSpec) Validate() error {
@@ -187,8 +216,10 @@ func (s JobSpec) Validate() error {
 		return fmt.Errorf("max rounds %d: want ≥ 1", s.MaxRounds)
 	case s.Variant != VariantInvariant && s.Variant != VariantOriginal:
 		return fmt.Errorf("variant %q: want %q or %q", s.Variant, VariantInvariant, VariantOriginal)
-	case s.Method != "" && s.Method != MethodPBP && s.Method != MethodIRI:
-		return fmt.Errorf("method %.40q: want %q or %q", s.Method, MethodPBP, MethodIRI)
+	case s.Method != "" && s.Method != MethodPBP && s.Method != MethodIRI && s.Method != MethodPBPIRI:
+		return fmt.Errorf("method %.40q: want %q, %q or %q", s.Method, MethodPBP, MethodIRI, MethodPBPIRI)
+	case s.PBPIRI() && len(s.Job) > MaxJobLen-len(iriStageSuffix):
+		return fmt.Errorf("job id %q of a %s job: at most %d characters (its second stage's id is %d longer)", s.Job, MethodPBPIRI, MaxJobLen-len(iriStageSuffix), len(iriStageSuffix))
 	case s.IRI() && s.Layout != LayoutGraph:
 		return fmt.Errorf("method %s: want layout %q (windows are node lists), not %q", MethodIRI, LayoutGraph, s.Layout)
 	}

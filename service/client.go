@@ -43,7 +43,7 @@ type submitReply struct {
 // input fails first.
 func Submit(ctx context.Context, conn cluster.ConnOptions, s job.Spec, o SubmitOptions) (string, error) {
 	if o.ID != "" {
-		if err := protocol.ValidateJob(o.ID); err != nil {
+		if err := protocol.ValidateSubmitted(o.ID); err != nil {
 			return "", err
 		}
 	}

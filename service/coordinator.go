@@ -57,10 +57,11 @@ type Config struct {
 	Log          *slog.Logger // nil: slog.Default()
 	// OnPhase, if set, is called as a job enters each phase on this
 	// coordinator — PhaseLoading, coordinator.PhaseDispatching and
-	// PhaseMerging (each dispatch and merge), PhaseFinishing (writing the
-	// outputs), PhaseStoring (after the first output is stored) — on the job's
-	// goroutine: the fault injection of failover tests, which stop a leader at
-	// a phase. It may block.
+	// PhaseMerging (each dispatch and merge; "iri/dispatching" and
+	// "iri/merging" in a pbp+iri job's second stage), PhaseFinishing (writing
+	// the outputs), PhaseStoring (after the first output is stored) — on the
+	// job's goroutine: the fault injection of failover tests, which stop a
+	// leader at a phase. It may block.
 	OnPhase func(job, phase string)
 }
 
@@ -141,7 +142,8 @@ type service struct {
 }
 
 type serviceJob struct {
-	runner   *coordinator.Runner
+	runner   *coordinator.Runner   // the current stage's
+	stages   []*coordinator.Runner // every stage's (pbp+iri: two)
 	png      func(w io.Writer, maxSide int) error
 	final    *coordinator.Summary
 	stop     context.CancelFunc // ends the job before its runner exists
@@ -246,6 +248,9 @@ func (s *service) submit(ctx context.Context, m *nats.Msg) {
 		m.Respond(data)
 	}
 	spec, err := protocol.Decode[protocol.JobSpec](m.Data, protocol.MaxMessageBytes)
+	if err == nil {
+		err = protocol.ValidateSubmitted(spec.Job)
+	}
 	if err == nil && spec.Model.Path != "" {
 		_, err = worker.SharedPath(s.sharedRoots, spec.Model.Path) // checked again where it is opened
 	}
@@ -348,7 +353,12 @@ func (s *service) deleteJob(ctx context.Context, id string) error {
 	if !replica.Finished(phase) {
 		return fmt.Errorf("job %s is %s: cancel it first", id, phase)
 	}
-	if err := s.res.PurgeJob(ctx, id, nil); err != nil {
+	for _, stage := range []string{id, protocol.IRIStage(id)} {
+		if err := s.res.PurgeJob(ctx, stage, nil); err != nil {
+			return fmt.Errorf("job %s: %w", id, err)
+		}
+	}
+	if err := s.res.Jobs.Purge(ctx, protocol.JobSpecKey(protocol.IRIStage(id))); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("job %s: %w", id, err)
 	}
 	if err := os.RemoveAll(filepath.Join(s.data, id)); err != nil {
@@ -591,8 +601,8 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 		log.Error("recording the job's end", "err", err) // a new leader resumes and ends it
 		return
 	}
-	if j.runner != nil {
-		j.runner.Cleanup(bg) // the end is recorded: the results are no longer needed
+	for _, r := range j.stages {
+		r.Cleanup(bg) // the end is recorded: the results are no longer needed
 	}
 	// Nor are the uploaded model and evidence (the outputs stay).
 	for _, name := range []string{protocol.ModelObject(spec.Job), protocol.EvidenceObject(spec.Job)} {
@@ -644,8 +654,9 @@ func (s *service) heartbeat(ctx context.Context, id string) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// showResuming stores the job's last status again in phase resuming, while
-// this coordinator loads it: status shows the counts it had, not a stale phase.
+// showResuming stores the job's last status again in phase resuming, its
+// resumes counted, while this coordinator loads it: status shows the counts it
+// had, not a stale phase.
 func (s *service) showResuming(ctx context.Context, id string) {
 	e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
 	if err != nil {
@@ -656,6 +667,7 @@ func (s *service) showResuming(ctx context.Context, id string) {
 		return
 	}
 	sum.Phase, sum.Updated, sum.InFlight = coordinator.PhaseResuming, time.Now(), 0
+	sum.Resumes++
 	if data, err := json.Marshal(sum); err == nil {
 		s.res.Jobs.Put(ctx, protocol.JobStatusKey(id), data)
 	}
@@ -672,30 +684,42 @@ type submitted struct {
 }
 
 // Windows implements job.Runtime: the model materialised for the job must be
-// the one it was submitted with.
+// the one it was submitted with. A pbp+iri job calls it twice: its pbp stage
+// runs as submitted, its iri stage as protocol.IRIStage(job), both showing as
+// the job.
 func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outcome, error) {
 	if err := r.s.res.Loaded(ctx, r.spec.Job); err != nil { // the model is loaded
 		return nil, err
 	}
 	s, got := r.spec, d.Spec
-	if s.IRI() != got.IRI() {
+	run := s
+	switch {
+	case s.PBPIRI() && got.IRI():
+		run = got // the elimination the job plans on the model, from the labels pbp proved
+		run.Job, run.Model, run.Evidence, run.CreatedAt = protocol.IRIStage(s.Job), s.Model, s.Evidence, s.CreatedAt
+	case s.IRI() != got.IRI():
 		return nil, fmt.Errorf("job %s is of method %s, its model %s was planned for %s", s.Job, method(s), d.ModelPath, method(got))
-	}
-	if layout(s) != layout(got) || s.Width != got.Width || s.Height != got.Height || s.Labels != got.Labels {
+	case layout(s) != layout(got) || s.Width != got.Width || s.Height != got.Height || s.Labels != got.Labels:
 		if got.Layout == protocol.LayoutGraph || s.Layout == protocol.LayoutGraph {
 			return nil, fmt.Errorf("job %s is a %s of %d×%d variables and %d labels, its model %s a %s of %d×%d and %d",
 				s.Job, layout(s), s.Width, s.Height, s.Labels, d.ModelPath, layout(got), got.Width, got.Height, got.Labels)
 		}
 		return nil, fmt.Errorf("job %s is a %d×%d raster of %d labels, its model %s one of %d×%d and %d", s.Job, s.Width, s.Height, s.Labels, d.ModelPath, got.Width, got.Height, got.Labels)
 	}
+	onPhase := r.onPhase
+	if run.Job != s.Job && onPhase != nil {
+		onPhase = func(phase string) { r.onPhase(protocol.MethodIRI + "/" + phase) } // the iri stage's
+	}
 	started := func(runner *coordinator.Runner) error {
 		r.s.mu.Lock()
 		j := r.s.jobs[s.Job]
 		j.runner, j.png = runner, d.PNG
+		j.stages = append(j.stages, runner)
 		r.s.mu.Unlock()
 		return nil
 	}
-	return drive(ctx, r.s.res, s, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started, runtime: job.RuntimeCluster, onPhase: r.onPhase})
+	return drive(ctx, r.s.res, run, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started,
+		runtime: job.RuntimeCluster, onPhase: onPhase, statusAs: s.Job})
 }
 
 // method is a spec's method, pbp when unset.

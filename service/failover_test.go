@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,26 +106,28 @@ func (g *replicaGroup) submit(ctx context.Context, s job.Spec, id string) {
 	}
 }
 
-// TestALeaderKilledAtAnyPhaseFailsNoJob: a job on three coordinator replicas
-// whose leader crashes as the job enters each phase — loading its model,
-// dispatching windows, merging them, writing the outputs, storing them — ends
+// TestALeaderKilledAtAnyPhaseFailsNoJob: a job of the default method,
+// pbp+iri, on three coordinator replicas whose leader crashes as the job
+// enters each phase — loading its model, dispatching windows, merging them (in
+// its pbp stage and in its iri stage), writing the outputs, storing them — ends
 // done on the next leader, its outputs byte for byte those of the job solved
 // here. Its story goes on: the report counts the time since submission and
 // every worker whose results were merged, the status the resumes, and the new
 // leader's page (and the follower's, through it) shows the job that ended
 // before the change.
 func TestALeaderKilledAtAnyPhaseFailsNoJob(t *testing.T) {
-	spec := job.Spec{Model: denoise, Method: job.PBP, Window: 16, Halo: 8}
+	spec := job.Spec{Model: blocksModel(t), Window: 8, Halo: 2} // the default method, pbp+iri
 	here := t.TempDir()
 	spec.Output = here
 	if _, err := job.Run(context.Background(), spec, job.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, phase := range []string{service.PhaseLoading, coordinator.PhaseDispatching, coordinator.PhaseMerging, service.PhaseFinishing, service.PhaseStoring} {
+	for _, phase := range []string{service.PhaseLoading, coordinator.PhaseDispatching, coordinator.PhaseMerging,
+		"iri/" + coordinator.PhaseDispatching, "iri/" + coordinator.PhaseMerging, service.PhaseFinishing, service.PhaseStoring} {
 		t.Run(phase, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			id := "kill-at-" + phase
+			id := "kill-at-" + strings.ReplaceAll(phase, "/", "-")
 			var killed atomic.Int32
 			killed.Store(-1)
 			var g *replicaGroup

@@ -131,6 +131,8 @@ type driveOptions struct {
 	runtime string
 	// onPhase, when set, is told the job's phases (Config.OnPhase).
 	onPhase func(phase string)
+	// statusAs is RunOptions.StatusAs.
+	statusAs string
 }
 
 // drive runs the windowed job d as spec (d.Spec, or the job as submitted) through
@@ -141,7 +143,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 		return nil, err
 	}
 	runner, err := coordinator.NewRunner(res, spec, proven, coordinator.Stores{Persistent: d.Persistent, Labeling: d.Labeling, Scratch: d.Scratch},
-		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains, Proofs: d.Proofs, OnPhase: o.onPhase})
+		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains, Proofs: d.Proofs, OnPhase: o.onPhase, StatusAs: o.statusAs})
 	if err != nil {
 		return nil, err
 	}

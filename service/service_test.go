@@ -18,6 +18,7 @@ import (
 
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/gen"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/service"
@@ -84,8 +85,9 @@ func TestEmbeddedWritesWhatThisProcessWrites(t *testing.T) {
 
 // TestCoordinatorServiceRunsSubmittedJobs: a coordinator service and a worker
 // on a NATS server, without any command line: a submitted job runs to its end,
-// its fetched outputs are those of the job solved here, and the clients' errors
-// are clear.
+// its fetched outputs are those of the job solved here by windows (solve
+// --window), for every method — pbp, iri and the default, pbp+iri — and the
+// clients' errors are clear.
 func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -97,7 +99,13 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Conn.Close()
-	for _, s := range []job.Spec{{Model: denoise, Method: job.PBP, Window: 16, Halo: 8}, {Model: network, Method: job.PBP, Window: 20}} {
+	blocks := blocksModel(t) // pbp leaves labels to eliminate: pbp+iri's second stage works
+	var specs []job.Spec
+	for _, m := range []job.Method{job.PBP, job.IRI, ""} {
+		specs = append(specs, job.Spec{Model: denoise, Method: m, Window: 16, Halo: 8}, job.Spec{Model: network, Method: m, Window: 20},
+			job.Spec{Model: blocks, Method: m, Window: 8, Halo: 2})
+	}
+	for _, s := range specs {
 		here := t.TempDir()
 		s.Output = here
 		if _, err := job.Run(ctx, s, job.Options{}); err != nil {
@@ -112,6 +120,10 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 		// The report says where it comes from: the model as submitted (not the
 		// coordinator's copy), its digest, the cluster and the workers seen.
 		var rep struct {
+			Method      string   `json:"method"`
+			Eliminated  *int64   `json:"eliminated_labels"`
+			PBP         *int64   `json:"pbp_persistent_variables"`
+			Persistent  int64    `json:"persistent_variables"`
 			Model       string   `json:"model"`
 			Runtime     string   `json:"runtime"`
 			Workers     int      `json:"workers"`
@@ -129,6 +141,9 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 		if err != nil || rep.Model != filepath.Base(s.Model) || rep.Runtime != job.RuntimeCluster || rep.Workers != 1 ||
 			!slices.Equal(rep.WorkersSeen, []string{"w-"}) || rep.Version == "" || rep.Bytes != int64(len(model)) || rep.SHA256 != hex.EncodeToString(digest[:]) {
 			t.Errorf("job %s's report: %+v, %v", id, rep, err)
+		}
+		if s.Model == blocks && s.Method == "" && (rep.Method != string(job.PBPIRI) || rep.Eliminated == nil || *rep.Eliminated == 0 || rep.PBP == nil || *rep.PBP >= rep.Persistent) {
+			t.Errorf("job %s (pbp+iri) on %s: method %q, eliminated %v labels, pbp proved %v of %d: the elimination stage did not run", id, s.Model, rep.Method, rep.Eliminated, rep.PBP, rep.Persistent)
 		}
 		if _, err := res.Objects.GetInfo(ctx, protocol.ModelObject(id)); err == nil {
 			t.Errorf("job %s ended, its uploaded model is left in the object store", id)
@@ -150,6 +165,25 @@ func TestCoordinatorServiceRunsSubmittedJobs(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// blocksModel writes gen's blocks image segmented into 4 colours (λ 3) as a
+// UAI model, a raster on which pbp leaves labels for label elimination.
+func blocksModel(t *testing.T) string {
+	t.Helper()
+	img, err := gen.LoadImage("../gen/testdata/blocks.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := gen.Segmentation(img, 4, gen.SegOptions{Lambda: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "blocks.uai")
+	if err := gen.WriteFile(path, src, gen.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // startCluster starts a coordinator and, unless noWorker, a worker of conn's

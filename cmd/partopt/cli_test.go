@@ -42,7 +42,7 @@ func TestCompletionOffersEnumValues(t *testing.T) {
 		want []string
 	}{
 		{[]string{"solve", "m.uai", "--method", ""}, []string{"pbp", "iri", "pbp+iri", "trws", "srmp"}},
-		{[]string{"submit", "m.uai", "--method", ""}, []string{"pbp", "iri"}},
+		{[]string{"submit", "m.uai", "--method", ""}, []string{"pbp", "iri", "pbp+iri"}},
 		{[]string{"solve", "m.uai", "--boundary", ""}, []string{"invariant", "original"}},
 		{[]string{"jobs", "--log-format", ""}, []string{"text", "json"}},
 		{[]string{"worker", "--log-level", ""}, []string{"debug", "info", "warn", "error"}},

@@ -172,7 +172,7 @@ func TestClusterGraphJobs(t *testing.T) {
 	for i, f := range graphFixtures {
 		n := map[string]int{"pairwise": 40, "higher order with evidence": 120}[f.name]
 		want := solveWindowed(t, f.model, n, 0, 0, append([]string{"--method", "pbp"}, f.args...)...)
-		args := append([]string{"submit", f.model}, f.args...)
+		args := append([]string{"submit", f.model, "--method", "pbp"}, f.args...)
 		if i == 1 {
 			args = append(args, "--shared", "--job", "shared-graph")
 		}
@@ -248,7 +248,7 @@ func TestClusterCommandsEndToEnd(t *testing.T) {
 	if err := os.WriteFile(gp+".evid", []byte("2 5 3 100 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--method", "pbp", "--window", "8", "--halo", "2"} // a submitted job's default
+	args := []string{"--method", "pbp", "--window", "8", "--halo", "2"}
 	for _, c := range []struct {
 		model string
 		extra []string
