@@ -25,6 +25,10 @@
 // FromModel recognises an in-memory 4-connected grid model and WriteModel writes it;
 // Reader.Model and ReadFile return the whole grid as a model.Model (which uai.Write
 // can write), so UAI → grid → model keeps every energy up to float32 rounding.
+// Describe tells what a file holds from its header alone (Stats: the variables and
+// factors exactly, the functions and the memory of a whole read as bounds), in
+// constant time and memory at any size; Reader.Retile copies a grid with new tiles
+// by bands of rows.
 //
 // # Layout
 //

@@ -49,59 +49,13 @@ func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %w: %s", name, ErrCorrupt, fmt.Sprintf(format, args...))
 	}
-	if size < HeaderSize {
-		return nil, corrupt("truncated: %d bytes, shorter than the %d-byte header", size, HeaderSize)
-	}
-	b := make([]byte, HeaderSize)
-	if _, err := r.ReadAt(b, 0); err != nil {
-		return nil, fmt.Errorf("%s: reading the header: %w", name, err)
-	}
-	f, err := decodeHeader(b)
+	f, err := readHead(r, size, name)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, err
 	}
 	h := f.h
-	tiles, _ := h.normalise()
-	nTiles := uint64(h.TilesX()) * uint64(h.TilesY())
-	if f.indexOff == 0 {
-		return nil, corrupt("unfinished file (the writer was not closed)")
-	}
-	if f.nTiles != nTiles {
-		return nil, corrupt("header declares %d tiles, %d×%d pixels in %d×%d tiles make %d", f.nTiles, h.Width, h.Height, h.TileWidth, h.TileHeight, nTiles)
-	}
+	nTiles := f.nTiles
 	dataStart := uint64(HeaderSize + h.tableBytes())
-	wantOff := dataStart + uint64(tiles)
-	if f.indexOff != wantOff {
-		return nil, corrupt("index offset %d, want %d", f.indexOff, wantOff)
-	}
-	if want := wantOff + nTiles*indexEntrySize; uint64(size) != want {
-		if uint64(size) < want {
-			return nil, corrupt("truncated: %d bytes, want %d", size, want)
-		}
-		return nil, corrupt("%d bytes, want %d (trailing data)", size, want)
-	}
-	// Every size is now backed by the file's length, so allocating by it is safe.
-	if h.Mode == Table {
-		if f.tableOff != HeaderSize {
-			return nil, corrupt("table offset %d, want %d", f.tableOff, HeaderSize)
-		}
-		tb := make([]byte, h.tableBytes())
-		if _, err := r.ReadAt(tb, HeaderSize); err != nil {
-			return nil, fmt.Errorf("%s: reading the table: %w", name, err)
-		}
-		if got := crc32.Checksum(tb, castagnoli); got != f.tableCRC {
-			return nil, corrupt("table checksum mismatch (CRC32C %08x, stored %08x)", got, f.tableCRC)
-		}
-		h.Table = make([]float32, h.Labels*h.Labels)
-		for i := range h.Table {
-			h.Table[i] = math.Float32frombits(binary.LittleEndian.Uint32(tb[4*i:]))
-		}
-		if err := h.checkTable(); err != nil {
-			return nil, corrupt("%v", err)
-		}
-	} else if f.tableOff != 0 || f.tableCRC != 0 {
-		return nil, corrupt("table offset %d in weight mode %v, want 0", f.tableOff, h.Mode)
-	}
 	ib := make([]byte, nTiles*indexEntrySize)
 	if _, err := r.ReadAt(ib, int64(f.indexOff)); err != nil {
 		return nil, fmt.Errorf("%s: reading the tile index: %w", name, err)
@@ -220,4 +174,67 @@ func (r *Reader) load(u, e rect) ([]float32, []float32, error) {
 		}
 	}
 	return unary, weights, nil
+}
+
+// readHead reads and checks what precedes the tiles: the header, checked against the
+// file's size (so that every size it declares is backed by the file), and the table
+// of Mode Table, checked against its checksum, in f.h.Table. It reads no tile and not
+// the tile index, so its cost does not grow with the image.
+func readHead(r io.ReaderAt, size int64, name string) (*fixed, error) {
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %w: %s", name, ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	if size < HeaderSize {
+		return nil, corrupt("truncated: %d bytes, shorter than the %d-byte header", size, HeaderSize)
+	}
+	b := make([]byte, HeaderSize)
+	if _, err := r.ReadAt(b, 0); err != nil {
+		return nil, fmt.Errorf("%s: reading the header: %w", name, err)
+	}
+	f, err := decodeHeader(b)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	h := &f.h
+	tiles, _ := h.normalise()
+	nTiles := uint64(h.TilesX()) * uint64(h.TilesY())
+	if f.indexOff == 0 {
+		return nil, corrupt("unfinished file (the writer was not closed)")
+	}
+	if f.nTiles != nTiles {
+		return nil, corrupt("header declares %d tiles, %d×%d pixels in %d×%d tiles make %d", f.nTiles, h.Width, h.Height, h.TileWidth, h.TileHeight, nTiles)
+	}
+	wantOff := uint64(HeaderSize+h.tableBytes()) + uint64(tiles)
+	if f.indexOff != wantOff {
+		return nil, corrupt("index offset %d, want %d", f.indexOff, wantOff)
+	}
+	if want := wantOff + nTiles*indexEntrySize; uint64(size) != want {
+		if uint64(size) < want {
+			return nil, corrupt("truncated: %d bytes, want %d", size, want)
+		}
+		return nil, corrupt("%d bytes, want %d (trailing data)", size, want)
+	}
+	// Every size is now backed by the file's length, so allocating by it is safe.
+	if h.Mode == Table {
+		if f.tableOff != HeaderSize {
+			return nil, corrupt("table offset %d, want %d", f.tableOff, HeaderSize)
+		}
+		tb := make([]byte, h.tableBytes())
+		if _, err := r.ReadAt(tb, HeaderSize); err != nil {
+			return nil, fmt.Errorf("%s: reading the table: %w", name, err)
+		}
+		if got := crc32.Checksum(tb, castagnoli); got != f.tableCRC {
+			return nil, corrupt("table checksum mismatch (CRC32C %08x, stored %08x)", got, f.tableCRC)
+		}
+		h.Table = make([]float32, h.Labels*h.Labels)
+		for i := range h.Table {
+			h.Table[i] = math.Float32frombits(binary.LittleEndian.Uint32(tb[4*i:]))
+		}
+		if err := h.checkTable(); err != nil {
+			return nil, corrupt("%v", err)
+		}
+	} else if f.tableOff != 0 || f.tableCRC != 0 {
+		return nil, corrupt("table offset %d in weight mode %v, want 0", f.tableOff, h.Mode)
+	}
+	return f, nil
 }
