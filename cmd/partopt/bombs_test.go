@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/png"
@@ -24,17 +25,8 @@ import (
 // by the binary under a 2 GB address-space limit (ulimit -v), the way an
 // operator would cap a coordinator.
 func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test builds the binary")
-	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh to set the address-space limit with")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "partopt")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	capped := cappedBinary(t, dir)
 	certDir := filepath.Join(dir, "cert")
 	os.Mkdir(certDir, 0o755)
 	if err := os.WriteFile(filepath.Join(certDir, certificateFile), testutil.ResultFileBomb(16<<20), 0o644); err != nil {
@@ -82,13 +74,37 @@ func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
 		{"xz dictionary", []string{"info", dictPath}, "dictionary"},
 		{"gzip expansion", []string{"info", gzPath}, "decompression bomb"},
 	} {
-		cmd := exec.Command("sh", append([]string{"-c", `ulimit -v 2097152 && exec "$0" "$@"`, bin}, c.args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		code := cmd.ProcessState.ExitCode()
-		if code != exitBadInput || !strings.Contains(stderr.String(), c.want) || strings.Count(stderr.String(), "\n") != 1 {
-			t.Errorf("%s: exit %d (%v), stderr %q; want exit 2 and one line saying %q", c.name, code, err, stderr.String(), c.want)
+		code, _, stderr := capped(c.args...)
+		if code != exitBadInput || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line saying %q", c.name, code, stderr, c.want)
 		}
+	}
+}
+
+// addressSpaceLimit is the limit of cappedBinary's commands, in KiB (ulimit
+// -v): 2 GB, as an operator would cap a coordinator.
+const addressSpaceLimit = 2 << 20
+
+// cappedBinary builds partopt into dir and returns a function that runs it with
+// args under addressSpaceLimit, returning its exit code, stdout and stderr;
+// the test is skipped under -short and where there is no sh.
+func cappedBinary(t *testing.T, dir string) func(args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this test builds the binary")
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh to set the address-space limit with")
+	}
+	bin := filepath.Join(dir, "partopt")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return func(args ...string) (int, string, string) {
+		cmd := exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, addressSpaceLimit), bin}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.Run()
+		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 	}
 }

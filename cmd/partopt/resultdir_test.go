@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,31 +24,15 @@ import (
 // Reading the model whole takes more than the limit (the least of info's
 // estimates, from the header), so the limit is below what a read takes.
 func TestResultDirectoryIsCheckedBeforeTheModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test builds the binary")
-	}
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh to set the address-space limit with")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "partopt")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	capped := cappedBinary(t, dir)
 	giga := filepath.Join(dir, "giga.grid")
 	writeZeroGrid(t, giga, 8192, 4096)
 	empty := filepath.Join(dir, "empty")
 	os.Mkdir(empty, 0o755)
 	sol := filepath.Join(dir, "labels.sol")
 	os.WriteFile(sol, []byte("MPE\n1 0\n"), 0o644)
-	capped := func(args ...string) (int, string) {
-		cmd := exec.Command("sh", append([]string{"-c", `ulimit -v 2097152 && exec "$0" "$@"`, bin}, args...)...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		cmd.Run()
-		return cmd.ProcessState.ExitCode(), stderr.String()
-	}
-	if s, err := grid.Describe(giga); err != nil || s.MinMemoryBytes <= 2097152<<10 {
+	if s, err := grid.Describe(giga); err != nil || s.MinMemoryBytes <= addressSpaceLimit<<10 {
 		t.Fatalf("reading the model whole takes at least %d bytes (%v), within the limit: the limit does not show that the commands below leave it unread", s.MinMemoryBytes, err)
 	}
 	for _, c := range []struct {
@@ -62,7 +45,7 @@ func TestResultDirectoryIsCheckedBeforeTheModel(t *testing.T) {
 		{[]string{"energy", giga, sol}, "too large to read into memory"},
 		{[]string{"reduce", giga, empty, "-o", filepath.Join(dir, "r.uai")}, empty + ": no report.json"},
 	} {
-		code, stderr := capped(c.args...)
+		code, _, stderr := capped(c.args...)
 		if code != exitBadInput || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "partopt: ") || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line saying %q", c.args, code, stderr, c.want)
 		}
