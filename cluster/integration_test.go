@@ -772,6 +772,21 @@ func pullTasks(ctx context.Context, t *testing.T, res *cluster.Resources, answer
 // pullRaw is pullTasks answering with raw bytes: answer returns what to publish
 // on the task's result subject (nothing when nil) and whether to ack the task.
 func pullRaw(ctx context.Context, t *testing.T, res *cluster.Resources, answer func(protocol.WindowTask) (data []byte, ack bool)) {
+	pullMsgs(ctx, t, res, func(m jetstream.Msg, task protocol.WindowTask) bool {
+		data, ack := answer(task)
+		if data != nil {
+			res.JS.Publish(ctx, res.Names.ResultSubject(task.Job, task.Round, task.Window), data)
+		}
+		if ack {
+			m.Ack()
+		}
+		return true
+	})
+}
+
+// pullMsgs takes the tasks one by one until ctx ends or handle, given each
+// task's message and its decoded task, returns false.
+func pullMsgs(ctx context.Context, t *testing.T, res *cluster.Resources, handle func(jetstream.Msg, protocol.WindowTask) bool) {
 	for ctx.Err() == nil {
 		batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
 		if err != nil {
@@ -783,12 +798,8 @@ func pullRaw(ctx context.Context, t *testing.T, res *cluster.Resources, answer f
 				t.Error(err)
 				continue
 			}
-			data, ack := answer(task)
-			if data != nil {
-				res.JS.Publish(ctx, res.Names.ResultSubject(task.Job, task.Round, task.Window), data)
-			}
-			if ack {
-				m.Ack()
+			if !handle(m, task) {
+				return
 			}
 		}
 	}
@@ -845,31 +856,20 @@ func TestAResultStoredBeforeACrashIsNotSolvedAgain(t *testing.T) {
 	dead := make(chan struct{})
 	go func() {
 		defer close(dead)
-		for ctx.Err() == nil {
-			batch, err := res.Workers.Fetch(1, jetstream.FetchMaxWait(200*time.Millisecond))
+		pullMsgs(ctx, t, res, func(m jetstream.Msg, task protocol.WindowTask) bool {
+			out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "dying")
+			if err == nil {
+				var data []byte
+				if data, err = protocol.Marshal(out); err == nil {
+					_, err = res.JS.Publish(ctx, res.Names.ResultSubject(task.Job, task.Round, task.Window), data,
+						jetstream.WithMsgID(m.Headers().Get(jetstream.MsgIDHeader)))
+				}
+			}
 			if err != nil {
-				continue
+				t.Error(err)
 			}
-			for m := range batch.Messages() {
-				task, err := protocol.Decode[protocol.WindowTask](m.Data(), protocol.MaxMessageBytes)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "dying")
-				if err == nil {
-					var data []byte
-					if data, err = protocol.Marshal(out); err == nil {
-						_, err = res.JS.Publish(ctx, res.Names.ResultSubject(task.Job, task.Round, task.Window), data,
-							jetstream.WithMsgID(m.Headers().Get(jetstream.MsgIDHeader)))
-					}
-				}
-				if err != nil {
-					t.Error(err)
-				}
-				return // dead before the ack
-			}
-		}
+			return false // dead before the ack
+		})
 	}()
 	next := make(chan *testWorker, 1)
 	go func() {
