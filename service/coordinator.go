@@ -809,7 +809,10 @@ func (s *service) store(ctx context.Context, jobID, dir, name string) error {
 	for i := range storeAttempts {
 		if i > 0 {
 			s.log.Warn("storing an output again", "job", jobID, "output", name, "attempt", i+1, "err", err)
-			sleep(ctx, time.Duration(i)*time.Second)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(i) * time.Second):
+			}
 		}
 		var f *os.File
 		if f, err = os.Open(filepath.Join(dir, name)); err != nil {
@@ -865,14 +868,4 @@ func (s *service) views() []coordinator.JobView {
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Summary.Started.After(out[b].Summary.Started) })
 	return out
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
