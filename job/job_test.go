@@ -129,6 +129,9 @@ func TestWireRoundTrip(t *testing.T) {
 		t.Fatalf("wire spec %+v: want a graph job of the 116 free variables, halo %d", w, job.DefaultRegionHalo)
 	}
 	back := job.FromWire(w, network, "out")
+	if w.Method != protocol.MethodPBPIRI || back.Method != job.PBPIRI {
+		t.Errorf("the default method travels as %q and comes back as %q, want pbp+iri", w.Method, back.Method)
+	}
 	if back.Window != 3 || back.Halo != job.DefaultRegionHalo || back.Rounds != 2 || back.Boundary != persistency.Original ||
 		back.Solver.GapTolerance != 1e-6 || back.Solver.CheckEvery != 3 || back.Solver.StallIterations != 50 || back.Solver.MaxIterations != 77 {
 		t.Errorf("back %+v", back)
@@ -137,6 +140,11 @@ func TestWireRoundTrip(t *testing.T) {
 	if w, err = job.Wire(s); err != nil || w.Halo != 0 || job.FromWire(w, network, "out").Halo != job.NoHalo {
 		t.Errorf("no halo: wire %d, %v", w.Halo, err)
 	}
+	// pbp+iri's stages keep their own default rounds (3 and 12) unless given.
+	s.Rounds = 0
+	if w, err = job.Wire(s); err != nil || w.MaxRounds != job.DefaultRounds || w.EliminationRounds != job.DefaultEliminationRounds || job.FromWire(w, network, "out").Rounds != 0 {
+		t.Errorf("default rounds: wire %d and %d, %v", w.MaxRounds, w.EliminationRounds, err)
+	}
 	// What a cluster cannot run is refused, not run as something else.
 	for _, bad := range []struct {
 		s    job.Spec
@@ -144,7 +152,6 @@ func TestWireRoundTrip(t *testing.T) {
 	}{
 		{job.Spec{Model: network}, "by windows only"},
 		{job.Spec{Model: network, Window: 3, Method: job.TRWS}, "by windows only"},
-		{job.Spec{Model: network, Window: 3, Method: job.PBPIRI}, "two jobs"},
 	} {
 		if _, err := job.Wire(bad.s); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%+v: wire error %v", bad.s, err)
