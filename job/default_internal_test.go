@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"context"
 	"path/filepath"
 	"strings"
@@ -47,10 +48,10 @@ func TestDefaultFallsBackToPBPOnHugeTables(t *testing.T) {
 	}
 }
 
-// TestDefaultFallsBackToPBPOnGridsPastMemory: a .grid file without a method is
-// solved by windows with pbp+iri; one past the in-memory bound by pbp alone, out
-// of core, with a note that says why, while an explicit iri is refused.
-func TestDefaultFallsBackToPBPOnGridsPastMemory(t *testing.T) {
+// TestDefaultIsPBPIRIOnGridsPastMemory: a .grid file without a method is
+// solved by windows with pbp+iri, one past the in-memory bound too (out of
+// core, no note, no fallback to pbp), and an explicit iri by windows as well.
+func TestDefaultIsPBPIRIOnGridsPastMemory(t *testing.T) {
 	p, err := LoadProblem("../testdata/denoise32.uai.gz", false)
 	if err != nil {
 		t.Fatal(err)
@@ -72,12 +73,11 @@ func TestDefaultFallsBackToPBPOnGridsPastMemory(t *testing.T) {
 	}
 	defer func(old int64) { maxInMemoryPixels = old }(maxInMemoryPixels)
 	maxInMemoryPixels = 32*32 - 1
-	rep, notes, err := run("")
-	if err != nil || rep.Method != string(PBP) || len(notes) != 1 || !strings.Contains(notes[0], "pbp alone") {
-		t.Errorf("default past the bound: %+v, notes %q, %v; want pbp with a note", rep, notes, err)
-	}
-	if _, _, err := run(IRI); err == nil || !strings.Contains(err.Error(), "into memory") {
-		t.Errorf("iri past the bound: %v", err)
+	for _, m := range []Method{"", IRI} {
+		rep, notes, err := run(m)
+		if want := cmp.Or(m, PBPIRI); err != nil || rep.Method != string(want) || len(notes) != 0 || rep.EliminatedLabels == nil {
+			t.Errorf("%q past the bound: %+v, notes %q, %v; want %s out of core", m, rep, notes, err, want)
+		}
 	}
 }
 

@@ -19,11 +19,14 @@ import (
 // halos) twice the side on rasters, up to half the raster's side, and four times
 // the size on graphs, until one holds the model (maxLevel).
 type eliminationPlans struct {
-	name          string // raster or regions
-	halo          int
-	maxLevel      int
-	plan          func(round, level int) partition.Plan
-	raster        bool
+	name     string // raster or regions
+	halo     int
+	maxLevel int
+	plan     func(round, level int) partition.Plan
+	raster   bool
+	// windows are a raster plan's windows as rectangles (plan's, without the
+	// node lists): what the out-of-core elimination works with.
+	windows       func(round, level int) []partition.RasterWindow
 	width, height int
 }
 
@@ -35,24 +38,39 @@ func planElimination(s Spec, p *Problem) eliminationPlans {
 		size := window << (2 * level)
 		return partition.RegionPlan(m, size, e.halo<<level, partition.RegionShift(round, size))
 	}
-	w, h, raster := rasterDims(m)
-	if raster && p.Evidence == nil {
-		// The windows grow to half the raster's side at most: one window over the
-		// raster is whole-model label elimination on the labels left, the cost
-		// windows are there to avoid (cones at 64+8: two such rounds, 224 s of
-		// 458, for 2 more persistent pixels).
-		top := levelHolding(window, max(w, h), 1)
-		if top > 1 {
-			top--
+	if w, h, raster := rasterDims(m); raster && p.Evidence == nil {
+		e = rasterEliminationPlans(s, w, h)
+	}
+	return e
+}
+
+// rasterEliminationPlans are the plans of s on a w×h raster: square tiles
+// growing by level, shifted by half a tile a round.
+func rasterEliminationPlans(s Spec, w, h int) eliminationPlans {
+	window := s.Window
+	// The windows grow to half the raster's side at most: one window over the
+	// raster is whole-model label elimination on the labels left, the cost
+	// windows are there to avoid (cones at 64+8: two such rounds, 224 s of
+	// 458, for 2 more persistent pixels).
+	top := levelHolding(window, max(w, h), 1)
+	if top > 1 {
+		top--
+	}
+	e := eliminationPlans{name: "raster", halo: s.halo(DefaultRasterHalo), maxLevel: top, raster: true, width: w, height: h}
+	args := func(round, level int) (size, halo, shift int) {
+		size, shift = window<<level, round*(window<<level)/2
+		if size >= max(w, h) {
+			shift = 0 // one window holds the raster
 		}
-		e = eliminationPlans{name: "raster", halo: s.halo(DefaultRasterHalo), maxLevel: top, raster: true, width: w, height: h}
-		e.plan = func(round, level int) partition.Plan {
-			size, shift := window<<level, round*(window<<level)/2
-			if size >= max(w, h) {
-				shift = 0 // one window holds the raster
-			}
-			return partition.GridPlan(w, h, size, e.halo<<level, shift)
-		}
+		return size, e.halo << level, shift
+	}
+	e.plan = func(round, level int) partition.Plan {
+		size, halo, shift := args(round, level)
+		return partition.GridPlan(w, h, size, halo, shift)
+	}
+	e.windows = func(round, level int) []partition.RasterWindow {
+		size, halo, shift := args(round, level)
+		return partition.RasterWindows(w, h, size, halo, shift)
 	}
 	return e
 }
@@ -66,6 +84,9 @@ func planElimination(s Spec, p *Problem) eliminationPlans {
 // pbp proves.
 func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	s := r.spec
+	if r.outOfCoreElimination() {
+		return r.eliminateGrid(ctx)
+	}
 	p, err := LoadProblem(s.Model, s.NoEvidence)
 	if err != nil {
 		return nil, err

@@ -73,7 +73,7 @@ func Run(ctx context.Context, s Spec, opt Options) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{spec: s.withDefaults(), opt: opt, digest: digestFile(s.Model)}
-	if r.spec.Method != PBP {
+	if r.spec.Method != PBP && !r.outOfCoreElimination() {
 		err := r.spec.checkInMemory()
 		if errors.Is(err, errTooLarge) && s.Method == "" {
 			// The default's label elimination reads the model into memory.

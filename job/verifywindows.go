@@ -48,7 +48,7 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 		if err != nil {
 			return Verified{}, err
 		}
-		if outOfCore {
+		if outOfCore || pixels(h) > maxInMemoryPixels {
 			return verifyGridWindows(ctx, modelPath, dir, noEvid, note, open, workers)
 		}
 		if err := checkWholeRead(modelPath, h, "verify of label elimination's window proofs"); err != nil {
@@ -151,8 +151,10 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 }
 
 // verifyGridWindows is verifyWindowed on a .grid model, whose labels may not
-// fit in memory: the replay's labels live in label files in a temporary
-// directory, and the outputs are compared block by block.
+// fit in memory: the replay's labels — pbp's proven labels, then the labels a
+// label elimination leaves (partition.ReplayRasterElimination, in alive
+// planes) — live in label files in a temporary directory, and the outputs are
+// compared block by block (domains.txt line by line).
 func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, note func(string),
 	open func(n int) (*partition.ProofReader, error), workers int) (Verified, error) {
 	g, err := grid.Open(modelPath)
@@ -201,13 +203,49 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 		return v, replayFailed(err)
 	}
 	v.add(st)
+	// Label elimination (pbp+iri's second stage, or iri): the labels alive
+	// start from the proven ones and live in alive planes beside them.
+	var proven partition.Store = pers
+	var alive *partition.AliveLabels
+	head, err := rd.Peek()
+	if err != nil && err != io.EOF {
+		return v, err
+	}
+	elimination := head != nil && head.Kind == partition.ProofElimination
+	_, aliveErr := os.Stat(filepath.Join(dir, AliveTilesFile))
+	if _, domErr := os.Stat(filepath.Join(dir, DomainsFile)); elimination || aliveErr == nil || domErr == nil {
+		if alive, err = tempAlive(tmp, h); err != nil {
+			return v, Internal(err)
+		}
+		defer closeAlive(*alive)
+		if _, err := partition.InitAlive(*alive, h.Width, h.Height, pers); err != nil {
+			return v, Internal(err)
+		}
+		prior, err := tempAlive(filepath.Join(tmp, "prior"), h)
+		if err != nil {
+			return v, Internal(err)
+		}
+		defer closeAlive(*prior)
+		g, err := partition.NewRasterMerger(h.Width, h.Height, *alive, *prior, nil)
+		if err != nil {
+			return v, Internal(err)
+		}
+		if elimination {
+			st, err := partition.ReplayRasterElimination(ctx, r, g, rd, workers)
+			if err != nil {
+				return v, replayFailed(err)
+			}
+			v.add(st)
+		}
+		proven = alive.PersistentView()
+	}
 	if err := endOfCertificates(rd); err != nil {
 		return v, err
 	}
 	var want []int
 	if n <= UAIOutputLimit {
 		vals := make([]int32, n)
-		if err := pers.ReadRect(0, 0, h.Width, h.Height, vals); err != nil {
+		if err := proven.ReadRect(0, 0, h.Width, h.Height, vals); err != nil {
 			return v, Internal(err)
 		}
 		want = storeLabels(vals)
@@ -219,10 +257,15 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 			counts[i] = int32(h.Labels)
 		}
 	}
-	if err := checkClaims(dir, want, counts, &rasterClaim{pers, h.Width, h.Height}); err != nil {
+	if err := checkClaims(dir, want, counts, &rasterClaim{proven, h.Width, h.Height}); err != nil {
 		return v, err
 	}
-	k, err := partition.CopyStore(scratch, pers, h.Width, h.Height)
+	if alive != nil {
+		if err := checkAliveFiles(dir, *alive, h.Width, h.Height); err != nil {
+			return v, err
+		}
+	}
+	k, err := partition.CopyStore(scratch, proven, h.Width, h.Height)
 	if err != nil {
 		return v, Internal(err)
 	}
@@ -232,7 +275,8 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 
 // rasterProofsOnly says whether the window certificates of a .grid model
 // (header h) are all of raster pbp windows, which verifyGridWindows replays
-// out of core (an elimination needs the model in memory, as the run did).
+// out of core whatever the model's size (a result with elimination records
+// is replayed out of core past maxInMemoryPixels, as the run was made).
 func rasterProofsOnly(modelPath string, open func(n int) (*partition.ProofReader, error)) (h grid.Header, ok bool, err error) {
 	if h, err = gridHeader(modelPath); err != nil {
 		return h, false, err

@@ -22,6 +22,11 @@
 //		Window: r.Window}, persistent, labeling, scratch, partition.RasterOptions{Core: 512,
 //		Halo: 32, Workers: 4, MaxRounds: 3})
 //
+// EliminateRaster is label elimination by windows (Eliminate) out of core in the
+// same way: the labels alive live in AliveLabels (alive planes; labelfile files on
+// disk), read and written by rectangles and bands, and give Eliminate's result
+// with the same tiles, byte for byte.
+//
 // # Soundness
 //
 // A window W (core plus halo) is solved on the model made of W, its outside

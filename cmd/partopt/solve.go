@@ -81,7 +81,7 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	def := trws.Options{GapTolerance: 1e-9, StallIterations: 100, StallTolerance: 1e-7, CheckEvery: 5}
 	fl := cmd.Flags()
 	if method {
-		fl.StringVar(&f.method, "method", "", fmt.Sprintf("solver: %s (default: pbp+iri, both methods; pbp alone for a .grid file of more than %d pixels, which it solves out of core)", methodList(), job.MaxInMemoryPixels))
+		fl.StringVar(&f.method, "method", "", fmt.Sprintf("solver: %s (default: pbp+iri, both methods; by windows on a .grid file, out of core past %d pixels)", methodList(), job.MaxInMemoryPixels))
 		enumCompletion(cmd, "method", methodNames(job.Methods...)...)
 		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	} else {
