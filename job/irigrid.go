@@ -40,16 +40,31 @@ import (
 var maxEliminationWindowPixels int64 = 1 << 22
 
 // outOfCoreElimination says whether the run is label elimination by windows
-// of a .grid model past maxInMemoryPixels in this process (eliminateGrid). A
-// runtime's iri jobs hold the model in memory: with one, such a model is
-// refused (or, for the default method, gets pbp alone) as before.
+// of a .grid model past maxInMemoryPixels, run here out of core
+// (eliminateGrid): without a runtime, or with one that solves in this process
+// (InProcess: partopt run). A cluster's iri jobs hold the model in memory, so
+// a submitted one is refused at submission (Wire).
 func (r *runner) outOfCoreElimination() bool {
 	s := r.spec
-	if r.opt.Runtime != nil || s.Method == PBP || !s.Windowed() || !IsGridFile(s.Model) {
+	if s.Method == PBP || !s.Windowed() || !IsGridFile(s.Model) || !inProcess(r.opt.Runtime) {
 		return false
 	}
 	h, err := gridHeader(s.Model)
 	return err == nil && pixels(h) > maxInMemoryPixels
+}
+
+// InProcess is implemented by a Runtime whose windows are solved in this
+// process (partopt run's embedded NATS): label elimination of a .grid past
+// memory then runs here, out of core, without it.
+type InProcess interface{ InProcess() bool }
+
+// inProcess says whether rt is none, or solves in this process.
+func inProcess(rt Runtime) bool {
+	if rt == nil {
+		return true
+	}
+	ip, ok := rt.(InProcess)
+	return ok && ip.InProcess()
 }
 
 // levelFitting caps maxLevel at the highest level whose windows, grown by
@@ -68,6 +83,9 @@ func levelFitting(window, halo, maxLevel int) int {
 // eliminateGrid is eliminateWindows on a .grid model past memory, out of core.
 func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 	s := r.spec
+	if r.opt.Runtime != nil {
+		r.note(fmt.Sprintf("%s: label elimination past %d pixels runs out of core in this process, its windows not through NATS", s.Model, maxInMemoryPixels))
+	}
 	g, err := grid.Open(s.Model)
 	if err != nil {
 		return nil, err

@@ -467,3 +467,59 @@ func sortedPair(a, b string) []string {
 	}
 	return []string{a, b}
 }
+
+// inProcessRuntime is partopt run's kind of runtime (job.InProcess), as a test
+// double: it solves no window itself (a label elimination past memory must
+// not reach it) and records the pbp windows it is given.
+type inProcessRuntime struct{ calls int }
+
+func (r *inProcessRuntime) InProcess() bool { return true }
+
+func (r *inProcessRuntime) Windows(context.Context, *Distributed) (*Outcome, error) {
+	r.calls++
+	return nil, errors.New("the runtime was asked for windows")
+}
+
+// TestRunOfAGridPastMemoryEliminatesOutOfCore is issue 34's first
+// reproduction: `partopt run giga.grid -o out`, the default method, on a .grid
+// past memory exited 2 ("method pbp+iri reads the model into memory"). With
+// partopt run's runtime (in process) the job now eliminates out of core here
+// and writes what solve writes; a cluster's submission is refused at once, with
+// what to do instead.
+func TestRunOfAGridPastMemoryEliminatesOutOfCore(t *testing.T) {
+	defer func(old int64) { maxInMemoryPixels = old }(maxInMemoryPixels)
+	path := writeGrid(t, random.PottsDenoising(random.New(6), 12, 10, 5, 2, 4, 1.5), 12, 10)
+	maxInMemoryPixels = 12*10 - 1
+	solved := Spec{Model: path, Method: PBPIRI, Window: 4, Halo: 1, Output: t.TempDir()}
+	if _, err := Run(context.Background(), solved, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ran := solved
+	ran.Output = t.TempDir()
+	rt := &inProcessRuntime{}
+	var notes []string
+	if _, err := Run(context.Background(), ran, Options{Runtime: rt, Note: func(n string) { notes = append(notes, n) }}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	want, got := outputFiles(t, solved.Output), outputFiles(t, ran.Output)
+	for name, data := range want {
+		if name != ReportFile && !bytes.Equal(got[name], data) {
+			t.Errorf("%s differs between run and solve", name)
+		}
+	}
+	if rt.calls != 0 || len(notes) != 1 || !strings.Contains(notes[0], "out of core in this process") {
+		t.Errorf("the runtime got %d calls, notes %q: want none, and a note saying where the windows ran", rt.calls, notes)
+	}
+	for _, m := range []Method{PBPIRI, IRI, ""} {
+		s := solved
+		s.Method = m
+		if _, err := Wire(s); err == nil || !strings.Contains(err.Error(), "submit --method pbp") {
+			t.Errorf("submitting %q past memory: %v, want a refusal saying what to do", m, err)
+		}
+	}
+	s := solved
+	s.Method = PBP
+	if _, err := Wire(s); err != nil {
+		t.Errorf("submitting pbp past memory: %v", err)
+	}
+}

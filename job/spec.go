@@ -265,6 +265,12 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 // plans). The model is referred to by its absolute path; a fresh id is drawn.
 func Wire(s Spec) (protocol.JobSpec, error) {
 	s = s.withDefaults()
+	if s.Method != PBP {
+		// A cluster's label elimination holds the model in memory.
+		if err := s.checkInMemory(); err != nil {
+			return protocol.JobSpec{}, fmt.Errorf("%w; a cluster cannot yet eliminate labels out of core: submit --method pbp, or run it on one machine (partopt run or solve go out of core)", err)
+		}
+	}
 	switch {
 	case s.Method == PBPIRI && s.Windowed():
 		return wirePBPIRI(s)

@@ -111,6 +111,10 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, started: page, runtime: job.RuntimeEmbedded})
 }
 
+// InProcess implements job.InProcess: the windows are solved in this
+// process, so a .grid past memory gets label elimination out of core here.
+func (e *Embedded) InProcess() bool { return true }
+
 // noteFunc is note, or a function that drops the notes.
 func noteFunc(note func(string)) func(string) {
 	if note == nil {
