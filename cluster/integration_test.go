@@ -56,6 +56,11 @@ type env struct {
 	// workerRaster, when set, is the workers' model instead of raster (the
 	// coordinator checks the proofs on raster).
 	workerRaster *partition.Raster
+	// windows are a raster iri job's windows (spec.Method iri, layout
+	// raster) over raster, with maxLevel; alive the labels alive of the
+	// latest runner (its planes initialised from the evidence).
+	windows func(round, level int) []partition.RasterWindow
+	alive   partition.AliveLabels
 }
 
 // persistentStore is a store holding the evidence, and its count.
@@ -184,9 +189,17 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	w, h := e.spec.Width, e.spec.Height
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
-	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)},
-		coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Raster: e.raster, Plan: e.plan, MaxLevel: e.maxLevel,
-			WindowDeadline: e.deadline})
+	opt := coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Raster: e.raster, Plan: e.plan, MaxLevel: e.maxLevel,
+		WindowDeadline: e.deadline}
+	if e.windows != nil {
+		opt.Windows = e.windows
+		opt.Alive, opt.Prior = partition.NewMemAlive(w, h, e.spec.Labels), partition.NewMemAlive(w, h, e.spec.Labels)
+		if _, err := partition.InitAlive(opt.Alive, w, h, pers); err != nil {
+			e.t.Fatal(err)
+		}
+		e.alive = opt.Alive
+	}
+	r, err := coordinator.NewRunner(res, e.spec, proven, coordinator.Stores{Persistent: pers, Labeling: lab, Scratch: partition.NewMemStore(w, h)}, opt)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -16,6 +16,15 @@ import (
 // (partition.CheckWindow) before it stores the result, and a window whose proof
 // fails is lost (it eliminates nothing; the reason is in the status). So the
 // merged domains are those of partition.Eliminate with the same plans.
+//
+// A raster iri job (protocol.JobSpec.RasterIRI: a .grid eliminated out of
+// core) keeps them in a partition.RasterMerger over alive planes on disk
+// (RunOptions.Alive, Prior): a task carries the window's rectangles and the
+// labels alive over its nodes grown by one pixel, read from the round's
+// scratch planes; the worker's elimination is re-checked on the model of the
+// window's extent (partition.ProvenRasterElimination) and merged in plan
+// order, so the planes end as partition.EliminateRaster leaves them. The
+// coordinator holds windows and bands, never the raster.
 
 // decoded is a result ready to merge: a pbp window's labels, or an iri window's
 // counters with its checked elimination (elim, its certificates dropped).
@@ -27,12 +36,21 @@ type decoded struct {
 	proof []byte
 	// worker is the worker that sent it.
 	worker string
+	// A raster iri window's checked elimination (its certificates dropped)
+	// and its work (without its domains: what Merge needs).
+	relim *partition.RasterElimination
+	rwork partition.RasterWork
 }
 
 // size is what a decoded result holds in the cache, roughly, in bytes.
 func (d decoded) size() int64 {
-	n := 4*(len(d.Persistent)+len(d.Labeling)) + len(d.proof)
-	if e := d.elim; e != nil {
+	n := 4*(len(d.Persistent)+len(d.Labeling)) + len(d.proof) + 8*len(d.rwork.Nodes)
+	e := d.elim
+	if d.relim != nil {
+		e = d.relim.Result
+		n += 8 * len(d.relim.Vars)
+	}
+	if e != nil {
 		for _, st := range append([]persistency.Stage{{Test: e.Test, Alive: e.Alive}}, e.Earlier...) {
 			n += 8 * len(st.Test)
 			for _, ls := range st.Alive {
@@ -45,9 +63,15 @@ func (d decoded) size() int64 {
 
 // decode checks a result message against the task of window id and decodes it.
 func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (dec decoded, err error) {
-	if r.merger != nil {
+	switch {
+	case r.merger != nil:
 		dec, err = r.decodeElimination(id, r.work(id.Window), msg)
-	} else {
+	case r.rmerger != nil:
+		var w partition.RasterWork
+		if w, err = r.rmerger.Window(r.job.Windows[id.Window]); err == nil {
+			dec, err = r.decodeRasterElimination(id, w, msg)
+		}
+	default:
 		dec, err = r.decodeProven(r.task(id), msg, r.proofCheck(id))
 	}
 	dec.worker = msg.Worker
@@ -126,6 +150,75 @@ func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg prot
 	return dec, nil
 }
 
+// decodeRasterElimination decodes the result of raster iri window id, whose
+// work is w, and checks its proof on the model of the window's extent
+// (partition.ProvenRasterElimination). It reads only the raster model, the
+// spec and w, so checks may run on other goroutines than Run's.
+func (r *Runner) decodeRasterElimination(id WindowID, w partition.RasterWork, msg protocol.WindowResult) (decoded, error) {
+	if msg.Job != r.spec.Job || msg.Round != id.Round || msg.Window != id.Window {
+		return decoded{}, fmt.Errorf("result %s/%d/%d for window %d/%d", msg.Job, msg.Round, msg.Window, id.Round, id.Window)
+	}
+	switch {
+	case len(w.Nodes) == 0:
+		return decoded{}, fmt.Errorf("a result for window %d/%d, which has nothing to eliminate", id.Round, id.Window)
+	case len(msg.Elimination) == 0:
+		return decoded{}, fmt.Errorf("a result without its elimination")
+	}
+	e, err := partition.ProvenRasterElimination(r.opt.Raster, w, partition.ProofBytes(msg.Elimination))
+	if err != nil {
+		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
+	}
+	if msg.Vars != len(e.Vars) {
+		return decoded{}, fmt.Errorf("a result over %d variables for a window of %d", msg.Vars, len(e.Vars))
+	}
+	// Merging needs the maps only, and the work's rectangles and nodes.
+	e.Result.Certificate = nil
+	for i := range e.Result.Earlier {
+		e.Result.Earlier[i].Certificate = nil
+	}
+	w.Domains = nil
+	dec := decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, relim: e, rwork: w}
+	if r.opt.Proofs != nil {
+		dec.proof = msg.Elimination
+	}
+	return dec, nil
+}
+
+// rasterEliminationTask is prepare for a raster iri window: its rectangles
+// and the labels alive over its nodes grown by one pixel (the round's scratch
+// planes), inline while within half the server's message limit, else in the
+// object store. A window without an undecided pixel is not sent.
+func (r *Runner) rasterEliminationTask(id WindowID) (protocol.WindowTask, []object, bool, error) {
+	win := r.job.Windows[id.Window]
+	w, err := r.rmerger.Window(win)
+	if err != nil || len(w.Nodes) == 0 {
+		return protocol.WindowTask{}, nil, false, err
+	}
+	domains := protocol.EncodeRasterDomains(w.Domains, r.spec.Labels)
+	job := r.spec.Job
+	d := protocol.NewPayloadWithin(domains, protocol.DomainsObject(job, id.Round, id.Window), int(r.res.Conn.MaxPayload()/2))
+	var objects []object
+	if d.Object != "" {
+		objects = append(objects, object{d.Object, domains})
+	}
+	return protocol.WindowTask{Job: job, Round: id.Round, Window: id.Window, Core: protocol.Rect(win.Core), Nodes: protocol.Rect(win.Nodes), Domains: &d}, objects, true, nil
+}
+
+// RasterElimination is a raster iri job's summary once Run has returned done
+// (nil for other jobs): the stores and planes hold what
+// partition.EliminateRaster leaves with the same plans — the labels alive, the
+// labeling within them, the persistent map — and the counts are the job's.
+func (r *Runner) RasterElimination() *partition.RasterEliminationResult {
+	if r.rres == nil {
+		return nil
+	}
+	res := *r.rres
+	s := r.Summary()
+	res.Rounds, res.Windows, res.Level = r.job.Rounds, r.job.WindowsTotal, r.job.Level
+	res.Solved, res.MaxWindowVars, res.SolverIterations, res.WindowSeconds = s.Solved, s.MaxWindowVars, s.SolverIterations, s.WindowSeconds
+	return &res
+}
+
 // checked is the outcome of a result's proof check, run off Run's goroutine
 // (Runner.check) and handed back to it.
 type checked struct {
@@ -142,10 +235,24 @@ type checked struct {
 func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
 	r.checking[id] = true
 	var decode func() (decoded, error)
-	if r.merger != nil {
+	switch {
+	case r.merger != nil:
 		w := r.work(id.Window)
 		decode = func() (decoded, error) { return r.decodeElimination(id, w, msg) }
-	} else {
+	case r.rmerger != nil:
+		// The work (the window's domains) is read once the check has its
+		// slot, so that waiting checks hold no domains: the scratch planes it
+		// reads change only when the next round starts, after every check
+		// has ended (PrepareRound waits for them).
+		win := r.job.Windows[id.Window]
+		decode = func() (decoded, error) {
+			w, err := r.rmerger.Window(win)
+			if err != nil {
+				return decoded{}, err
+			}
+			return r.decodeRasterElimination(id, w, msg)
+		}
+	default:
 		task, check := r.task(id), r.proofCheck(id)
 		decode = func() (decoded, error) { return r.decodeProven(task, msg, check) }
 	}

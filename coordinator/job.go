@@ -114,8 +114,9 @@ type Job struct {
 	Eliminated, RoundEliminated int64
 
 	// plan returns a graph or iri job's plan of a round at a level (nil for a
-	// raster job).
-	plan func(round, level int) partition.Plan
+	// raster job); rasterPlan a raster iri job's windows of a round at a level.
+	plan       func(round, level int) partition.Plan
+	rasterPlan func(round, level int) []partition.RasterWindow
 }
 
 // WindowID names a window of a job.
@@ -251,13 +252,26 @@ func NewEliminationJob(spec protocol.JobSpec, proven int64, maxLevel int, plan f
 	return j, j.startRound(0)
 }
 
+// NewRasterEliminationJob starts a raster iri job (spec.Method
+// protocol.MethodIRI, layout raster: a .grid eliminated out of core) whose
+// windows plan returns by round and level (deterministic, as NewGraphJob's):
+// proven counts the pixels with one label before round 0. Its rounds are
+// NewEliminationJob's; its plan is Windows, rectangles, as a raster job's.
+func NewRasterEliminationJob(spec protocol.JobSpec, proven int64, maxLevel int, plan func(round, level int) []partition.RasterWindow) (*Job, []Action) {
+	j := &Job{Spec: spec, Pixels: int64(spec.Width) * int64(spec.Height), Proven: proven, MaxLevel: maxLevel, rasterPlan: plan}
+	return j, j.startRound(0)
+}
+
 // startRound plans round r and asks for its preparation.
 func (j *Job) startRound(r int) []Action {
 	j.Round, j.Next, j.RoundStart, j.Dispatched, j.RoundEliminated = r, 0, j.Proven, false, 0
 	s := j.Spec
-	if j.plan != nil {
+	switch {
+	case j.plan != nil:
 		j.Regions = j.plan(r, j.Level).Windows
-	} else {
+	case j.rasterPlan != nil:
+		j.Windows = j.rasterPlan(r, j.Level)
+	default:
 		j.Windows = partition.RasterWindows(s.Width, s.Height, s.Core, s.Halo, r*max(s.Core, 1)/2)
 	}
 	j.State = make([]WindowState, j.count())

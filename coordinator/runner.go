@@ -56,9 +56,10 @@ type RunOptions struct {
 	// it (partition.RegionPlan) and reads the fixed labels of each window's
 	// extent (partition.WindowExtent) for its task. An iri job needs it too.
 	Model *model.Model
-	// Raster is a raster pbp job's model, required for one: the coordinator
-	// re-checks each window's proof on it (partition.CheckRasterWindow) before
-	// it merges the window, so that no worker can get a false proof merged.
+	// Raster is a raster job's model (pbp or iri), required for one: the
+	// coordinator re-checks each window's proof on it
+	// (partition.CheckRasterWindow, ProvenRasterElimination) before it merges
+	// the window, so that no worker can get a false proof merged.
 	Raster partition.Raster
 	// Plan and MaxLevel are an iri job's plans over Model, by round and level
 	// (partition.EliminateOptions's), required for one.
@@ -68,6 +69,18 @@ type RunOptions struct {
 	// (partition.EliminateOptions's): what an earlier job in this process
 	// proved. They live in memory only, so such a job does not resume.
 	Domains [][]int
+	// A raster iri job (spec.RasterIRI: a .grid eliminated out of core) needs
+	// Raster (its windows' models, to re-check each proof on), its windows by
+	// round and level (Windows, partition.RasterEliminateOptions's Plan) with
+	// MaxLevel, and the labels alive: Alive, initialised by the caller
+	// (partition.InitAlive: every label, or what an earlier stage proved),
+	// and Prior, planes of the same size for the scratch copy of each round.
+	// They stay on disk (label files): the coordinator's memory is the
+	// windows in flight and bands, never the pixels. A resumed job starts on
+	// planes initialised again, and the stored results merged again in plan
+	// order rebuild them.
+	Windows      func(round, level int) []partition.RasterWindow
+	Alive, Prior partition.AliveLabels
 	// Attempts bounds the dispatches of one window (default 3). A result is
 	// data from the network: one that does not decode, does not match its task,
 	// fails its proof check or reports an error, and a task that left the queue
@@ -210,6 +223,10 @@ type Runner struct {
 	// each window of the round, as dispatched.
 	merger *partition.Merger
 	works  map[int]partition.WindowWork
+	// A raster iri job's labels alive, on disk (RunOptions.Alive), and its
+	// summary once Finish ran.
+	rmerger *partition.RasterMerger
+	rres    *partition.RasterEliminationResult
 	// iri results whose proofs are being checked (check), the checks' outcomes,
 	// and the slots bounding them; done is closed when Run returns.
 	checking   map[WindowID]bool
@@ -267,7 +284,20 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	var job *Job
 	var actions []Action
 	var merger *partition.Merger
+	var rmerger *partition.RasterMerger
 	switch {
+	case spec.RasterIRI():
+		if r := opt.Raster; r.Window == nil || r.Width != spec.Width || r.Height != spec.Height || opt.Windows == nil {
+			return nil, fmt.Errorf("raster iri job %s of %d×%d pixels: the runner needs its model and windows (RunOptions.Raster, Windows)", spec.Job, spec.Width, spec.Height)
+		}
+		if opt.Alive.Labels > spec.Labels {
+			return nil, fmt.Errorf("raster iri job %s of %d labels: alive planes of %d", spec.Job, spec.Labels, opt.Alive.Labels)
+		}
+		var err error
+		if rmerger, err = partition.NewRasterMerger(spec.Width, spec.Height, opt.Alive, opt.Prior, stores.Labeling); err != nil {
+			return nil, err
+		}
+		job, actions = NewRasterEliminationJob(spec, rmerger.Persistent(), opt.MaxLevel, opt.Windows)
 	case spec.IRI():
 		m := opt.Model
 		if m == nil || m.NumVars() != spec.Width || opt.Plan == nil {
@@ -292,7 +322,7 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 		}
 		job, actions = NewJob(spec, proven)
 	}
-	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger,
+	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger, rmerger: rmerger,
 		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8),
 		checking: map[WindowID]bool{}, checks: make(chan checked), checkSlots: make(chan struct{}, runtime.GOMAXPROCS(0)), done: make(chan struct{}),
 		attempts: map[WindowID]int{}, sentAt: map[int]time.Time{}, tasks: map[int]liveTask{}}
@@ -619,14 +649,21 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 	w, h := r.spec.Width, r.spec.Height
 	switch a := a.(type) {
 	case PrepareRound:
-		for len(r.checking) > 0 { // a lost window's check reads the fixed labels about to change
+		for len(r.checking) > 0 { // a lost window's check reads the fixed labels (or scratch planes) about to change
 			r.onChecked(<-r.checks)
 		}
-		if r.merger != nil {
+		switch {
+		case r.merger != nil:
 			r.merger.StartRound(a.Round)
 			r.works = map[int]partition.WindowWork{}
-		} else if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
-			return fmt.Errorf("preparing round %d: %w", a.Round, err)
+		case r.rmerger != nil:
+			if err := r.rmerger.StartRound(a.Round); err != nil {
+				return fmt.Errorf("preparing round %d: %w", a.Round, err)
+			}
+		default:
+			if _, err := partition.CopyStore(r.stores.Scratch, r.stores.Persistent, w, h); err != nil {
+				return fmt.Errorf("preparing round %d: %w", a.Round, err)
+			}
 		}
 		r.skipped, r.cached, r.cache, r.sentAt, r.tasks = map[int]bool{}, map[int]decoded{}, 0, map[int]time.Time{}, map[int]liveTask{}
 		r.apply(RoundPrepared{Round: a.Round})
@@ -647,7 +684,15 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 		r.onPhase(PhaseMerging)
 		return r.merge(ctx, a)
 	case Finish:
-		if r.merger == nil {
+		switch {
+		case r.rmerger != nil:
+			// The labeling within the labels alive, the persistent map from them.
+			res, err := r.rmerger.Finish(r.stores.Persistent)
+			if err != nil {
+				return fmt.Errorf("finishing the elimination: %w", err)
+			}
+			r.rres = res
+		case r.merger == nil:
 			if err := partition.OverrideLabels(r.stores.Labeling, r.stores.Persistent, w, h); err != nil {
 				return err
 			}
@@ -791,6 +836,9 @@ type object struct {
 func (r *Runner) prepare(id WindowID) (protocol.WindowTask, []object, bool, error) {
 	if r.merger != nil {
 		return r.eliminationTask(id)
+	}
+	if r.rmerger != nil {
+		return r.rasterEliminationTask(id)
 	}
 	if r.graph != nil {
 		return r.graphTask(id)
@@ -1043,6 +1091,10 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 			before := r.merger.Persistent()
 			eliminated = int64(r.merger.Merge(r.job.Regions[i], r.work(i), dec.elim))
 			added = int64(r.merger.Persistent() - before)
+		case r.rmerger != nil:
+			before := r.rmerger.Persistent()
+			eliminated, err = r.rmerger.Merge(dec.rwork, dec.relim)
+			added = r.rmerger.Persistent() - before
 		case r.graph != nil:
 			added, err = partition.MergeGraphWindow(r.job.Regions[i], res, r.stores.Persistent, r.stores.Labeling)
 		default:
@@ -1074,6 +1126,8 @@ func (r *Runner) recordProof(id WindowID, dec decoded) error {
 	switch {
 	case r.merger != nil:
 		return r.opt.Proofs.Elimination(id.Round, r.work(id.Window).Nodes, dec.proof)
+	case r.rmerger != nil:
+		return r.opt.Proofs.Elimination(id.Round, dec.rwork.Nodes, dec.proof)
 	case r.graph != nil:
 		return r.opt.Proofs.Graph(id.Round, r.job.Regions[id.Window].Nodes, dec.proof)
 	}

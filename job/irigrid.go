@@ -3,6 +3,7 @@ package job
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
 	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
 )
 
 // Label elimination by windows of a .grid model past maxInMemoryPixels, out of
@@ -27,6 +29,14 @@ import (
 // their halo, at most maxEliminationWindowPixels; the levels stop below) and
 // bands of rows of the label files, never the pixels.
 //
+// Through a runtime (run, a coordinator's submitted job) the windows go to
+// the cluster: pbp's as a raster pbp job over the same label files, the
+// elimination as a raster iri job (distributeRasterElimination: the
+// coordinator merges into the alive planes here, the workers read their
+// windows from the .grid), for every .grid without evidence too
+// (rasterElimination), so no machine holds the model; the files are the
+// same.
+//
 // With evidence, the observed pixels start with their label alone (pbp writes
 // them into its persistent map, as solveRaster does): the plans are raster
 // tiles over every pixel, where the in-memory path plans regions over the
@@ -40,31 +50,27 @@ import (
 var maxEliminationWindowPixels int64 = 1 << 22
 
 // outOfCoreElimination says whether the run is label elimination by windows
-// of a .grid model past maxInMemoryPixels, run here out of core
-// (eliminateGrid): without a runtime, or with one that solves in this process
-// (InProcess: partopt run). A cluster's iri jobs hold the model in memory, so
-// a submitted one is refused at submission (Wire).
+// of a .grid model read by windows (eliminateGrid): rasterElimination.
 func (r *runner) outOfCoreElimination() bool {
-	s := r.spec
-	if s.Method == PBP || !s.Windowed() || !IsGridFile(s.Model) || !inProcess(r.opt.Runtime) {
+	return rasterElimination(r.spec, r.opt.Runtime != nil)
+}
+
+// rasterElimination says whether label elimination by windows of s (its
+// defaults resolved) runs on its .grid file read by windows, the labels alive
+// in label files (eliminateGrid), in this process or — distributed, when a
+// runtime solves the windows — as a raster iri job: past maxInMemoryPixels
+// always, and through a runtime for every .grid without evidence, so that
+// neither a coordinator nor a worker holds the model. Without evidence the
+// outputs are the in-memory path's byte for byte (its plans and merge; the
+// windows' growth is capped only past memory, levelFitting); with evidence
+// below the bound the in-memory path plans regions over the conditioned model
+// (a graph iri job), which differs, so it stays.
+func rasterElimination(s Spec, runtime bool) bool {
+	if s.Method == PBP || !s.Windowed() || !IsGridFile(s.Model) {
 		return false
 	}
 	h, err := gridHeader(s.Model)
-	return err == nil && pixels(h) > maxInMemoryPixels
-}
-
-// InProcess is implemented by a Runtime whose windows are solved in this
-// process (partopt run's embedded NATS): label elimination of a .grid past
-// memory then runs here, out of core, without it.
-type InProcess interface{ InProcess() bool }
-
-// inProcess says whether rt is none, or solves in this process.
-func inProcess(rt Runtime) bool {
-	if rt == nil {
-		return true
-	}
-	ip, ok := rt.(InProcess)
-	return ok && ip.InProcess()
+	return err == nil && (pixels(h) > maxInMemoryPixels || runtime && !hasEvidence(s))
 }
 
 // levelFitting caps maxLevel at the highest level whose windows, grown by
@@ -80,12 +86,10 @@ func levelFitting(window, halo, maxLevel int) int {
 	return 0
 }
 
-// eliminateGrid is eliminateWindows on a .grid model past memory, out of core.
+// eliminateGrid is eliminateWindows on a .grid model read by windows, out of
+// core (rasterElimination): here, or through the runtime.
 func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 	s := r.spec
-	if r.opt.Runtime != nil {
-		r.note(fmt.Sprintf("%s: label elimination past %d pixels runs out of core in this process, its windows not through NATS", s.Model, maxInMemoryPixels))
-	}
 	g, err := grid.Open(s.Model)
 	if err != nil {
 		return nil, err
@@ -104,7 +108,9 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 	}
 	W, H, K := h.Width, h.Height, h.Labels
 	plans := rasterEliminationPlans(s, W, H)
-	plans.maxLevel = levelFitting(s.Window, plans.halo, plans.maxLevel)
+	if pixels(h) > maxInMemoryPixels {
+		plans.maxLevel = levelFitting(s.Window, plans.halo, plans.maxLevel)
+	}
 	st, certs, err := newWindowedStage(s.Output)
 	if err != nil {
 		return nil, err
@@ -129,14 +135,26 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 	pbpPersistent := int64(0)
 	if s.Method == PBPIRI {
 		ps := s.stage(PBP)
-		opt := partition.RasterOptions{Core: ps.Window, Halo: ps.halo(DefaultRasterHalo), Persistency: ps.persistency(), Workers: ps.Workers,
-			MaxRounds: ps.Rounds, Progress: progress, Proofs: certs.w}
-		res, err := partition.SolveRaster(ctx, raster, files.persistent, files.pbpLabels, files.pbpScratch, opt)
-		if err != nil {
-			return nil, windowsFailed(ctx, err, s.Output)
+		if r.opt.Runtime != nil {
+			// A raster pbp job, as solveRaster's through a runtime.
+			d := &Distributed{ModelPath: s.Model, Raster: raster, Persistent: files.persistent, Labeling: files.pbpLabels, Scratch: files.pbpScratch,
+				Progress: progress, Proofs: certs.w}
+			if d.Spec, err = ps.wire(false, W, H, K); err == nil {
+				out, err = r.opt.Runtime.Windows(ctx, d)
+			}
+			if err != nil {
+				return nil, windowsFailed(ctx, err, s.Output)
+			}
+		} else {
+			opt := partition.RasterOptions{Core: ps.Window, Halo: ps.halo(DefaultRasterHalo), Persistency: ps.persistency(), Workers: ps.Workers,
+				MaxRounds: ps.Rounds, Progress: progress, Proofs: certs.w}
+			res, err := partition.SolveRaster(ctx, raster, files.persistent, files.pbpLabels, files.pbpScratch, opt)
+			if err != nil {
+				return nil, windowsFailed(ctx, err, s.Output)
+			}
+			out.RasterResult = *res
 		}
-		out.RasterResult = *res
-		pbpPersistent = res.Persistent
+		pbpPersistent = out.Persistent
 	}
 	if _, err := partition.InitAlive(files.alive, W, H, files.persistent); err != nil {
 		return nil, Internal(err)
@@ -151,6 +169,10 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 		}
 		if err != nil {
 			return nil, Internal(err)
+		}
+	} else if r.opt.Runtime != nil {
+		if res, err = el.distributeRasterElimination(ctx, raster, plans, files, progress, certs.w, out); err != nil {
+			return nil, windowsFailed(ctx, err, s.Output)
 		}
 	} else {
 		opt := partition.RasterEliminateOptions{Plan: plans.windows, MaxLevel: plans.maxLevel, Solver: s.persistency().Solver, Workers: s.Workers,
@@ -214,6 +236,35 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 	}
 	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",
 		rep.PersistentFraction, k, free, eliminated, labels, frac, rep.Windows, rep.Rounds, seconds)}, nil
+}
+
+// distributeRasterElimination is eliminateGrid's elimination done by the
+// runtime as a raster iri job: the windows of plans over raster, the labels
+// alive in files' planes (initialised), merged by the coordinator in plan
+// order, its labeling and persistent map in files' label files; its
+// provenance (runtime, workers, lost windows) goes to out.
+func (r *runner) distributeRasterElimination(ctx context.Context, raster partition.Raster, plans eliminationPlans, files *aliveFiles, progress func(partition.RasterProgress),
+	certs *partition.ProofWriter, out *Outcome) (*partition.RasterEliminationResult, error) {
+	spec, err := r.spec.wire(false, raster.Width, raster.Height, files.header.Labels)
+	if err != nil {
+		return nil, err
+	}
+	spec.Method, spec.Halo = protocol.MethodIRI, plans.halo
+	d := &Distributed{Spec: spec, ModelPath: r.spec.Model, Raster: raster, Windows: plans.windows, MaxLevel: plans.maxLevel,
+		Alive: files.alive, Prior: files.prior, Persistent: files.persistent, Labeling: files.labels, Progress: progress, Proofs: certs}
+	o, err := r.opt.Runtime.Windows(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if o.RasterElimination == nil {
+		return nil, errors.New("the runtime returned no elimination for a raster iri job")
+	}
+	// The counts are the elimination's (the report adds them); the rest —
+	// runtime, workers, start, lost windows — goes with out's.
+	prov := *o
+	prov.RasterResult = partition.RasterResult{}
+	out.add(&prov)
+	return o.RasterElimination, nil
 }
 
 // aliveFiles are the label files of an out-of-core elimination, in its stage

@@ -22,6 +22,7 @@ import (
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/oracle"
 	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
 )
 
 // writeGrid writes m, a w×h raster, as a .grid file and returns its path.
@@ -468,58 +469,116 @@ func sortedPair(a, b string) []string {
 	return []string{a, b}
 }
 
-// inProcessRuntime is partopt run's kind of runtime (job.InProcess), as a test
-// double: it solves no window itself (a label elimination past memory must
-// not reach it) and records the pbp windows it is given.
-type inProcessRuntime struct{ calls int }
+// loopRuntime is a Runtime that runs a raster job's windows with partition's
+// own loops, as a coordinator and its workers must leave them — raster pbp
+// (SolveRaster) and raster iri (EliminateRaster) — and records the specs it
+// was handed.
+type loopRuntime struct{ specs []protocol.JobSpec }
 
-func (r *inProcessRuntime) InProcess() bool { return true }
-
-func (r *inProcessRuntime) Windows(context.Context, *Distributed) (*Outcome, error) {
-	r.calls++
-	return nil, errors.New("the runtime was asked for windows")
+func (r *loopRuntime) Windows(ctx context.Context, d *Distributed) (*Outcome, error) {
+	r.specs = append(r.specs, d.Spec)
+	opt := d.Spec.Persistency()
+	switch {
+	case d.Graph != nil:
+		return nil, errors.New("a graph job: the model in memory")
+	case d.Windows != nil:
+		res, err := partition.EliminateRaster(ctx, d.Raster, d.Alive, d.Prior, d.Labeling, d.Persistent, partition.RasterEliminateOptions{
+			Plan: d.Windows, MaxLevel: d.MaxLevel, Solver: opt.Solver, Workers: 2, MaxRounds: d.Spec.MaxRounds, Proofs: d.Proofs})
+		if err != nil {
+			return nil, err
+		}
+		return &Outcome{RasterElimination: res, Runtime: "test"}, nil
+	}
+	res, err := partition.SolveRaster(ctx, d.Raster, d.Persistent, d.Labeling, d.Scratch,
+		partition.RasterOptions{Core: d.Spec.Core, Halo: d.Spec.Halo, Persistency: opt, Workers: 2, MaxRounds: d.Spec.MaxRounds, Proofs: d.Proofs})
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{RasterResult: *res, Runtime: "test"}, nil
 }
 
-// TestRunOfAGridPastMemoryEliminatesOutOfCore is issue 34's first
-// reproduction: `partopt run giga.grid -o out`, the default method, on a .grid
-// past memory exited 2 ("method pbp+iri reads the model into memory"). With
-// partopt run's runtime (in process) the job now eliminates out of core here
-// and writes what solve writes; a cluster's submission is refused at once, with
-// what to do instead.
-func TestRunOfAGridPastMemoryEliminatesOutOfCore(t *testing.T) {
+// TestRunOfAGridPastMemoryEliminatesThroughItsRuntime is issue 34's first
+// reproduction: `partopt run giga.grid -o out`, the default method, on a
+// .grid past memory exited 2 ("method pbp+iri reads the model into memory").
+// Its windows now go to the runtime as raster jobs — pbp's, then a raster iri
+// job (layout raster, the labels alive in label files) — and it writes what
+// solve writes; a cluster takes every method of such a file (Wire: a raster
+// spec, the model never read into memory), as it does a .grid without
+// evidence below the bound.
+func TestRunOfAGridPastMemoryEliminatesThroughItsRuntime(t *testing.T) {
 	defer func(old int64) { maxInMemoryPixels = old }(maxInMemoryPixels)
 	path := writeGrid(t, random.PottsDenoising(random.New(6), 12, 10, 5, 2, 4, 1.5), 12, 10)
-	maxInMemoryPixels = 12*10 - 1
-	solved := Spec{Model: path, Method: PBPIRI, Window: 4, Halo: 1, Output: t.TempDir()}
-	if _, err := Run(context.Background(), solved, Options{}); err != nil {
+	for i, limit := range []int64{12*10 - 1, MaxInMemoryPixels, 12*10 - 1, MaxInMemoryPixels} {
+		maxInMemoryPixels = limit
+		method := []Method{PBPIRI, IRI}[i/2]
+		solved := Spec{Model: path, Method: method, Window: 4, Halo: 1, Output: t.TempDir()}
+		if _, err := Run(context.Background(), solved, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		ran := solved
+		ran.Output = t.TempDir()
+		rt := &loopRuntime{}
+		res, err := Run(context.Background(), ran, Options{Runtime: rt})
+		if err != nil {
+			t.Fatalf("%s, bound %d: run: %v", method, limit, err)
+		}
+		want, got := outputFiles(t, solved.Output), outputFiles(t, ran.Output)
+		for name, data := range want {
+			if name != ReportFile && !bytes.Equal(got[name], data) {
+				t.Errorf("%s, bound %d: %s differs between run and solve", method, limit, name)
+			}
+		}
+		if specs := rt.specs; method == PBPIRI && (len(specs) != 2 || specs[0].Method != "" || specs[0].Layout != "") {
+			t.Errorf("%s, bound %d: the runtime got %+v: want a raster pbp job, then a raster iri job", method, limit, rt.specs)
+		} else if last := specs[len(specs)-1]; !last.RasterIRI() || last.Width != 12 || last.Height != 10 || last.Core != 4 || last.Halo != 1 {
+			t.Errorf("%s, bound %d: the runtime's last job %+v: want a raster iri job", method, limit, last)
+		}
+		if rep := res.Report.(*WindowsReport); rep.Runtime != "test" || rep.PersistentVariables == 0 {
+			t.Errorf("bound %d: report runtime %q, %d persistent", limit, rep.Runtime, rep.PersistentVariables)
+		}
+		for _, m := range []Method{PBPIRI, IRI, "", PBP} {
+			s := solved
+			s.Method = m
+			w, err := Wire(s)
+			if err != nil || w.Layout != "" || w.Width != 12 || w.Height != 10 || (m == IRI) != w.RasterIRI() {
+				t.Errorf("bound %d: submitting %q: %+v, %v: want a raster spec", limit, m, w, err)
+			}
+		}
+	}
+	// With evidence, below the bound the elimination plans regions over the
+	// conditioned model (a graph job, as solve's in memory); past it, raster
+	// tiles over every pixel, the observed ones with their label alone (a
+	// raster job, as solve's out of core).
+	if err := os.WriteFile(path+".evid", []byte("2 5 2 30 0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ran := solved
-	ran.Output = t.TempDir()
-	rt := &inProcessRuntime{}
-	var notes []string
-	if _, err := Run(context.Background(), ran, Options{Runtime: rt, Note: func(n string) { notes = append(notes, n) }}); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	want, got := outputFiles(t, solved.Output), outputFiles(t, ran.Output)
-	for name, data := range want {
-		if name != ReportFile && !bytes.Equal(got[name], data) {
-			t.Errorf("%s differs between run and solve", name)
+	for _, limit := range []int64{12*10 - 1, MaxInMemoryPixels} {
+		maxInMemoryPixels = limit
+		past := limit < 12*10
+		s := Spec{Model: path, Method: IRI, Window: 4, Halo: 1, Output: t.TempDir()}
+		if w, err := Wire(s); err != nil || w.RasterIRI() != past || (w.Layout == protocol.LayoutGraph) == past {
+			t.Errorf("bound %d, evidence: wire spec %+v, %v: want a raster iri job past the bound, a graph one below", limit, w, err)
 		}
-	}
-	if rt.calls != 0 || len(notes) != 1 || !strings.Contains(notes[0], "out of core in this process") {
-		t.Errorf("the runtime got %d calls, notes %q: want none, and a note saying where the windows ran", rt.calls, notes)
-	}
-	for _, m := range []Method{PBPIRI, IRI, ""} {
-		s := solved
-		s.Method = m
-		if _, err := Wire(s); err == nil || !strings.Contains(err.Error(), "submit --method pbp") {
-			t.Errorf("submitting %q past memory: %v, want a refusal saying what to do", m, err)
+		if !past {
+			continue
 		}
-	}
-	s := solved
-	s.Method = PBP
-	if _, err := Wire(s); err != nil {
-		t.Errorf("submitting pbp past memory: %v", err)
+		if _, err := Run(context.Background(), s, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		ran := s
+		ran.Output = t.TempDir()
+		rt := &loopRuntime{}
+		if _, err := Run(context.Background(), ran, Options{Runtime: rt}); err != nil {
+			t.Fatalf("evidence: run: %v", err)
+		}
+		want, got := outputFiles(t, s.Output), outputFiles(t, ran.Output)
+		for name, data := range want {
+			if name != ReportFile && !bytes.Equal(got[name], data) {
+				t.Errorf("evidence: %s differs between run and solve", name)
+			}
+		}
+		if len(rt.specs) != 1 || !rt.specs[0].RasterIRI() {
+			t.Errorf("evidence: the runtime got %+v: want a raster iri job", rt.specs)
+		}
 	}
 }

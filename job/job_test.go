@@ -79,6 +79,14 @@ func (r *inProcess) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 	if d.Graph != nil {
 		return nil, errors.New("graph jobs are not run by this test runtime")
 	}
+	if d.Windows != nil { // a raster iri job
+		res, err := partition.EliminateRaster(ctx, d.Raster, d.Alive, d.Prior, d.Labeling, d.Persistent, partition.RasterEliminateOptions{
+			Plan: d.Windows, MaxLevel: d.MaxLevel, Solver: opt.Solver, Workers: 2, MaxRounds: d.Spec.MaxRounds, Proofs: d.Proofs})
+		if err != nil {
+			return nil, err
+		}
+		return &job.Outcome{RasterElimination: res, Runtime: "test"}, nil
+	}
 	res, err := partition.SolveRaster(ctx, d.Raster, d.Persistent, d.Labeling, d.Scratch,
 		partition.RasterOptions{Core: d.Spec.Core, Halo: d.Spec.Halo, Persistency: opt, Workers: 2, MaxRounds: d.Spec.MaxRounds, Proofs: d.Proofs})
 	if err != nil {

@@ -38,6 +38,14 @@ type Distributed struct {
 	// Domains, if set, are an iri job's labels alive before its first round
 	// over Graph (pbp+iri: what Algorithm 1's windows proved).
 	Domains [][]int
+	// A raster iri job (Spec.RasterIRI: a .grid eliminated out of core) has
+	// Raster, its windows by round and level (Windows, with MaxLevel), and the
+	// labels alive (Alive, from partition.InitAlive: every label, or what
+	// pbp+iri's first stage proved; Prior the planes of each round's scratch
+	// copy), on disk; its Labeling and Persistent end as
+	// partition.EliminateRaster leaves them (Scratch is unused).
+	Windows      func(round, level int) []partition.RasterWindow
+	Alive, Prior partition.AliveLabels
 	// The labels: the persistent map (label+1, or 0), the labeling, and the
 	// labels fixed before a round. The persistent map holds the observed
 	// pixels already.
@@ -63,6 +71,9 @@ type Outcome struct {
 	// Elimination is an iri job's merged result (without Proofs: the
 	// coordinator checked each window's before merging it).
 	Elimination *partition.Elimination
+	// RasterElimination is a raster iri job's summary (its labels are in
+	// Distributed's stores and planes).
+	RasterElimination *partition.RasterEliminationResult
 }
 
 // add counts o's windows (but not Windows: an elimination counts its own) and

@@ -261,21 +261,30 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 // pbp+iri, as everywhere; Window and Halo as given, Rounds 0 as the method's
 // default): a raster for a .grid file or a model on a 4-connected grid,
 // otherwise a graph of the variables left free by the evidence; an iri job a
-// graph, and a pbp+iri job its pbp stage's (the layout of its elimination's
-// plans). The model is referred to by its absolute path; a fresh id is drawn.
+// raster for a .grid eliminated by windows of the file (rasterElimination:
+// without evidence, or past memory), a graph otherwise, and a pbp+iri job its
+// pbp stage's (the layout of its elimination's plans). The model is referred
+// to by its absolute path; a fresh id is drawn.
 func Wire(s Spec) (protocol.JobSpec, error) {
 	s = s.withDefaults()
-	if s.Method != PBP {
-		// A cluster's label elimination holds the model in memory.
-		if err := s.checkInMemory(); err != nil {
-			return protocol.JobSpec{}, fmt.Errorf("%w; a cluster cannot yet eliminate labels out of core: submit --method pbp, or run it on one machine (partopt run or solve go out of core)", err)
-		}
-	}
 	switch {
 	case s.Method == PBPIRI && s.Windowed():
 		return wirePBPIRI(s)
 	case (s.Method != PBP && s.Method != IRI) || !s.Windowed():
 		return protocol.JobSpec{}, fmt.Errorf("a cluster runs methods pbp and iri by windows only, not %s with window %d", s.Method, s.Window)
+	}
+	if s.Method == IRI && rasterElimination(s, true) {
+		// A raster iri job: the .grid read by windows, never into memory.
+		h, err := gridHeader(s.Model)
+		if err != nil {
+			return protocol.JobSpec{}, err
+		}
+		spec, err := s.wire(false, h.Width, h.Height, h.Labels)
+		if err != nil {
+			return spec, err
+		}
+		spec.Method, spec.Halo = protocol.MethodIRI, rasterEliminationPlans(s, h.Width, h.Height).halo
+		return spec, spec.Validate()
 	}
 	if s.Method == IRI {
 		p, err := LoadProblem(s.Model, s.NoEvidence)
@@ -315,7 +324,7 @@ func wirePBPIRI(s Spec) (protocol.JobSpec, error) {
 	pbp := s.stage(PBP)
 	var spec protocol.JobSpec
 	var err error
-	if h, herr := gridHeader(s.Model); IsGridFile(s.Model) && herr == nil && !hasEvidence(s) {
+	if h, herr := gridHeader(s.Model); herr == nil && rasterElimination(s, true) {
 		spec, err = pbp.wire(false, h.Width, h.Height, h.Labels)
 	} else {
 		p, err := LoadProblem(s.Model, s.NoEvidence)

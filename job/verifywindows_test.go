@@ -55,7 +55,17 @@ func windowedRuns(t *testing.T) []struct {
 		{"raster iri", job.Spec{Model: denoise, Method: job.IRI, Window: 8, Halo: 2, Rounds: 2}, nil},
 		{"regions pbp+iri", job.Spec{Model: "../testdata/pedigree1.uai", Method: job.PBPIRI, Window: 30, Rounds: 2}, nil},
 		{"raster pbp+iri", job.Spec{Model: denoise, Method: job.PBPIRI, Window: 8, Halo: 2}, nil},
+		{"grid file pbp+iri by a runtime (raster iri job)", job.Spec{Model: gridWithoutEvidence(t), Method: job.PBPIRI, Window: 8, Halo: 2}, &inProcess{}},
 	}
+}
+
+// gridWithoutEvidence is gridModel without its evidence file.
+func gridWithoutEvidence(t *testing.T) string {
+	path := gridModel(t)
+	if err := os.Remove(path + ".evid"); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestWindowedRunsVerify: verify re-checks every kind of windowed run from the

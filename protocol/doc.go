@@ -35,6 +35,12 @@
 // against the extent's label counts and that no domain is empty), its result the
 // window's elimination with certificates in the persistency result file format
 // (WindowResult.Elimination), which the coordinator re-checks before merging.
+// A raster label-elimination job (MethodIRI with layout raster, RasterIRI: a
+// .grid eliminated out of core) sends rectangles instead, with the labels
+// alive over the nodes grown by one pixel (WindowTask.Domains, the job's
+// Labels bits a pixel; DecodeRasterDomains checks the size against the
+// extent before decoding); its nodes are the pixels with more than one label
+// alive (RasterWindowNodes), its result an elimination as a graph window's.
 //
 // Typical use, a coordinator sending a task and a worker receiving it:
 //

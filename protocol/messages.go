@@ -35,6 +35,10 @@ const iriStageSuffix = "--iri"
 // StatusAs).
 func IRIStage(job string) string { return job + iriStageSuffix }
 
+// StageOf is the job a job id is a stage of: job itself, or the pbp+iri job
+// whose second stage it is (IRIStage).
+func StageOf(job string) string { return strings.TrimSuffix(job, iriStageSuffix) }
+
 // ValidateSubmitted checks a job id given by a user: ValidateJob, and not the
 // id of a pbp+iri job's second stage.
 func ValidateSubmitted(job string) error {
@@ -171,9 +175,11 @@ type JobSpec struct {
 	// Evidence, when set, is a UAI evidence file (inline, or EvidenceObject):
 	// the observed pixels, fixed before round 0.
 	Evidence *Payload `msgpack:"e,omitempty"`
-	// Method is MethodPBP (or empty), MethodIRI or MethodPBPIRI. An iri job is
-	// a graph job whatever its model: its windows are node lists (GraphWindow
-	// with Domains), its results eliminations (WindowResult.Elimination).
+	// Method is MethodPBP (or empty), MethodIRI or MethodPBPIRI. An iri job's
+	// results are eliminations (WindowResult.Elimination); a graph iri job's
+	// windows are node lists (GraphWindow with Domains), a raster iri job's
+	// (a .grid file, out of core) rectangles with the labels alive around them
+	// (WindowTask.Domains).
 	Method string `msgpack:"mt,omitempty"`
 	// EliminationRounds are a pbp+iri job's rounds of its iri stage
 	// (MaxRounds are its pbp stage's).
@@ -220,8 +226,6 @@ func (s JobSpec) Validate() error {
 		return fmt.Errorf("method %.40q: want %q, %q or %q", s.Method, MethodPBP, MethodIRI, MethodPBPIRI)
 	case s.PBPIRI() && len(s.Job) > MaxJobLen-len(iriStageSuffix):
 		return fmt.Errorf("job id %q of a %s job: at most %d characters (its second stage's id is %d longer)", s.Job, MethodPBPIRI, MaxJobLen-len(iriStageSuffix), len(iriStageSuffix))
-	case s.IRI() && s.Layout != LayoutGraph:
-		return fmt.Errorf("method %s: want layout %q (windows are node lists), not %q", MethodIRI, LayoutGraph, s.Layout)
 	}
 	if s.Evidence != nil {
 		if err := s.Evidence.Validate(); err != nil {
@@ -302,6 +306,13 @@ type WindowTask struct {
 	Fixed *Fixed `msgpack:"f,omitempty"`
 	// Graph is the window of a graph job.
 	Graph *GraphWindow `msgpack:"g,omitempty"`
+	// Domains is a raster iri job's window's labels alive before the round
+	// over RasterExtent(Nodes) (the nodes grown by one pixel, clipped), as
+	// EncodeDomains packs them with the job's Labels bits a pixel, row-major;
+	// inline or DomainsObject. The window's nodes — the variables its map may
+	// move — are the pixels of Nodes with more than one label alive there
+	// (RasterWindowNodes). Fixed is nil then.
+	Domains *Payload `msgpack:"a,omitempty"`
 }
 
 // Validate checks the ids, that Core lies in Nodes, and that Fixed covers Nodes;
@@ -311,8 +322,8 @@ func (t WindowTask) Validate() error {
 		return err
 	}
 	if t.Graph != nil {
-		if t.Core != (Rect{}) || t.Nodes != (Rect{}) || t.Fixed != nil {
-			return errors.New("a graph window with raster rectangles or fixed labels")
+		if t.Core != (Rect{}) || t.Nodes != (Rect{}) || t.Fixed != nil || t.Domains != nil {
+			return errors.New("a graph window with raster rectangles, fixed labels or raster domains")
 		}
 		return t.Graph.Validate()
 	}
@@ -326,11 +337,19 @@ func (t WindowTask) Validate() error {
 		return fmt.Errorf("core %+v not inside nodes %+v", t.Core, t.Nodes)
 	}
 	if t.Fixed != nil {
+		if t.Domains != nil {
+			return errors.New("a raster window with both fixed labels and domains")
+		}
 		if err := t.Fixed.Validate(); err != nil {
 			return err
 		}
 		if !t.Fixed.Rect.Contains(t.Nodes) {
 			return fmt.Errorf("fixed labels over %+v do not cover nodes %+v", t.Fixed.Rect, t.Nodes)
+		}
+	}
+	if t.Domains != nil {
+		if err := t.Domains.Validate(); err != nil {
+			return fmt.Errorf("raster window domains: %w", err)
 		}
 	}
 	return nil

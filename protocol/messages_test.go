@@ -56,6 +56,17 @@ func samples() map[string]Message {
 		"WindowTask/iri": WindowTask{Job: "j", Round: 3, Window: 2, Graph: &GraphWindow{
 			Nodes:   NewValues(EncodeLabels([]int32{3, 4}, 1149), "unused", InlineLimit),
 			Domains: &Payload{Inline: EncodeDomains([][]int{{0, 2}, {1}, {0, 1, 2}}, []int{3, 2, 3})}}},
+		"JobSpec/raster-iri": JobSpec{
+			Job: "giga", Model: ModelRef{Path: "/data/giga.grid"}, Method: MethodIRI,
+			Width: 40000, Height: 25000, Labels: 8, Core: 256, Halo: 8, MaxRounds: 12,
+			Variant: VariantInvariant,
+		},
+		"WindowTask/raster-iri": WindowTask{Job: "j", Round: 1, Window: 7,
+			Core: Rect{1, 0, 2, 1}, Nodes: Rect{0, 0, 3, 1},
+			Domains: &Payload{Inline: EncodeRasterDomains([][]int{{0, 2}, {1}, {0, 1, 2}, {2}}, 3)}},
+		"WindowTask/raster-iri-object": WindowTask{Job: "j", Round: 0, Window: 0,
+			Core: Rect{0, 0, 512, 512}, Nodes: Rect{0, 0, 544, 544},
+			Domains: &Payload{Object: DomainsObject("j", 0, 0), Size: 545 * 545, CRC32C: 3}},
 		"WindowResult/iri": WindowResult{Job: "j", Round: 3, Window: 2, Worker: "w", Vars: 3, SolverIterations: 50, Seconds: 0.25,
 			Elimination: []byte("partopt persistency result\n\x00\x03...")},
 		"WindowResult/empty": WindowResult{Job: "j", Round: 0, Window: 5, Worker: "w1"},
@@ -187,7 +198,9 @@ func TestValidateRejects(t *testing.T) {
 		}), "cannot cover"},
 		{"graph fixed size", withGraph(func(t *WindowTask) { t.Graph.Fixed.Count = 7 }), "need 7 bytes, have 6"},
 		{"unknown method", with(func(s *JobSpec) { s.Method = "IRI" }), "method"},
-		{"iri raster", with(func(s *JobSpec) { s.Method = MethodIRI }), "want layout"},
+		{"raster window with fixed labels and domains", withTask(func(t *WindowTask) { t.Domains = &Payload{} }), "both fixed labels and domains"},
+		{"raster domains object name", withTask(func(t *WindowTask) { t.Fixed, t.Domains = nil, &Payload{Object: "a b", Size: 1} }), "object name"},
+		{"graph window with raster domains", withGraph(func(t *WindowTask) { t.Graph.Fixed, t.Domains = nil, &Payload{} }), "raster domains"},
 		{"graph window with fixed labels and domains", withGraph(func(t *WindowTask) { t.Graph.Domains = &Payload{} }), "both fixed labels and domains"},
 		{"graph domains object name", withGraph(func(t *WindowTask) {
 			t.Graph.Fixed, t.Graph.Domains = nil, &Payload{Object: "a b", Size: 1}
@@ -385,5 +398,73 @@ func TestDecodeDomainsRejects(t *testing.T) {
 				t.Fatalf("DecodeDomains = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRasterDomains: a raster iri window's domains cover its nodes grown by
+// one pixel, clipped; they decode only from exactly the extent's size at the
+// job's labels a pixel (checked before anything is decoded), from an object
+// whose checksum holds, inside the raster; its nodes are the pixels of Nodes
+// with more than one label alive.
+func TestRasterDomains(t *testing.T) {
+	spec := JobSpec{Job: "j", Method: MethodIRI, Width: 5, Height: 4, Labels: 3}
+	nodes := Rect{3, 0, 2, 2}
+	ext := RasterExtent(spec, nodes)
+	if ext != (Rect{2, 0, 3, 3}) {
+		t.Fatalf("extent %+v, want {2 0 3 3}", ext)
+	}
+	doms := make([][]int, ext.Pixels())
+	for i := range doms {
+		doms[i] = []int{i % 3}
+	}
+	doms[1], doms[5] = []int{0, 2}, []int{0, 1, 2} // (3,0) and (4,1)
+	data := EncodeRasterDomains(doms, spec.Labels)
+	if int64(len(data)) != RasterDomainsSize(ext, spec.Labels) {
+		t.Fatalf("%d bytes, want %d", len(data), RasterDomainsSize(ext, spec.Labels))
+	}
+	task := WindowTask{Job: "j", Core: nodes, Nodes: nodes, Domains: &Payload{Inline: data}}
+	got, e, err := DecodeRasterDomains(spec, task, nil)
+	if err != nil || e != ext || !reflect.DeepEqual(got, doms) {
+		t.Fatalf("DecodeRasterDomains = %v, %+v, %v", got, e, err)
+	}
+	if n := RasterWindowNodes(spec.Width, nodes, ext, got); !reflect.DeepEqual(n, []int{3, 9}) {
+		t.Errorf("nodes %v, want [3 9]", n)
+	}
+	obj := task
+	obj.Domains = &Payload{Object: DomainsObject("j", 0, 0), Size: int64(len(data)), CRC32C: CRC32C(data)}
+	if _, _, err := DecodeRasterDomains(spec, obj, data); err != nil {
+		t.Errorf("from an object: %v", err)
+	}
+	bad := slices.Clone(data)
+	bad[0] ^= 1
+	for _, tc := range []struct {
+		name    string
+		spec    JobSpec
+		task    WindowTask
+		content []byte
+		want    string
+	}{
+		{"not iri", JobSpec{Job: "j", Width: 5, Height: 4, Labels: 3}, task, nil, "not a window of a raster iri job"},
+		{"graph iri", JobSpec{Job: "j", Method: MethodIRI, Layout: LayoutGraph, Width: 5, Height: 1, Labels: 3}, task, nil, "not a window of a raster iri job"},
+		{"outside", spec, WindowTask{Job: "j", Nodes: Rect{4, 0, 2, 1}, Domains: task.Domains}, nil, "outside the 5×4 raster"},
+		{"short", spec, WindowTask{Job: "j", Nodes: nodes, Domains: &Payload{Inline: data[:len(data)-1]}}, nil, "want 4"},
+		{"more labels", JobSpec{Job: "j", Method: MethodIRI, Width: 5, Height: 4, Labels: 4}, task, nil, "want 5"},
+		{"corrupt object", spec, obj, bad, "CRC32C"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := DecodeRasterDomains(tc.spec, tc.task, tc.content); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("DecodeRasterDomains = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestStageOf: a pbp+iri job's second stage is a stage of the job; any other
+// id is its own.
+func TestStageOf(t *testing.T) {
+	for job, want := range map[string]string{"j": "j", IRIStage("j"): "j", "j-iri": "j-iri", IRIStage(IRIStage("j")): IRIStage("j")} {
+		if got := StageOf(job); got != want {
+			t.Errorf("StageOf(%q) = %q, want %q", job, got, want)
+		}
 	}
 }

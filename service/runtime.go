@@ -111,10 +111,6 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, started: page, runtime: job.RuntimeEmbedded})
 }
 
-// InProcess implements job.InProcess: the windows are solved in this
-// process, so a .grid past memory gets label elimination out of core here.
-func (e *Embedded) InProcess() bool { return true }
-
 // noteFunc is note, or a function that drops the notes.
 func noteFunc(note func(string)) func(string) {
 	if note == nil {
@@ -142,12 +138,16 @@ type driveOptions struct {
 // drive runs the windowed job d as spec (d.Spec, or the job as submitted) through
 // a coordinator.Runner over res, and reports its outcome.
 func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d *job.Distributed, o driveOptions) (*job.Outcome, error) {
-	proven, err := partition.CopyStore(d.Scratch, d.Persistent, spec.Width, spec.Height)
-	if err != nil {
-		return nil, err
+	var proven int64 // a raster iri job counts its own, from its planes
+	if d.Scratch != nil {
+		var err error
+		if proven, err = partition.CopyStore(d.Scratch, d.Persistent, spec.Width, spec.Height); err != nil {
+			return nil, err
+		}
 	}
 	runner, err := coordinator.NewRunner(res, spec, proven, coordinator.Stores{Persistent: d.Persistent, Labeling: d.Labeling, Scratch: d.Scratch},
-		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains, Proofs: d.Proofs, OnPhase: o.onPhase, StatusAs: o.statusAs})
+		coordinator.RunOptions{Log: o.log, Metrics: Metrics(), Resume: o.resume, Model: d.Graph, Raster: d.Raster, Plan: d.Plan, MaxLevel: d.MaxLevel, Domains: d.Domains,
+			Windows: d.Windows, Alive: d.Alive, Prior: d.Prior, Proofs: d.Proofs, OnPhase: o.onPhase, StatusAs: o.statusAs})
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 	out := &job.Outcome{Runtime: o.runtime, Workers: slices.Sorted(maps.Keys(sum.Workers)), Started: sum.Started, RasterResult: partition.RasterResult{Persistent: sum.Proven, Rounds: sum.Rounds,
 		Windows: sum.WindowsTotal, Solved: sum.Solved, WindowSeconds: sum.WindowSeconds, MaxWindowVars: sum.MaxWindowVars,
 		PruningIterations: sum.PruningIterations, SolverIterations: sum.SolverIterations}}
-	out.Elimination = runner.Elimination()
+	out.Elimination, out.RasterElimination = runner.Elimination(), runner.RasterElimination()
 	for _, w := range sum.LostWindows {
 		out.Lost = append(out.Lost, fmt.Sprintf("round %d window %d", w.Round+1, w.Window))
 	}

@@ -169,14 +169,31 @@ func newModelCache(open func(context.Context, protocol.JobSpec) (jobModel, io.Cl
 	return &modelCache{open: open, keep: max(keep, 1), entries: map[string]*cachedModel{}}
 }
 
-// get returns the job's model; release it with put. Concurrent callers for one
-// job share a single open.
+// modelKey names the model a job's windows are solved on: the job (the
+// stages of a pbp+iri job, JOB and JOB--iri, are one: protocol.StageOf), its
+// model file (shared path or object, with its size and checksum), the
+// evidence it is conditioned on (a graph), and the shape the opener checks.
+// So a worker opens (or downloads) a pbp+iri job's model once for both
+// stages, and a later job on a shared path that changed meanwhile opens it
+// anew.
+func modelKey(spec protocol.JobSpec) string {
+	m, ev := spec.Model, ""
+	if e := spec.Evidence; e != nil {
+		ev = fmt.Sprintf("%s/%d/%08x/%08x", e.Object, e.Size, e.CRC32C, protocol.CRC32C(e.Inline))
+	}
+	return fmt.Sprintf("%s %q %q %d %08x %q %q %d×%d×%d %s", protocol.StageOf(spec.Job), m.Path, m.Object, m.Size, m.CRC32C, m.Name,
+		spec.Layout, spec.Width, spec.Height, spec.Labels, ev)
+}
+
+// get returns the job's model; release it with put(modelKey(spec)).
+// Concurrent callers for one model share a single open.
 func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (jobModel, error) {
+	key := modelKey(spec)
 	c.mu.Lock()
-	e := c.entries[spec.Job]
+	e := c.entries[key]
 	if e == nil {
 		e = &cachedModel{ready: make(chan struct{})}
-		c.entries[spec.Job] = e
+		c.entries[key] = e
 		go func() {
 			e.model, e.closer, e.err = c.open(context.WithoutCancel(ctx), spec)
 			close(e.ready)
@@ -189,13 +206,13 @@ func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (jobModel, 
 	select {
 	case <-e.ready:
 	case <-ctx.Done():
-		c.put(spec.Job)
+		c.put(key)
 		return jobModel{}, ctx.Err()
 	}
 	if e.err != nil {
 		c.mu.Lock()
-		if c.entries[spec.Job] == e {
-			delete(c.entries, spec.Job) // try again on the next task
+		if c.entries[key] == e {
+			delete(c.entries, key) // try again on the next task
 		}
 		e.refs--
 		c.mu.Unlock()
@@ -206,10 +223,10 @@ func (c *modelCache) get(ctx context.Context, spec protocol.JobSpec) (jobModel, 
 
 // put releases a get and closes the least recently used models beyond keep that
 // no task uses.
-func (c *modelCache) put(job string) {
+func (c *modelCache) put(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.entries[job]; e != nil {
+	if e := c.entries[key]; e != nil {
 		e.refs--
 	}
 	for len(c.entries) > c.keep {

@@ -226,7 +226,10 @@ func (w *server) solve(ctx context.Context, task protocol.WindowTask) (protocol.
 	if err != nil {
 		return protocol.WindowResult{}, fmt.Errorf("model of job %s: %w", spec.Job, err)
 	}
-	defer w.models.put(spec.Job)
+	defer w.models.put(modelKey(spec))
+	if spec.RasterIRI() {
+		return w.solveRasterElimination(ctx, spec, task, jm.raster)
+	}
 	if spec.IRI() {
 		return w.solveElimination(ctx, spec, task, jm.graph)
 	}
