@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/bits"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/partopt/partopt/model"
@@ -513,82 +512,45 @@ func EliminateRaster(ctx context.Context, r Raster, alive, prior AliveLabels, la
 // rasterElimination is a window eliminated and checked, waiting for its turn
 // to be merged.
 type rasterElimination struct {
-	i       int
 	work    RasterWork
 	e       *RasterElimination
 	seconds float64
-	err     error
 }
 
 // eliminateRound eliminates a round's windows on a pool of workers and merges
-// them in plan order as they become mergeable, at most 4 × Workers windows
-// out beyond the next to merge (runRound's reorder buffer).
+// them in plan order as they become mergeable (inPlanOrder, as runRound).
 func eliminateRound(ctx context.Context, r Raster, g *RasterMerger, wins []RasterWindow, round int, opt RasterEliminateOptions) error {
-	ctx, cancel := context.WithCancel(ctx)
-	workers := max(opt.Workers, 1)
-	lookahead := 4 * workers
-	jobs := make(chan int, lookahead)
-	results := make(chan *rasterElimination, lookahead)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range jobs {
-				start := time.Now()
-				out := &rasterElimination{i: i}
-				if out.err = ctx.Err(); out.err == nil {
-					out.work, out.err = g.Window(wins[i])
-				}
-				if out.err == nil && len(out.work.Nodes) > 0 {
-					out.e, out.err = eliminateRasterWindow(ctx, r, out.work, opt.Solver, true)
-				}
-				out.seconds = time.Since(start).Seconds()
-				results <- out
-			}
-		})
+	solve := func(ctx context.Context, i int) (*rasterElimination, error) {
+		start := time.Now()
+		out := &rasterElimination{}
+		work, err := g.Window(wins[i])
+		if err == nil && len(work.Nodes) > 0 {
+			out.e, err = eliminateRasterWindow(ctx, r, work, opt.Solver, true)
+		}
+		out.work, out.seconds = work, time.Since(start).Seconds()
+		return out, err
 	}
-	defer func() {
-		close(jobs)
-		cancel()
-		wg.Wait()
-	}()
-	pending := map[int]*rasterElimination{}
-	next, merged := 0, 0
-	for merged < len(wins) {
-		for ; next < len(wins) && next < merged+lookahead; next++ {
-			jobs <- next
+	merge := func(i int, out *rasterElimination) error {
+		if _, err := g.Merge(out.work, out.e); err != nil {
+			return err
 		}
-		select {
-		case out := <-results:
-			pending[out.i] = out
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		for out := pending[merged]; out != nil; out = pending[merged] {
-			delete(pending, merged)
-			if out.err != nil {
-				return fmt.Errorf("partition: round %d, window %d (core %v): %w", round, merged, wins[merged].Core, out.err)
-			}
-			if _, err := g.Merge(out.work, out.e); err != nil {
-				return err
-			}
-			if out.e != nil {
-				if opt.Proofs != nil {
-					if err := opt.Proofs.Elimination(round, out.work.Nodes, out.e.Result); err != nil {
-						return err
-					}
+		if out.e != nil {
+			if opt.Proofs != nil {
+				if err := opt.Proofs.Elimination(round, out.work.Nodes, out.e.Result); err != nil {
+					return err
 				}
-				g.res.Solved++
-				g.res.MaxWindowVars = max(g.res.MaxWindowVars, len(out.e.Vars))
-				g.res.SolverIterations += out.e.Result.SolverIterations
 			}
-			g.res.WindowSeconds += out.seconds
-			merged++
-			if opt.Progress != nil {
-				opt.Progress(RasterProgress{Round: round, WindowsDone: merged, Windows: len(wins), Persistent: g.persistent})
-			}
+			g.res.Solved++
+			g.res.MaxWindowVars = max(g.res.MaxWindowVars, len(out.e.Vars))
+			g.res.SolverIterations += out.e.Result.SolverIterations
 		}
+		g.res.WindowSeconds += out.seconds
+		if opt.Progress != nil {
+			opt.Progress(RasterProgress{Round: round, WindowsDone: i + 1, Windows: len(wins), Persistent: g.persistent})
+		}
+		return nil
 	}
-	return nil
+	return inPlanOrder(ctx, wins, round, opt.Workers, solve, merge)
 }
 
 // ReplayRasterElimination replays the file's leading elimination records over

@@ -272,29 +272,59 @@ type WindowResult struct {
 	Proof *persistency.Result
 }
 
-// rasterResult is a solved window waiting for its turn to be merged.
-type rasterResult struct {
-	*WindowResult
-	i   int
-	err error
+// runRound solves a round's windows on a pool of workers and merges them in plan
+// order as they become mergeable (inPlanOrder).
+func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, persistent, labeling, fixed Store, opt RasterOptions, res *RasterResult) error {
+	solve := func(ctx context.Context, i int) (*WindowResult, error) {
+		return SolveWindow(ctx, r, wins[i], fixed, opt.Persistency)
+	}
+	merge := func(i int, out *WindowResult) error {
+		added, err := MergeWindow(wins[i], out, persistent, labeling)
+		if err == nil && opt.Proofs != nil && out.Vars > 0 {
+			err = opt.Proofs.Raster(round, wins[i].Nodes, out.Proof)
+		}
+		if err != nil {
+			return err
+		}
+		res.Persistent += added
+		res.Windows++
+		if out.Vars > 0 {
+			res.Solved++
+		}
+		res.WindowSeconds += out.Seconds
+		res.MaxWindowVars = max(res.MaxWindowVars, out.Vars)
+		res.PruningIterations += out.PruningIterations
+		res.SolverIterations += out.SolverIterations
+		if opt.Progress != nil {
+			opt.Progress(RasterProgress{Round: round, WindowsDone: i + 1, Windows: len(wins), Persistent: res.Persistent})
+		}
+		return nil
+	}
+	return inPlanOrder(ctx, wins, round, opt.Workers, solve, merge)
 }
 
-// runRound solves a round's windows on a pool of workers and merges them in plan
-// order as they become mergeable. At most lookahead windows are dispatched beyond
-// the next one to merge, which bounds the results held in memory.
-func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, persistent, labeling, fixed Store, opt RasterOptions, res *RasterResult) error {
+// inPlanOrder solves the windows on a pool of workers goroutines and merges each
+// result in plan order as it becomes mergeable. At most 4 × workers windows are
+// dispatched beyond the next one to merge, which bounds the results held in
+// memory. The first error, a window's or a merge's, ends it.
+func inPlanOrder[T any](ctx context.Context, wins []RasterWindow, round, workers int, solve func(ctx context.Context, i int) (T, error), merge func(i int, out T) error) error {
+	type solved struct {
+		i   int
+		out T
+		err error
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	workers := max(opt.Workers, 1)
+	workers = max(workers, 1)
 	lookahead := 4 * workers
 	// Neither channel ever blocks a sender: at most lookahead windows are out.
 	jobs := make(chan int, lookahead)
-	results := make(chan *rasterResult, lookahead)
+	results := make(chan solved, lookahead)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for i := range jobs {
-				res, err := SolveWindow(ctx, r, wins[i], fixed, opt.Persistency)
-				results <- &rasterResult{WindowResult: res, i: i, err: err}
+				out, err := solve(ctx, i)
+				results <- solved{i, out, err}
 			}
 		})
 	}
@@ -303,7 +333,7 @@ func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, per
 		cancel()
 		wg.Wait()
 	}()
-	pending := map[int]*rasterResult{}
+	pending := map[int]solved{}
 	next, merged := 0, 0
 	for merged < len(wins) {
 		for ; next < len(wins) && next < merged+lookahead; next++ {
@@ -315,31 +345,15 @@ func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, per
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		for out := pending[merged]; out != nil; out = pending[merged] {
+		for out, ok := pending[merged]; ok; out, ok = pending[merged] {
 			delete(pending, merged)
 			if out.err != nil {
 				return fmt.Errorf("partition: round %d, window %d (core %v): %w", round, merged, wins[merged].Core, out.err)
 			}
-			added, err := MergeWindow(wins[merged], out.WindowResult, persistent, labeling)
-			if err == nil && opt.Proofs != nil && out.Vars > 0 {
-				err = opt.Proofs.Raster(round, wins[merged].Nodes, out.Proof)
-			}
-			if err != nil {
+			if err := merge(merged, out.out); err != nil {
 				return err
 			}
-			res.Persistent += added
-			res.Windows++
-			if out.Vars > 0 {
-				res.Solved++
-			}
-			res.WindowSeconds += out.Seconds
-			res.MaxWindowVars = max(res.MaxWindowVars, out.Vars)
-			res.PruningIterations += out.PruningIterations
-			res.SolverIterations += out.SolverIterations
 			merged++
-			if opt.Progress != nil {
-				opt.Progress(RasterProgress{Round: round, WindowsDone: merged, Windows: len(wins), Persistent: res.Persistent})
-			}
 		}
 	}
 	return nil
