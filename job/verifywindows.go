@@ -35,16 +35,20 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 	if err != nil {
 		return Verified{}, err
 	}
-	var ra io.ReaderAt = f
-	if progress != nil {
-		ra = &readProgress{r: ra, total: info.Size(), report: progress}
+	openOn := func(ra io.ReaderAt) func(n int) (*partition.ProofReader, error) {
+		return func(n int) (*partition.ProofReader, error) {
+			return partition.NewProofReader(certPath, ra, info.Size(), int64(n))
+		}
 	}
-	open := func(n int) (*partition.ProofReader, error) {
-		return partition.NewProofReader(certPath, ra, info.Size(), int64(n))
+	open := openOn(f)
+	if progress != nil {
+		open = openOn(&readProgress{r: f, total: info.Size(), report: progress})
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if IsGridFile(modelPath) {
-		h, outOfCore, err := rasterProofsOnly(modelPath, open)
+		// A look at the records' kinds, not the replay: its reads are not the
+		// progress (they would take it to the end before the replay starts).
+		h, outOfCore, err := rasterProofsOnly(modelPath, openOn(f))
 		if err != nil {
 			return Verified{}, err
 		}
