@@ -582,3 +582,38 @@ func TestRunOfAGridPastMemoryEliminatesThroughItsRuntime(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyPastMemoryReportsTheReplaysProgress: verify of a .grid past memory
+// reports its progress through the certificates as the replay reads them. The
+// look at the records' kinds before the replay read through the progress
+// reader and took it to the end at once, so a 10⁹-pixel verify logged nothing
+// for its whole replay: the end must be reported while the replay runs (its
+// scratch label files exist).
+func TestVerifyPastMemoryReportsTheReplaysProgress(t *testing.T) {
+	defer func(old int64) { maxInMemoryPixels = old }(maxInMemoryPixels)
+	path := writeGrid(t, random.PottsDenoising(random.New(6), 12, 10, 5, 2, 4, 1.5), 12, 10)
+	for _, m := range []Method{PBP, PBPIRI} {
+		maxInMemoryPixels = MaxInMemoryPixels
+		s := Spec{Model: path, Method: m, Window: 4, Halo: 1, Output: t.TempDir()}
+		if _, err := Run(context.Background(), s, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		maxInMemoryPixels = 12*10 - 1
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		var before, during int // reports before the replay's scratch files, and while they exist
+		end := false
+		_, err := VerifyWith(path, s.Output, VerifyOptions{Progress: func(read, total int64) {
+			if scratch, _ := filepath.Glob(filepath.Join(tmp, "partopt-verify-*")); len(scratch) == 0 {
+				before++
+				return
+			}
+			during++
+			end = end || read == total
+		}})
+		// Before the replay: at most its reader's look at the file's header.
+		if err != nil || before > 1 || during == 0 || !end {
+			t.Errorf("%s: %d progress reports before the replay, %d during it, the end reported by it: %v (%v)", m, before, during, end, err)
+		}
+	}
+}
