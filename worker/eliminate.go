@@ -86,12 +86,9 @@ func (w *server) solveElimination(ctx context.Context, spec protocol.JobSpec, ta
 // checked here (ignored when inline). The coordinator re-checks the result
 // before merging it.
 func SolveRasterElimination(ctx context.Context, spec protocol.JobSpec, task protocol.WindowTask, raster partition.Raster, domains []byte, worker string) (protocol.WindowResult, error) {
-	out := protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: worker}
-	if err := task.Validate(); err != nil {
+	out, err := rasterTask(spec, task, raster, worker)
+	if err != nil {
 		return out, err
-	}
-	if task.Job != spec.Job || raster.Width != spec.Width || raster.Height != spec.Height {
-		return out, fmt.Errorf("worker: task of job %s for job %s (%d×%d), raster %d×%d", task.Job, spec.Job, spec.Width, spec.Height, raster.Width, raster.Height)
 	}
 	doms, ext, err := protocol.DecodeRasterDomains(spec, task, domains)
 	if err != nil {

@@ -18,12 +18,9 @@ import (
 // is what partition.SolveWindow computes, as the message the coordinator merges
 // (protocol.DecodeResult decodes it back).
 func Solve(ctx context.Context, spec protocol.JobSpec, task protocol.WindowTask, raster partition.Raster, fixed []byte, worker string) (protocol.WindowResult, error) {
-	out := protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: worker}
-	if err := task.Validate(); err != nil {
+	out, err := rasterTask(spec, task, raster, worker)
+	if err != nil {
 		return out, err
-	}
-	if task.Job != spec.Job || raster.Width != spec.Width || raster.Height != spec.Height {
-		return out, fmt.Errorf("worker: task of job %s for job %s (%d×%d), raster %d×%d", task.Job, spec.Job, spec.Width, spec.Height, raster.Width, raster.Height)
 	}
 	win := partition.RasterWindow{Core: partition.Rect(task.Core), Nodes: partition.Rect(task.Nodes)}
 	if n := task.Nodes; n.X0+n.W > spec.Width || n.Y0+n.H > spec.Height {
@@ -107,4 +104,17 @@ func (s rectStore) ReadRect(x0, y0, w, h int, dst []int32) error {
 
 func (s rectStore) WriteRect(int, int, int, int, []int32) error {
 	return fmt.Errorf("worker: the fixed labels are read-only")
+}
+
+// rasterTask checks a raster window task against its job's spec and the
+// raster the worker opened, and returns the result message to fill.
+func rasterTask(spec protocol.JobSpec, task protocol.WindowTask, raster partition.Raster, worker string) (protocol.WindowResult, error) {
+	out := protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: worker}
+	if err := task.Validate(); err != nil {
+		return out, err
+	}
+	if task.Job != spec.Job || raster.Width != spec.Width || raster.Height != spec.Height {
+		return out, fmt.Errorf("worker: task of job %s for job %s (%d×%d), raster %d×%d", task.Job, spec.Job, spec.Width, spec.Height, raster.Width, raster.Height)
+	}
+	return out, nil
 }
