@@ -68,7 +68,7 @@ def setup(k):
     # K = 3, 5, 6, 7: the opmask of the first k lanes (K1) and +Inf (Y15).
     if not K_PARAMS[k].get('opmask'):
         return []
-    return [f'MOVL         {K_PARAMS[k]["mask"]}, AX', 'KMOVW        AX, K1', 'MOVL         $0x7f800000, AX', 'MOVL         AX, X15', 'VBROADCASTSS X15, Y15 // +Inf']
+    return [f'MOVL         {K_PARAMS[k]["mask"]}, AX', 'KMOVW        AX, K1', 'MOVL         $0x7f800000, AX', 'VMOVD        AX, X15', 'VBROADCASTSS X15, Y15 // +Inf']
 
 def send(k):
     p, reg, load, addm, subm, store, hmin, masked = ops(k)
@@ -140,8 +140,8 @@ def backward(k):
     body += [f'VMOVAPS      {reg(0)}, {reg(6)}'] + hmin(reg(6), 6, 7)
     body += ['VCVTSS2SD    X6, X9, X9', 'VADDSD       X9, X8, X8 // lb += float64(min D)', 'CMPB         check+300(FP), $0', f'JEQ          {b}send', '',
              '// D\'s unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).',
-             'MOVL         $0x7fffffff, AX', 'MOVL         AX, X10', 'VANDPS       X10, X6, X10', 'MOVL         $0x3f800000, AX // 1',
-             'MOVL         AX, X11', 'VMAXSS       X10, X11, X10', 'VMULSS       tol+296(FP), X10, X10', f'VBROADCASTSS X10, {reg(10)}',
+             'MOVL         $0x7fffffff, AX', 'VMOVD        AX, X10', 'VANDPS       X10, X6, X10', 'MOVL         $0x3f800000, AX // 1',
+             'VMOVD        AX, X11', 'VMAXSS       X10, X11, X10', 'VMULSS       tol+296(FP), X10, X10', f'VBROADCASTSS X10, {reg(10)}',
              f'VBROADCASTSS X6, {reg(11)}', f'VSUBPS       {reg(11)}, {reg(0)}, {reg(11)}', f'VCMPPS       $2, {reg(10)}, {reg(11)}, {reg(11)}',
              f'VMOVMSKPS    {reg(11)}, AX'] + masked('AX') + [
              'MOVL         $-1, CX', 'TESTL        AX, AX', f'JZ           {b}store // none (a NaN)', 'LEAL         -1(AX), DX',
@@ -187,7 +187,7 @@ def crossing(k):
     out += hmin(reg(13), 13, 10)
     out += store(reg(9), '(DX)')
     out += ['VMOVSS       (DX)(R9*4), X9', 'VADDSS       X12, X9, X9 // val', 'VSUBSS       X13, X9, X10 // val − best',
-            'MOVL         $0x7fffffff, AX', 'MOVL         AX, X11', 'VANDPS       X11, X9, X11', 'MOVL         $0x3f800000, AX // 1', 'MOVL         AX, X12',
+            'MOVL         $0x7fffffff, AX', 'VMOVD        AX, X11', 'VANDPS       X11, X9, X11', 'MOVL         $0x3f800000, AX // 1', 'VMOVD        AX, X12',
             'VMAXSS       X11, X12, X11', 'VMULSS       tol+296(FP), X11, X11', 'VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)',
             'VMOVD        X10, AX', 'TESTL        AX, AX', f'JNZ          {c}tight', 'MOVQ         cons_base+272(FP), AX', 'MOVL         $-1, (AX)(R8*4)',
             'MOVQ         j-40(SP), CX', 'MOVL         $-1, (AX)(CX*4)', '', f'{c}tight:', 'MOVQ         a-48(SP), CX', 'MOVQ         a1-56(SP), DX', '',

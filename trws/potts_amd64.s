@@ -278,10 +278,10 @@ b8sum:
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VANDPS       X10, X6, X10
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, Y10
@@ -377,10 +377,10 @@ c8sum:
 	VADDSS       X12, X9, X9 // val
 	VSUBSS       X13, X9, X10 // val − best
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VANDPS       X11, X9, X11
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VMAXSS       X11, X12, X11
 	VMULSS       tol+296(FP), X11, X11
 	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
@@ -773,10 +773,10 @@ b4sum:
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VANDPS       X10, X6, X10
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, X10
@@ -871,10 +871,10 @@ c4sum:
 	VADDSS       X12, X9, X9 // val
 	VSUBSS       X13, X9, X10 // val − best
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VANDPS       X11, X9, X11
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VMAXSS       X11, X12, X11
 	VMULSS       tol+296(FP), X11, X11
 	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
@@ -1261,10 +1261,10 @@ b2sum:
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VANDPS       X10, X6, X10
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, X10
@@ -1359,10 +1359,10 @@ c2sum:
 	VADDSS       X12, X9, X9 // val
 	VSUBSS       X13, X9, X10 // val − best
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VANDPS       X11, X9, X11
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VMAXSS       X11, X12, X11
 	VMULSS       tol+296(FP), X11, X11
 	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
@@ -1507,7 +1507,7 @@ TEXT ·forwardPotts3AVX512(SB), NOSPLIT, $0-224
 	MOVL         $7, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -1586,7 +1586,7 @@ TEXT ·forwardRoundPotts3AVX512(SB), NOSPLIT, $8-280
 	MOVL         $7, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -1725,7 +1725,7 @@ TEXT ·backwardPotts3AVX512(SB), NOSPLIT, $64-312
 	MOVL         $7, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         n+0(FP), R8
 	MOVQ         u_base+8(FP), SI
@@ -1777,10 +1777,10 @@ b3sum:
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VANDPS       X10, X6, X10
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, Y10
@@ -1878,10 +1878,10 @@ c3sum:
 	VADDSS       X12, X9, X9 // val
 	VSUBSS       X13, X9, X10 // val − best
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VANDPS       X11, X9, X11
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VMAXSS       X11, X12, X11
 	VMULSS       tol+296(FP), X11, X11
 	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
@@ -1953,7 +1953,7 @@ TEXT ·primalPotts3AVX512(SB), NOSPLIT, $0-240
 	MOVL         $7, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         from+0(FP), R8
 	MOVQ         u_base+16(FP), SI
@@ -2038,7 +2038,7 @@ TEXT ·forwardPotts5AVX512(SB), NOSPLIT, $0-224
 	MOVL         $31, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -2117,7 +2117,7 @@ TEXT ·forwardRoundPotts5AVX512(SB), NOSPLIT, $8-280
 	MOVL         $31, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -2256,7 +2256,7 @@ TEXT ·backwardPotts5AVX512(SB), NOSPLIT, $64-312
 	MOVL         $31, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         n+0(FP), R8
 	MOVQ         u_base+8(FP), SI
@@ -2308,10 +2308,10 @@ b5sum:
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VANDPS       X10, X6, X10
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, Y10
@@ -2409,10 +2409,10 @@ c5sum:
 	VADDSS       X12, X9, X9 // val
 	VSUBSS       X13, X9, X10 // val − best
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VANDPS       X11, X9, X11
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VMAXSS       X11, X12, X11
 	VMULSS       tol+296(FP), X11, X11
 	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
@@ -2484,7 +2484,7 @@ TEXT ·primalPotts5AVX512(SB), NOSPLIT, $0-240
 	MOVL         $31, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         from+0(FP), R8
 	MOVQ         u_base+16(FP), SI
@@ -2569,7 +2569,7 @@ TEXT ·forwardPotts6AVX512(SB), NOSPLIT, $0-224
 	MOVL         $63, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -2648,7 +2648,7 @@ TEXT ·forwardRoundPotts6AVX512(SB), NOSPLIT, $8-280
 	MOVL         $63, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -2787,7 +2787,7 @@ TEXT ·backwardPotts6AVX512(SB), NOSPLIT, $64-312
 	MOVL         $63, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         n+0(FP), R8
 	MOVQ         u_base+8(FP), SI
@@ -2839,10 +2839,10 @@ b6sum:
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VANDPS       X10, X6, X10
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, Y10
@@ -2940,10 +2940,10 @@ c6sum:
 	VADDSS       X12, X9, X9 // val
 	VSUBSS       X13, X9, X10 // val − best
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VANDPS       X11, X9, X11
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VMAXSS       X11, X12, X11
 	VMULSS       tol+296(FP), X11, X11
 	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
@@ -3015,7 +3015,7 @@ TEXT ·primalPotts6AVX512(SB), NOSPLIT, $0-240
 	MOVL         $63, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         from+0(FP), R8
 	MOVQ         u_base+16(FP), SI
@@ -3100,7 +3100,7 @@ TEXT ·forwardPotts7AVX512(SB), NOSPLIT, $0-224
 	MOVL         $127, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -3179,7 +3179,7 @@ TEXT ·forwardRoundPotts7AVX512(SB), NOSPLIT, $8-280
 	MOVL         $127, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	XORQ         R8, R8
 	MOVQ         u_base+8(FP), SI
@@ -3318,7 +3318,7 @@ TEXT ·backwardPotts7AVX512(SB), NOSPLIT, $64-312
 	MOVL         $127, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         n+0(FP), R8
 	MOVQ         u_base+8(FP), SI
@@ -3370,10 +3370,10 @@ b7sum:
 
 	// D's unique argmin: the lanes with D − min D ≤ tol·max(1, |min D|).
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X10
+	VMOVD        AX, X10
 	VANDPS       X10, X6, X10
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+296(FP), X10, X10
 	VBROADCASTSS X10, Y10
@@ -3471,10 +3471,10 @@ c7sum:
 	VADDSS       X12, X9, X9 // val
 	VSUBSS       X13, X9, X10 // val − best
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X11
+	VMOVD        AX, X11
 	VANDPS       X11, X9, X11
 	MOVL         $0x3f800000, AX // 1
-	MOVL         AX, X12
+	VMOVD        AX, X12
 	VMAXSS       X11, X12, X11
 	VMULSS       tol+296(FP), X11, X11
 	VCMPSS       $2, X11, X10, X10 // val − best ≤ tol·max(1, |val|)
@@ -3546,7 +3546,7 @@ TEXT ·primalPotts7AVX512(SB), NOSPLIT, $0-240
 	MOVL         $127, AX
 	KMOVW        AX, K1
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVQ         from+0(FP), R8
 	MOVQ         u_base+16(FP), SI

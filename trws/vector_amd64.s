@@ -28,7 +28,7 @@ TEXT ·minPlusFromTailAVX2(SB), NOSPLIT, $0-72
 	MOVQ         DX, R9
 	ANDQ         $-8, R9
 	MOVL         $0x7f800000, AX // +Inf
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
 	XORQ         AX, AX
 
@@ -144,7 +144,7 @@ TEXT ·minPlusFromHeadAVX2(SB), NOSPLIT, $0-72
 	ANDQ         $-8, R9
 	LEAQ         (DX*4), R10 // bytes in a row
 	MOVL         $0x7f800000, AX // +Inf
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
 
 	CMPQ R9, DX
@@ -348,7 +348,7 @@ TEXT ·sumRowsAVX2(SB), NOSPLIT, $0-84
 	ANDQ $-8, R9
 	LEAQ (DX*4), R10
 	MOVL $0x7f800000, AX
-	MOVL AX, X7
+	VMOVD AX, X7
 	VBROADCASTSS X7, Y7
 	XORQ AX, AX
 
@@ -410,12 +410,12 @@ TEXT ·reparamAVX2(SB), NOSPLIT, $0-84
 	MOVQ         d_base+24(FP), SI
 	MOVQ         d_len+32(FP), DX
 	MOVQ         back_base+48(FP), BX
-	MOVSS        gamma+72(FP), X6
+	VMOVSS       gamma+72(FP), X6
 	VBROADCASTSS X6, Y6
 	MOVQ         DX, R9
 	ANDQ         $-8, R9
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X7
+	VMOVD        AX, X7
 	VBROADCASTSS X7, Y7
 	XORQ         AX, AX
 
@@ -455,7 +455,7 @@ TEXT ·normalizeAVX2(SB), NOSPLIT, $0-28
 	MOVQ         DX, R9
 	ANDQ         $-8, R9
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X7
+	VMOVD        AX, X7
 	VBROADCASTSS X7, Y7
 	XORQ         AX, AX
 
@@ -524,9 +524,9 @@ TEXT ·truncLinear2AVX2(SB), NOSPLIT, $0-60
 	MOVQ         h_base+0(FP), SI
 	MOVQ         h_len+8(FP), DX
 	MOVQ         out_base+24(FP), DI
-	MOVSS        w+48(FP), X6
+	VMOVSS       w+48(FP), X6
 	VBROADCASTSS X6, Y6
-	MOVSS        top+52(FP), X7
+	VMOVSS       top+52(FP), X7
 	VBROADCASTSS X7, Y7
 	LEAQ         -1(DX), R9
 
@@ -542,7 +542,7 @@ TEXT ·truncLinear2AVX2(SB), NOSPLIT, $0-60
 
 	// The minimum.
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X8
+	VMOVD        AX, X8
 	VBROADCASTSS X8, Y8
 	MOVQ         $1, AX
 
@@ -620,8 +620,8 @@ TEXT ·truncLinear2SendAVX2(SB), NOSPLIT, $8-116
 	MOVQ         h_base+48(FP), SI
 	MOVQ         out_base+72(FP), DI
 	VBROADCASTSS gamma+96(FP), Y4
-	MOVSS        w+100(FP), X6
-	MOVSS        t+104(FP), X10
+	VMOVSS       w+100(FP), X6
+	VMOVSS       t+104(FP), X10
 	CALL         tl2send<>(SB)
 	VMOVSS       X8, ret+112(FP)
 	VZEROUPPER
@@ -639,7 +639,7 @@ TEXT ·truncLinear2SendAVX2(SB), NOSPLIT, $8-116
 // instead of waiting for them to be written.
 TEXT tl2send<>(SB), NOSPLIT, $0-0
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X7
+	VMOVD        AX, X7
 	VBROADCASTSS X7, Y7
 	XORQ         AX, AX
 
@@ -658,7 +658,7 @@ tl2sh:
 	VBROADCASTSS X6, Y6
 	// The values' minimum, then out = the values − it (X8).
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	LEAQ         -8(DX), R9 // the last eight start here
 	VMOVAPS      Y15, Y8
@@ -723,7 +723,7 @@ tl2sout1:
 	ADDQ         u_base+16(FP), SI; \
 	MOVQ         d_base+136(FP), DI; \
 	MOVL         $0x7f800000, AX; \
-	MOVL         AX, X7; \
+	VMOVD        AX, X7; \
 	VBROADCASTSS X7, Y7; \
 	XORQ         AX, AX; \
 	VMOVUPS      (SI)(AX*4), Y0; \
@@ -748,9 +748,9 @@ tl2sout1:
 	MOVQ         aedge_base+232(FP), R10; \
 	MOVLQSX      (R10)(CX*4), AX; \
 	MOVQ         w_base+64(FP), R10; \
-	MOVSS        (R10)(AX*4), X6; \
+	VMOVSS       (R10)(AX*4), X6; \
 	MOVQ         t_base+88(FP), R10; \
-	MOVSS        (R10)(AX*4), X10; \
+	VMOVSS       (R10)(AX*4), X10; \
 	MOVQ         msg_base+40(FP), R10; \
 	MOVQ         ain_base+256(FP), R9; \
 	MOVLQSX      (R9)(CX*4), AX; \
@@ -853,7 +853,7 @@ TEXT ·scaleAVX2(SB), NOSPLIT, $0-52
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
 	MOVQ         src_len+32(FP), DX
-	MOVSS        w+48(FP), X6
+	VMOVSS       w+48(FP), X6
 	VBROADCASTSS X6, Y6
 	MOVQ         DX, R9
 	ANDQ         $-8, R9
@@ -934,10 +934,10 @@ TEXT ·checkTruncLinear2AVX2(SB), NOSPLIT, $64-380
 	MOVQ         ain_base+256(FP), R13
 	VMOVUPS      lanesf8<>(SB), Y14
 	MOVL         $0x7f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15 // +Inf
 	MOVL         $0x7fffffff, AX
-	MOVL         AX, X13
+	VMOVD        AX, X13
 	VBROADCASTSS X13, Y13 // |·|
 	XORQ         R8, R8
 
@@ -1052,7 +1052,7 @@ cpstore:
 	VMOVSS       (DI)(AX*4), X3
 	VANDPS       X13, X3, X10
 	MOVL         $0x3f800000, DX // 1
-	MOVL         DX, X11
+	VMOVD        DX, X11
 	VMAXSS       X10, X11, X10
 	VMULSS       tol+376(FP), X10, X10
 	VBROADCASTSS X10, Y10
@@ -1144,7 +1144,7 @@ ctchunk:
 	VSUBSS    X7, X0, X9 // val − best
 	VANDPS    X13, X0, X10
 	MOVL      $0x3f800000, DX
-	MOVL      DX, X11
+	VMOVD      DX, X11
 	VMAXSS    X10, X11, X10
 	VMULSS    tol+376(FP), X10, X10
 	VCMPSS    $2, X10, X9, X9
