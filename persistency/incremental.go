@@ -43,6 +43,12 @@ func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome,
 	if err != nil {
 		return nil
 	}
+	// A node the messages leave inconsistent is dropped by the iteration
+	// anyway: settling stops once the region's labels stand still rather than
+	// fall back to a whole solve for a few such nodes (stereo windows: every
+	// iteration's few ties at the eroding boundary did).
+	loc.Stable = settledChecks
+	loc.Budget = settleBudget * s.NumVars()
 	inc := &incremental{m: m, variant: variant, loc: loc, node: make([]int32, m.NumVars()), vars: vars,
 		boundary: slices.Clone(boundary)}
 	if inc.vars == nil {
@@ -62,6 +68,15 @@ func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome,
 	}
 	return inc
 }
+
+// settledChecks is trws.Local.Stable for the pruning iterations, and
+// settleBudget·nodes their trws.Local.Budget: a settle that grows over a tenth
+// of a window still costs less than the whole solve it saves (hundreds of
+// iterations on a stereo window, where every iteration's change travels far).
+const (
+	settledChecks = 2
+	settleBudget  = 300
+)
 
 // defaultTRWS says whether r is TRW-S (alone or in Auto) with the default
 // stopping rules once withDefaults resolved them (zero Options, or
@@ -120,6 +135,13 @@ func (inc *incremental) step(ctx context.Context, A, x []int) (cons []int, bound
 	for j, v := range A {
 		i := inc.node[v]
 		cons[j], boundary[j] = inc.loc.Consistent(int(i)), inc.boundary[i]
+		if cons[j] < 0 {
+			// Left inconsistent by a settle that stood still (every node of A
+			// was consistent before): not dropped on settling's word — it
+			// keeps its label until the iteration that drops nothing, whose
+			// certificate or whole solve decides it as before.
+			cons[j] = x[v]
+		}
 	}
 	return cons, boundary, true, nil
 }

@@ -25,12 +25,21 @@ type Local struct {
 	cons  []int32   // each node's consistency label (−1: none)
 	d     []float32 // the check's D_i (by uoff)
 	next  []int32   // the check's labels
+	arg   []int32   // the check's unique argmins (−1: none)
 	flag  []uint8   // Settle's marks (inRegion, inZone, inRing2), cleared at its end
 	flags []int32   // the nodes with a mark
 	// Options.
 	Radius     int // grow the region by this many edges around a change (default 4)
 	CheckEvery int // iterations between checks of the region (default 3)
 	Budget     int // node updates before Settle gives up (default 4·nodes, at least 2^15)
+	// Stable, when positive, also ends a Settle that leaves some region nodes
+	// inconsistent: once nothing outside the region moved and no region label
+	// (−1 included) changed over Stable checks in a row, the labels are stored as
+	// they are — those nodes' messages have stopped changing, and a whole solve
+	// would not make them agree any sooner. Their label is −1, as a whole check
+	// of these messages says. Zero requires every region node consistent
+	// (Solve's use: its settled nodes must all agree).
+	Stable     int
 	Iterations int // region iterations run so far
 	failed     bool
 }
@@ -51,7 +60,7 @@ func (s *Solver) NewLocal(consistent []int) (*Local, error) {
 // newLocal is NewLocal of the labels cons (kept).
 func (s *Solver) newLocal(cons []int32) *Local {
 	return &Local{s: s, dead: make([]bool, s.n), gamma: slices.Clone(s.gamma), cons: cons,
-		d: make([]float32, len(s.u32)), next: make([]int32, s.n), flag: make([]uint8, s.n)}
+		d: make([]float32, len(s.u32)), next: make([]int32, s.n), arg: make([]int32, s.n), flag: make([]uint8, s.n)}
 }
 
 // neighbour is the other end of adjacency entry a of node i.
@@ -200,7 +209,8 @@ func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
 		return true
 	}
 	grow(seeds)
-	for used := 0; ; {
+	var last []int32 // the region's labels at the last check (Stable)
+	for used, same := 0, 0; ; {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -212,6 +222,15 @@ func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
 		ok, moved := l.check(region)
 		if ok {
 			return true
+		}
+		if len(moved) == 0 && l.Stable > 0 {
+			if same = l.unchanged(region, last, same); same >= l.Stable {
+				l.store(region)
+				return true
+			}
+			last = l.regionLabels(region, last)
+		} else {
+			same, last = 0, last[:0]
 		}
 		grow(moved)
 		if used > budget {
@@ -292,6 +311,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 			d := l.d[s.uoff[i]:s.uoff[i+1]]
 			s.sumInto(i, d)
 			l.next[i] = uniqueArgmin(d)
+			l.arg[i] = l.next[i]
 		}
 	}
 	h, r := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
@@ -301,7 +321,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 		if l.dead[i] || l.dead[j] {
 			return
 		}
-		li, lj := l.next[i], l.next[j]
+		li, lj := l.arg[i], l.arg[j] // as the whole check: the argmins, not the labels left so far
 		if li < 0 || lj < 0 {
 			return
 		}
@@ -332,8 +352,37 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	if !ok || len(moved) > 0 {
 		return false, moved
 	}
-	for _, i := range zone {
+	l.store(zone)
+	return true, nil
+}
+
+// store keeps the last check's labels of nodes as their consistency labels;
+// the check computed them for the current messages as a whole check would.
+func (l *Local) store(nodes []int32) {
+	for _, i := range nodes {
 		l.cons[i] = l.next[i]
 	}
-	return true, nil
+}
+
+// regionLabels returns the last check's labels of the region, in buf.
+func (l *Local) regionLabels(region, buf []int32) []int32 {
+	buf = buf[:0]
+	for _, i := range region {
+		buf = append(buf, l.next[i])
+	}
+	return buf
+}
+
+// unchanged returns same+1 when the region's labels equal last (taken at the
+// previous check of the same region), else 0.
+func (l *Local) unchanged(region, last []int32, same int) int {
+	if len(last) != len(region) {
+		return 0
+	}
+	for r, i := range region {
+		if l.next[i] != last[r] {
+			return 0
+		}
+	}
+	return same + 1
 }
