@@ -413,6 +413,7 @@ type Status struct {
 	Job          string `json:"job"`
 	Layout       string `json:"layout,omitempty"` // the spec's: a graph job's Pixels are its variables
 	Phase        string `json:"phase"`
+	Method       string `json:"method,omitempty"` // what the windows run: pbp, or iri (also a pbp+iri job's second stage)
 	Err          string `json:"error,omitempty"`
 	Round        int    `json:"round"`         // from 0 here, from 1 in JSON (Summary) and the status line
 	Rounds       int    `json:"rounds_done"`   // rounds finished
@@ -438,9 +439,18 @@ func (s Status) Unit() string {
 	return "pixels"
 }
 
+// windowsMethod is what spec's windows run: a pbp+iri job's own spec runs
+// pbp's (its iri stage is a job of method iri).
+func windowsMethod(spec protocol.JobSpec) string {
+	if spec.IRI() {
+		return protocol.MethodIRI
+	}
+	return protocol.MethodPBP
+}
+
 // Status summarises the job.
 func (j *Job) Status() Status {
-	st := Status{Job: j.Spec.Job, Layout: j.Spec.Layout, Phase: j.Phase.String(), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
+	st := Status{Job: j.Spec.Job, Layout: j.Spec.Layout, Phase: j.Phase.String(), Method: windowsMethod(j.Spec), Err: j.Err, Round: j.Round, Rounds: j.Rounds,
 		Windows: j.count(), WindowsTotal: j.WindowsTotal, Lost: len(j.Lost), Duplicates: j.Duplicates, Proven: j.Proven, Pixels: j.Pixels,
 		Eliminated: j.Eliminated, Level: j.Level}
 	for _, s := range j.State {

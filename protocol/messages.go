@@ -193,6 +193,14 @@ func (s JobSpec) IRI() bool { return s.Method == MethodIRI }
 // (Method MethodPBPIRI).
 func (s JobSpec) PBPIRI() bool { return s.Method == MethodPBPIRI }
 
+// MethodName is the job's method, MethodPBP when unset.
+func (s JobSpec) MethodName() string {
+	if s.Method == "" {
+		return MethodPBP
+	}
+	return s.Method
+}
+
 // Validate checks every field.
 func (s JobSpec) Validate() error {
 	if err := ValidateJob(s.Job); err != nil {

@@ -59,7 +59,8 @@ type Config struct {
 	// coordinator — PhaseLoading, coordinator.PhaseDispatching and
 	// PhaseMerging (each dispatch and merge; "iri/dispatching" and
 	// "iri/merging" in a pbp+iri job's second stage), PhaseFinishing (writing
-	// the outputs), PhaseStoring (after the first output is stored) — on the
+	// the outputs), PhaseStoring (after the first output is stored),
+	// PhaseEnded (the end recorded, the final status not yet stored) — on the
 	// job's goroutine: the fault injection of failover tests, which stop a
 	// leader at a phase. It may block.
 	OnPhase func(job, phase string)
@@ -70,6 +71,7 @@ const (
 	PhaseLoading   = "loading"
 	PhaseFinishing = "finishing"
 	PhaseStoring   = "storing"
+	PhaseEnded     = "ended" // the end recorded in the job table; its final status not yet stored
 )
 
 // Serve runs the jobs submitted to the cluster until ctx ends: alone, or as a
@@ -218,6 +220,7 @@ func (s *service) lead(ctx context.Context) error {
 		}
 	}
 	s.resumeAll(ctx)
+	s.closeEnded(ctx)
 	s.pruneData()
 	s.pruneOutputs(ctx)
 	s.pruneJobs(ctx)
@@ -530,7 +533,9 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 	log := s.log.With("job", spec.Job)
 	began := time.Now()
 	if resume {
-		s.showResuming(ctx, spec.Job)
+		s.show(ctx, spec.Job, coordinator.PhaseResuming)
+	} else {
+		s.show(ctx, spec.Job, PhaseLoading)
 	}
 	defer s.heartbeat(ctx, spec.Job)()
 	var sum coordinator.Summary
@@ -601,20 +606,58 @@ func (s *service) run(ctx context.Context, spec protocol.JobSpec, resume bool) {
 		log.Error("recording the job's end", "err", err) // a new leader resumes and ends it
 		return
 	}
+	s.phase(spec.Job, PhaseEnded)
 	for _, r := range j.stages {
 		r.Cleanup(bg) // the end is recorded: the results are no longer needed
 	}
-	// Nor are the uploaded model and evidence (the outputs stay).
-	for _, name := range []string{protocol.ModelObject(spec.Job), protocol.EvidenceObject(spec.Job)} {
-		if err := s.res.Objects.Delete(bg, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+	s.ended(bg, sum, log)
+	s.pruneData()
+}
+
+// ended does what follows a job's recorded end: its uploaded model and
+// evidence go (the outputs stay), and its final status is stored.
+func (s *service) ended(ctx context.Context, sum coordinator.Summary, log *slog.Logger) {
+	for _, name := range []string{protocol.ModelObject(sum.Job), protocol.EvidenceObject(sum.Job)} {
+		if err := s.res.Objects.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
 			log.Error("removing the job's input", "object", name, "err", err)
 		}
 	}
 	data, _ := json.Marshal(sum)
-	if _, err := s.res.Jobs.Put(bg, protocol.JobStatusKey(spec.Job), data); err != nil {
+	if _, err := s.res.Jobs.Put(ctx, protocol.JobStatusKey(sum.Job), data); err != nil {
 		log.Error("storing the final status", "err", err)
 	}
-	s.pruneData()
+}
+
+// closeEnded completes the end of every job that the replicated table records
+// as ended while its stored status does not: its leader stopped after
+// recording the end and before the rest (a kill while the outputs were
+// stored). Without it the job would show its last phase for ever, stale.
+func (s *service) closeEnded(ctx context.Context) {
+	rep := s.rep.Load()
+	if rep == nil {
+		return // the key-value table: the final status is the end's record
+	}
+	for _, j := range rep.Jobs() {
+		id := j.Spec.Job
+		e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
+		if !replica.Finished(j.Phase) || err != nil {
+			continue
+		}
+		var sum coordinator.Summary
+		if json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) {
+			continue
+		}
+		log := s.log.With("job", id)
+		log.Info("completing the end of a job its leader recorded and left", "phase", j.Phase)
+		for _, stage := range []string{id, protocol.IRIStage(id)} {
+			keep := func(name string) bool { return strings.HasPrefix(name, protocol.OutputObject(id, "")) }
+			if err := s.res.PurgeJob(ctx, stage, keep); err != nil {
+				log.Error("removing the job's results", "err", err)
+			}
+		}
+		sum.Job, sum.Phase, sum.Err, sum.Outputs, sum.InFlight, sum.Updated = id, j.Phase, j.Err, j.Outputs, 0, time.Now()
+		s.ended(ctx, sum, log)
+	}
 }
 
 // statusHeartbeat is how often a job's stored status is marked current while
@@ -654,10 +697,11 @@ func (s *service) heartbeat(ctx context.Context, id string) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// showResuming stores the job's last status again in phase resuming, its
-// resumes counted, while this coordinator loads it: status shows the counts it
-// had, not a stale phase.
-func (s *service) showResuming(ctx context.Context, id string) {
+// show stores the job's last status again in phase (what this coordinator
+// does with it before or after its windows run: PhaseLoading,
+// coordinator.PhaseResuming with its resumes counted, PhaseStoring): status
+// shows the counts it had, not a stale phase.
+func (s *service) show(ctx context.Context, id, phase string) {
 	e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
 	if err != nil {
 		return
@@ -666,8 +710,11 @@ func (s *service) showResuming(ctx context.Context, id string) {
 	if json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) {
 		return
 	}
-	sum.Phase, sum.Updated, sum.InFlight = coordinator.PhaseResuming, time.Now(), 0
-	sum.Resumes++
+	sum.Phase, sum.Updated = phase, time.Now()
+	if phase == coordinator.PhaseResuming {
+		sum.InFlight = 0
+		sum.Resumes++
+	}
 	if data, err := json.Marshal(sum); err == nil {
 		s.res.Jobs.Put(ctx, protocol.JobStatusKey(id), data)
 	}
@@ -698,7 +745,7 @@ func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 		run = got // the elimination the job plans on the model, from the labels pbp proved
 		run.Job, run.Model, run.Evidence, run.CreatedAt = protocol.IRIStage(s.Job), s.Model, s.Evidence, s.CreatedAt
 	case s.IRI() != got.IRI():
-		return nil, fmt.Errorf("job %s is of method %s, its model %s was planned for %s", s.Job, method(s), d.ModelPath, method(got))
+		return nil, fmt.Errorf("job %s is of method %s, its model %s was planned for %s", s.Job, s.MethodName(), d.ModelPath, got.MethodName())
 	case layout(s) != layout(got) || s.Width != got.Width || s.Height != got.Height || s.Labels != got.Labels:
 		if got.Layout == protocol.LayoutGraph || s.Layout == protocol.LayoutGraph {
 			return nil, fmt.Errorf("job %s is a %s of %d×%d variables and %d labels, its model %s a %s of %d×%d and %d",
@@ -720,14 +767,6 @@ func (r *submitted) Windows(ctx context.Context, d *job.Distributed) (*job.Outco
 	}
 	return drive(ctx, r.s.res, run, d, driveOptions{log: r.log, note: func(msg string) { r.log.Warn(msg) }, resume: r.resume, started: started,
 		runtime: job.RuntimeCluster, onPhase: onPhase, statusAs: s.Job})
-}
-
-// method is a spec's method, pbp when unset.
-func method(s protocol.JobSpec) string {
-	if s.Method == "" {
-		return protocol.MethodPBP
-	}
-	return s.Method
 }
 
 // layout is a spec's layout, raster when unset.
@@ -791,6 +830,7 @@ func (s *service) upload(ctx context.Context, jobID, dir string, sum *coordinato
 			return fmt.Errorf("storing the output %s: %w", name, err)
 		}
 		if i == 0 {
+			s.show(ctx, jobID, PhaseStoring)
 			s.phase(jobID, PhaseStoring)
 		}
 	}

@@ -372,17 +372,21 @@ func TestJobLifecycle(t *testing.T) {
 
 // TestStatusLineSaysWhatAJobProved: a job's one-line status counts its persistent
 // variables, and for label elimination the labels eliminated and the windows'
-// level.
+// level; while it runs it names the windows' method (a pbp+iri job's stage).
 func TestStatusLineSaysWhatAJobProved(t *testing.T) {
 	st := coordinator.Status{Job: "j", Layout: "graph", Phase: "running", Round: 2, Rounds: 2, Windows: 8, Merged: 3, Proven: 30, Pixels: 120}
 	line := service.StatusLine(coordinator.Summary{Status: st})
 	if !strings.Contains(line, "persistent 25.0% of 120 variables") || strings.Contains(line, "eliminated") {
 		t.Errorf("pbp: %q", line)
 	}
-	st.Eliminated, st.Level = 512, 1
+	st.Eliminated, st.Level, st.Method = 512, 1, "iri"
 	line = service.StatusLine(coordinator.Summary{Status: st})
-	if !strings.Contains(line, "persistent 25.0% of 120 variables, 512 labels eliminated (window level 1)") {
+	if !strings.Contains(line, "j: iri running,") || !strings.Contains(line, "persistent 25.0% of 120 variables, 512 labels eliminated (window level 1)") {
 		t.Errorf("iri: %q", line)
+	}
+	st.Phase = "done"
+	if line = service.StatusLine(coordinator.Summary{Status: st}); !strings.HasPrefix(line, "job j: done,") {
+		t.Errorf("done: %q", line)
 	}
 }
 

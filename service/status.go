@@ -69,8 +69,12 @@ func StatusLine(s coordinator.Summary) string {
 	if s.Pixels > 0 {
 		proven = float64(s.Proven) / float64(s.Pixels)
 	}
+	phase := s.Phase
+	if s.Method != "" && (phase == coordinator.Running.String() || phase == coordinator.PhaseResuming) {
+		phase = s.Method + " " + phase // which stage of a pbp+iri job
+	}
 	fmt.Fprintf(&b, "job %s: %s, round %d (%d done), windows %d/%d, in flight %d, lost %d, persistent %.1f%% of %d %s",
-		s.Job, s.Phase, s.Round+1, s.Rounds, s.Merged, s.Windows, s.InFlight, s.Lost, 100*proven, s.Pixels, s.Unit())
+		s.Job, phase, s.Round+1, s.Rounds, s.Merged, s.Windows, s.InFlight, s.Lost, 100*proven, s.Pixels, s.Unit())
 	if s.Eliminated > 0 {
 		fmt.Fprintf(&b, ", %d labels eliminated (window level %d)", s.Eliminated, s.Level)
 	}

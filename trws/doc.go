@@ -109,5 +109,7 @@
 // for tens more on account of a few. A settled agreement is the agreement a whole
 // check of the same messages finds (tested); a Settle that runs out of its budget
 // (the node updates of half an iteration) leaves valid messages, and the solve goes
-// on whole.
+// on whole. The pruning iterations also take a settle that stands still with some
+// nodes inconsistent (Local.Stable) — on a stereo window eroding from its
+// boundary, every iteration leaves a few such ties — and a larger budget.
 package trws

@@ -237,6 +237,7 @@ func TestLocalClusterScript(t *testing.T) {
 	}
 
 	c.demo("after kill-leader")
+	c.drill()
 
 	final := c.pids()
 	c.script(time.Minute, "stop")
@@ -288,4 +289,37 @@ func (c *cluster) demo(what string) string {
 		}
 	}
 	return m[1]
+}
+
+// drill runs failover-drill.sh as deploy/README.md shows it: a job of 256
+// windows submitted, the leader killed while pbp's windows run and the
+// killed replica restarted; the drill finds the outputs byte-identical to
+// those of partopt run and the report's seconds counting from the submission.
+func (c *cluster) drill() {
+	c.t.Helper()
+	model, ref := filepath.Join(c.dir, "drill.grid"), filepath.Join(c.dir, "drill-ref")
+	flags := []string{"--window", "32", "--halo", "8"}
+	for _, args := range [][]string{
+		{"gen", "tiled", filepath.Join("..", "..", "gen", "testdata", "blocks.png"), "-o", model, "--width", "512", "--height", "512", "--labels", "4"},
+		append([]string{"run", model, "-o", ref, "--workers", "2"}, flags...),
+	} {
+		if out, err := exec.Command(c.bin, args...).CombinedOutput(); err != nil {
+			c.t.Fatalf("partopt %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bash, append([]string{"failover-drill.sh", model, ref}, flags...)...)
+	cmd.Env = append(slices.Clip(c.env), "PHASES=pbp/running", "POLL=0.2")
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	c.t.Logf("failover-drill.sh:\n%s", out)
+	if err != nil {
+		c.t.Fatalf("failover-drill.sh: %v", err)
+	}
+	for _, want := range []string{"phase pbp/running: killed c", "identical: labels.plf", "identical: persistent.plf", "report: seconds"} {
+		if !strings.Contains(string(out), want) {
+			c.t.Errorf("failover-drill.sh printed no %q", want)
+		}
+	}
 }
