@@ -43,10 +43,10 @@ func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome,
 	if err != nil {
 		return nil
 	}
-	// A node the messages leave inconsistent is dropped by the iteration
-	// anyway: settling stops once the region's labels stand still rather than
-	// fall back to a whole solve for a few such nodes (stereo windows: every
-	// iteration's few ties at the eroding boundary did).
+	// Settling stops once the region's labels stand still rather than fall
+	// back to a whole solve for a few nodes the messages leave inconsistent
+	// (stereo windows: every iteration's few ties at the eroding boundary
+	// did); such nodes wait in A (step) for the iteration that drops nothing.
 	loc.Stable = settledChecks
 	loc.Budget = settleBudget * s.NumVars()
 	inc := &incremental{m: m, variant: variant, loc: loc, node: make([]int32, m.NumVars()), vars: vars,
