@@ -74,7 +74,7 @@ func newIncremental(m *model.Model, r Relaxation, variant Variant, out *Outcome,
 // of a window still costs less than the whole solve it saves (hundreds of
 // iterations on a stereo window, where every iteration's change travels far).
 const (
-	settledChecks = 2
+	settledChecks = 1
 	settleBudget  = 300
 )
 
