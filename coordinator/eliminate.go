@@ -123,31 +123,47 @@ func (r *Runner) decodeProven(task protocol.WindowTask, msg protocol.WindowResul
 // checks its proof. It reads only what does not change during a run (the model,
 // the spec) and w, so checks may run on other goroutines than Run's.
 func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg protocol.WindowResult) (decoded, error) {
-	if msg.Job != r.spec.Job || msg.Round != id.Round || msg.Window != id.Window {
-		return decoded{}, fmt.Errorf("result %s/%d/%d for window %d/%d", msg.Job, msg.Round, msg.Window, id.Round, id.Window)
+	if err := r.checkElimination(id, len(w.Nodes), msg); err != nil {
+		return decoded{}, err
 	}
-	switch {
-	case len(w.Nodes) == 0:
-		return decoded{}, fmt.Errorf("a result for window %d/%d, which has nothing to eliminate", id.Round, id.Window)
-	case msg.Vars != len(w.Vars):
+	if msg.Vars != len(w.Vars) {
 		return decoded{}, fmt.Errorf("a result over %d variables for a window of %d", msg.Vars, len(w.Vars))
-	case len(msg.Elimination) == 0:
-		return decoded{}, fmt.Errorf("a result without its elimination")
 	}
 	e, err := partition.ProvenWindowElimination(r.graph, w, partition.ProofBytes(msg.Elimination))
 	if err != nil {
 		return decoded{}, fmt.Errorf("its proof does not hold: %w", err)
 	}
-	// Merging needs the maps only.
+	dec := r.decodedElimination(msg, e)
+	dec.elim = e
+	return dec, nil
+}
+
+// checkElimination checks what an iri result must say of window id, which
+// has nodes nodes to eliminate, before its proof is checked.
+func (r *Runner) checkElimination(id WindowID, nodes int, msg protocol.WindowResult) error {
+	switch {
+	case msg.Job != r.spec.Job || msg.Round != id.Round || msg.Window != id.Window:
+		return fmt.Errorf("result %s/%d/%d for window %d/%d", msg.Job, msg.Round, msg.Window, id.Round, id.Window)
+	case nodes == 0:
+		return fmt.Errorf("a result for window %d/%d, which has nothing to eliminate", id.Round, id.Window)
+	case len(msg.Elimination) == 0:
+		return fmt.Errorf("a result without its elimination")
+	}
+	return nil
+}
+
+// decodedElimination is the decoded result of msg, whose proof e holds:
+// merging needs e's maps only, so its certificates go.
+func (r *Runner) decodedElimination(msg protocol.WindowResult, e *persistency.Elimination) decoded {
 	e.Certificate = nil
 	for i := range e.Earlier {
 		e.Earlier[i].Certificate = nil
 	}
-	dec := decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, elim: e}
+	dec := decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}}
 	if r.opt.Proofs != nil {
 		dec.proof = msg.Elimination
 	}
-	return dec, nil
+	return dec
 }
 
 // decodeRasterElimination decodes the result of raster iri window id, whose
@@ -155,14 +171,8 @@ func (r *Runner) decodeElimination(id WindowID, w partition.WindowWork, msg prot
 // (partition.ProvenRasterElimination). It reads only the raster model, the
 // spec and w, so checks may run on other goroutines than Run's.
 func (r *Runner) decodeRasterElimination(id WindowID, w partition.RasterWork, msg protocol.WindowResult) (decoded, error) {
-	if msg.Job != r.spec.Job || msg.Round != id.Round || msg.Window != id.Window {
-		return decoded{}, fmt.Errorf("result %s/%d/%d for window %d/%d", msg.Job, msg.Round, msg.Window, id.Round, id.Window)
-	}
-	switch {
-	case len(w.Nodes) == 0:
-		return decoded{}, fmt.Errorf("a result for window %d/%d, which has nothing to eliminate", id.Round, id.Window)
-	case len(msg.Elimination) == 0:
-		return decoded{}, fmt.Errorf("a result without its elimination")
+	if err := r.checkElimination(id, len(w.Nodes), msg); err != nil {
+		return decoded{}, err
 	}
 	e, err := partition.ProvenRasterElimination(r.opt.Raster, w, partition.ProofBytes(msg.Elimination))
 	if err != nil {
@@ -171,16 +181,9 @@ func (r *Runner) decodeRasterElimination(id WindowID, w partition.RasterWork, ms
 	if msg.Vars != len(e.Vars) {
 		return decoded{}, fmt.Errorf("a result over %d variables for a window of %d", msg.Vars, len(e.Vars))
 	}
-	// Merging needs the maps only, and the work's rectangles and nodes.
-	e.Result.Certificate = nil
-	for i := range e.Result.Earlier {
-		e.Result.Earlier[i].Certificate = nil
-	}
-	w.Domains = nil
-	dec := decoded{WindowResult: &partition.WindowResult{Vars: msg.Vars, SolverIterations: msg.SolverIterations, Seconds: msg.Seconds}, relim: e, rwork: w}
-	if r.opt.Proofs != nil {
-		dec.proof = msg.Elimination
-	}
+	dec := r.decodedElimination(msg, e.Result)
+	w.Domains = nil // merging needs the work's rectangles and nodes
+	dec.relim, dec.rwork = e, w
 	return dec, nil
 }
 

@@ -638,9 +638,12 @@ func (s *service) closeEnded(ctx context.Context) {
 		return // the key-value table: the final status is the end's record
 	}
 	for _, j := range rep.Jobs() {
+		if !replica.Finished(j.Phase) {
+			continue
+		}
 		id := j.Spec.Job
 		e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
-		if !replica.Finished(j.Phase) || err != nil {
+		if err != nil {
 			continue
 		}
 		var sum coordinator.Summary
@@ -649,8 +652,9 @@ func (s *service) closeEnded(ctx context.Context) {
 		}
 		log := s.log.With("job", id)
 		log.Info("completing the end of a job its leader recorded and left", "phase", j.Phase)
+		outputs := protocol.OutputObject(id, "")
+		keep := func(name string) bool { return strings.HasPrefix(name, outputs) }
 		for _, stage := range []string{id, protocol.IRIStage(id)} {
-			keep := func(name string) bool { return strings.HasPrefix(name, protocol.OutputObject(id, "")) }
 			if err := s.res.PurgeJob(ctx, stage, keep); err != nil {
 				log.Error("removing the job's results", "err", err)
 			}

@@ -107,13 +107,7 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 		t.Errorf("no partopt_job_round for the running job")
 	}
 
-	cfg := cluster.DefaultConfig()
-	cfg.AckWait, cfg.Memory = 2*time.Second, true
-	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wres.Conn.Close()
+	wres := dialService(ctx, t, conn, "test-worker")
 	var stats worker.Stats
 	observe := service.WorkerMetrics(&stats, 2)
 	go worker.Serve(ctx, wres, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet(), Observe: observe}, &stats)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
@@ -72,13 +71,7 @@ func TestSubmittedGridEliminationRunsAsARasterJob(t *testing.T) {
 	srv := listeningServer(t)
 	conn := cluster.ConnOptions{URL: srv.URL()}
 	_, served, _ := startCluster(ctx, t, conn, true)
-	cfg := cluster.DefaultConfig()
-	cfg.AckWait, cfg.Memory = 2*time.Second, true
-	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wres.Conn.Close)
+	wres := dialService(ctx, t, conn, "test-worker")
 	var rasterIRI, graph atomic.Int32 // the tasks of raster iri windows, of graph windows
 	go worker.Serve(ctx, wres, worker.Options{ID: "w-", Slots: 2, CacheDir: t.TempDir(), Log: quiet(), OnTask: func(task protocol.WindowTask) {
 		switch {
@@ -146,13 +139,7 @@ func TestCoordinatorRestartResumesASubmittedGridElimination(t *testing.T) {
 	defer cancel()
 	srv := listeningServer(t)
 	conn := cluster.ConnOptions{URL: srv.URL()}
-	cfg := cluster.DefaultConfig()
-	cfg.AckWait, cfg.Memory = 2*time.Second, true
-	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wres.Conn.Close)
+	wres := dialService(ctx, t, conn, "test-worker")
 	go worker.Serve(ctx, wres, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
 	client, err := cluster.Dial(ctx, conn, "test-client")
 	if err != nil {
@@ -172,10 +159,7 @@ func TestCoordinatorRestartResumesASubmittedGridElimination(t *testing.T) {
 	defer stop()
 	var merges atomic.Int32
 	coordinatorServes := func(ctx context.Context, onPhase func(job, phase string)) chan error {
-		res, err := cluster.DialService(ctx, conn, cfg, "test-coordinator")
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := dialService(ctx, t, conn, "test-coordinator")
 		served := make(chan error, 1)
 		go func() {
 			served <- service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), Log: quiet(), OnPhase: onPhase})

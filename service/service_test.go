@@ -191,26 +191,31 @@ func blocksModel(t *testing.T) string {
 // coordinator's end.
 func startCluster(ctx context.Context, t *testing.T, conn cluster.ConnOptions, noWorker ...bool) (res *cluster.Resources, served chan error, stats *worker.Stats) {
 	t.Helper()
-	cfg := cluster.DefaultConfig()
-	cfg.AckWait, cfg.Memory = 2*time.Second, true
-	res, err := cluster.DialService(ctx, conn, cfg, "test-coordinator")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(res.Conn.Close)
+	res = dialService(ctx, t, conn, "test-coordinator")
 	served = make(chan error, 1)
 	go func() { served <- service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), Log: quiet()}) }()
 	stats = new(worker.Stats)
 	if len(noWorker) > 0 && noWorker[0] {
 		return res, served, stats
 	}
-	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
+	wres := dialService(ctx, t, conn, "test-worker")
+	go worker.Serve(ctx, wres, worker.Options{ID: "w-" + conn.Namespace, Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, stats)
+	return res, served, stats
+}
+
+// dialService connects a coordinator's or worker's resources to conn's
+// server with the tests' configuration (2 s ack wait, memory storage), closed
+// when the test ends.
+func dialService(ctx context.Context, t *testing.T, conn cluster.ConnOptions, name string) *cluster.Resources {
+	t.Helper()
+	cfg := cluster.DefaultConfig()
+	cfg.AckWait, cfg.Memory = 2*time.Second, true
+	res, err := cluster.DialService(ctx, conn, cfg, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(wres.Conn.Close)
-	go worker.Serve(ctx, wres, worker.Options{ID: "w-" + conn.Namespace, Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, stats)
-	return res, served, stats
+	t.Cleanup(res.Conn.Close)
+	return res
 }
 
 // fetchDone waits (up to 2 minutes) for job id to end done and fetches its
@@ -334,13 +339,7 @@ func TestJobLifecycle(t *testing.T) {
 	}
 
 	// A worker finishes the other job: its outputs go with it.
-	cfg := cluster.DefaultConfig()
-	cfg.AckWait, cfg.Memory = 2*time.Second, true
-	wres, err := cluster.DialService(ctx, conn, cfg, "test-worker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wres.Conn.Close()
+	wres := dialService(ctx, t, conn, "test-worker")
 	go worker.Serve(ctx, wres, worker.Options{ID: "w", Slots: 2, CacheDir: t.TempDir(), Log: quiet()}, nil)
 	fetchDone(ctx, t, client, "second")
 	objects := func(id string) (n int) {
