@@ -154,7 +154,7 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 	}
 	bound := m.Offset()
 	edge, pos = 0, 0
-	var buf []float64 // fn.Row's scratch
+	var buf, sideA, sideB []float64 // MinSum's scratch, its two sides
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
 		if len(vars) != 2 {
@@ -173,23 +173,22 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 		}
 		weight[later] -= sh
 		fn := m.FactorFunction(f)
-		best := math.Inf(1)
-		for x := 0; x < ka; x++ {
-			row := fn.Row(x, &buf)
-			for y, t := range row {
-				v := t - toA[x] - toB[y]
-				if sh > 0 {
-					if later == b {
-						v += sh * D[off[b]+y]
-					} else {
-						v += sh * D[off[a]+x]
-					}
-				}
-				if v < best || v != v { // a NaN poisons the bound, as in math.Min
-					best = v
-				}
+		// min over (x, y) of θ(x, y) − toA(x) − toB(y), the later end's share of
+		// its D added to its side.
+		ra, rb := grow(&sideA, ka), grow(&sideB, kb)
+		for x := range ra {
+			ra[x] = -toA[x]
+			if sh > 0 && later == a {
+				ra[x] += sh * D[off[a]+x]
 			}
 		}
+		for y := range rb {
+			rb[y] = -toB[y]
+			if sh > 0 && later == b {
+				rb[y] += sh * D[off[b]+y]
+			}
+		}
+		best := fn.MinSum(ra, rb, &buf)
 		bound += best
 		edge, pos = edge+1, pos+ka+kb
 	}
@@ -211,4 +210,12 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 	verdict := Verdict{Energy: e, Bound: bound, Gap: e - bound}
 	verdict.Certified = !math.IsInf(e, 1) && verdict.Gap <= GapTolerance*math.Max(1, math.Abs(e))
 	return verdict, nil
+}
+
+// grow returns (*buf)[:n], growing *buf as needed.
+func grow(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n]
 }

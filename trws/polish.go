@@ -57,43 +57,33 @@ func (s *Solver) polish() []float64 {
 		}
 		out := into(e, to)
 		fn := s.fn[e]
-		if w := fn.W; fn.Kind == model.Potts && len(out) == len(hh) && w >= 0 && w <= big {
-			// min_x h(x) + w·[x ≠ y] = min(h(y), min h + w) for w ≥ 0: the
-			// same candidates as the rows below, the same minimum exactly.
-			hmin := math.Inf(1)
-			for _, v := range hh {
-				hmin = fmin(hmin, v)
-			}
-			lo := math.Inf(1)
-			for y := range out {
-				out[y] = fmin(hh[y]+0, hmin+w) // hh[y]+0: the row's value, as below
-				lo = fmin(lo, out[y])
-			}
-			for y := range out {
-				out[y] -= lo
-			}
-			return
-		}
-		for y := range out {
-			out[y] = math.Inf(1)
-		}
-		// θ exactly, +Inf as the penalty, by rows of the function's first argument:
-		// the sender's labels when it is that argument, else the receiver's.
-		if fromTail != s.swap[e] {
-			for x, hx := range hh {
-				row := fn.Row(x, &buf)
-				for y, t := range row {
-					out[y] = fmin(out[y], hx+fmin(t, big))
-				}
-			}
+		first := fromTail != s.swap[e] // the sender's labels are θ's first argument
+		if (fn.Kind == model.Potts || fn.Kind == model.TruncatedLinear) && fn.Range() <= big {
+			// No value reaches the penalty: the rows' minimum by a distance
+			// transform, the same candidates' sums.
+			fn.MinPlus(hh, out, !first, &buf)
 		} else {
 			for y := range out {
-				row := fn.Row(y, &buf)
-				best := math.Inf(1)
-				for x, t := range row {
-					best = fmin(best, hh[x]+fmin(t, big))
+				out[y] = math.Inf(1)
+			}
+			// θ exactly, +Inf as the penalty, by rows of the function's first argument:
+			// the sender's labels when it is that argument, else the receiver's.
+			if first {
+				for x, hx := range hh {
+					row := fn.Row(x, &buf)
+					for y, t := range row {
+						out[y] = fmin(out[y], hx+fmin(t, big))
+					}
 				}
-				out[y] = best
+			} else {
+				for y := range out {
+					row := fn.Row(y, &buf)
+					best := math.Inf(1)
+					for x, t := range row {
+						best = fmin(best, hh[x]+fmin(t, big))
+					}
+					out[y] = best
+				}
 			}
 		}
 		lo := math.Inf(1)
