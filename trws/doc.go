@@ -65,7 +65,12 @@
 //  2. every edge e = (j, i) to a neighbour j that also has a unique minimiser x_j is
 //     tight at (x_j, l) in its subproblem: with h = γ_i·D_i − m_{j→i} (i the later
 //     node), h(l) + θ(x_j, l) − min_y [h(y) + θ(x_j, y)] ≤ τ·max(1, |h(l)+θ(x_j,l)|);
-//     and the same for edges to later neighbours, from their side.
+//     and the same for edges to later neighbours, from their side. A Potts or
+//     truncated-linear edge whose ends share their label (x_j = l) is tight
+//     without the test: its message m_{j→i} is a min-convolution with θ, so
+//     m(y) − m(l) ≤ θ(l, y) and the minimum is h(l) — exactly for Potts, within
+//     float32 rounding for truncated linear, where the test would only see that
+//     rounding (on stereo windows most edges join equal labels).
 //
 // An edge that is not tight removes the consistency label of both its endpoints. τ is
 // ConsistencyTolerance (1e-5), chosen above float32 rounding (6·10⁻⁸) of sums of a few

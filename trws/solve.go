@@ -275,8 +275,13 @@ func (s *Solver) check() int {
 // tight is the consistency test of edge e from its head i (the later node):
 // with D_i = d (unique minimiser l), γ_i = g and the tail's label xj, and
 // h = g·(d − d(l)) − m_{j→i}, h(l) + θ(xj, l) is within the tolerance of
-// min_y h(y) + θ(xj, y). h and r are scratch of len(d).
+// min_y h(y) + θ(xj, y). h and r are scratch of len(d). A Potts or
+// truncated-linear edge whose ends share their label passes without the
+// loop (the package doc's item 2).
 func (s *Solver) tight(e int32, d []float32, l, xj int32, g float32, h, r []float32) bool {
+	if xj == l && (s.kind[e] == kindPotts || s.kind[e] == kindTruncLinear) {
+		return true
+	}
 	dmin := d[l]
 	fwd := s.msgInto(e, s.head[e])
 	best := float32(inf32)

@@ -1106,6 +1106,8 @@ ctedge:
 	MOVLQSX      (R9)(AX*4), AX
 	TESTQ        AX, AX
 	JL           ctnext
+	CMPQ         AX, l-40(SP)
+	JEQ          ctnext // the same label: tight (tight)
 	VCVTSI2SSQ AX, X2, X2
 	VBROADCASTSS X2, Y2 // x_j
 	MOVLQSX      (R13)(CX*4), CX
