@@ -64,7 +64,8 @@ func (s *Solver) Certificate(x []int) *Certificate {
 // Bound returns a lower bound on the minimum energy of the solver's current problem,
 // valid up to float64 rounding (~1e-15 relative), unlike Result.LowerBound (float32
 // sums, which may exceed the minimum by ~1e-7 relative): the bound that Check
-// computes for the polished certificate. It costs one float64 iteration and O(Σ_e K²).
+// computes for the polished certificate. It costs one float64 iteration and O(Σ_e K²)
+// (O(Σ_e K) where every edge is Potts or truncated linear).
 func (s *Solver) Bound() (float64, error) {
 	m, err := s.Model()
 	if err != nil {

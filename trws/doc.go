@@ -87,7 +87,10 @@
 // the model alone, the decomposition bound Σ_e min_{x_e} S_e + Σ_i w_i·min D_i and the
 // energy; the labeling is certified optimal when Energy − Bound ≤ GapTolerance·
 // max(1, |Energy|) (1e-9). The bound is valid for any message values, so a wrong
-// solver can only fail the check, never pass it falsely. Before a certificate is
+// solver can only fail the check, never pass it falsely. Each edge's minimum is
+// taken over every label pair, by a distance transform for Potts and truncated
+// linear (model.Function.MinSum: the same sums, within an ulp where two are
+// within a rounding of each other — far below the tolerance). Before a certificate is
 // made, the float32 messages are polished by one float64 iteration with exact
 // energies, so the gap of a truly optimal labeling is float64 rounding (~1e-12).
 //
