@@ -642,12 +642,8 @@ func (s *service) closeEnded(ctx context.Context) {
 			continue
 		}
 		id := j.Spec.Job
-		e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
-		if err != nil {
-			continue
-		}
-		var sum coordinator.Summary
-		if json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) {
+		_, sum, ok := s.liveStatus(ctx, id)
+		if !ok {
 			continue
 		}
 		log := s.log.With("job", id)
@@ -662,6 +658,16 @@ func (s *service) closeEnded(ctx context.Context) {
 		sum.Job, sum.Phase, sum.Err, sum.Outputs, sum.InFlight, sum.Updated = id, j.Phase, j.Err, j.Outputs, 0, time.Now()
 		s.ended(ctx, sum, log)
 	}
+}
+
+// liveStatus reads the job's stored status; ok is false when there is none,
+// it does not decode, or the job has ended (nothing more to store over it).
+func (s *service) liveStatus(ctx context.Context, id string) (e jetstream.KeyValueEntry, sum coordinator.Summary, ok bool) {
+	e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
+	if err != nil || json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) {
+		return nil, sum, false
+	}
+	return e, sum, true
 }
 
 // statusHeartbeat is how often a job's stored status is marked current while
@@ -684,12 +690,8 @@ func (s *service) heartbeat(ctx context.Context, id string) (stop func()) {
 				return
 			case <-t.C:
 			}
-			e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
-			if err != nil {
-				continue
-			}
-			var sum coordinator.Summary
-			if json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) || time.Since(sum.Updated) < statusHeartbeat {
+			e, sum, ok := s.liveStatus(ctx, id)
+			if !ok || time.Since(sum.Updated) < statusHeartbeat {
 				continue
 			}
 			sum.Updated = time.Now()
@@ -706,12 +708,8 @@ func (s *service) heartbeat(ctx context.Context, id string) (stop func()) {
 // coordinator.PhaseResuming with its resumes counted, PhaseStoring): status
 // shows the counts it had, not a stale phase.
 func (s *service) show(ctx context.Context, id, phase string) {
-	e, err := s.res.Jobs.Get(ctx, protocol.JobStatusKey(id))
-	if err != nil {
-		return
-	}
-	var sum coordinator.Summary
-	if json.Unmarshal(e.Value(), &sum) != nil || Ended(sum.Phase) {
+	_, sum, ok := s.liveStatus(ctx, id)
+	if !ok {
 		return
 	}
 	sum.Phase, sum.Updated = phase, time.Now()

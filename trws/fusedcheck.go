@@ -30,7 +30,7 @@ func (s *Solver) consistNode(i int32, d []float32) {
 		e := s.aedge[a]
 		j := s.head[e]
 		lj := s.argmin[j]
-		if lj < 0 || (lj == l && (s.kind[e] == kindPotts || s.kind[e] == kindTruncLinear)) { // equal labels: tight (tight)
+		if lj < 0 || (lj == l && s.sameLabelTight(e)) {
 			continue
 		}
 		dj := s.chkD[s.uoff[j]:s.uoff[j+1]]

@@ -279,7 +279,7 @@ func (s *Solver) check() int {
 // truncated-linear edge whose ends share their label passes without the
 // loop (the package doc's item 2).
 func (s *Solver) tight(e int32, d []float32, l, xj int32, g float32, h, r []float32) bool {
-	if xj == l && (s.kind[e] == kindPotts || s.kind[e] == kindTruncLinear) {
+	if xj == l && s.sameLabelTight(e) {
 		return true
 	}
 	dmin := d[l]
@@ -292,6 +292,12 @@ func (s *Solver) tight(e int32, d []float32, l, xj int32, g float32, h, r []floa
 	}
 	val := h[l] + r[l]
 	return val-best <= ConsistencyTolerance*max(1, abs32(val))
+}
+
+// sameLabelTight says whether edge e passes the consistency test whenever its
+// ends share their label: Potts and truncated linear (the package doc's item 2).
+func (s *Solver) sameLabelTight(e int32) bool {
+	return s.kind[e] == kindPotts || s.kind[e] == kindTruncLinear
 }
 
 func abs32(x float32) float32 {
