@@ -707,18 +707,28 @@ func (s *service) heartbeat(ctx context.Context, id string) (stop func()) {
 // does with it before or after its windows run: PhaseLoading,
 // coordinator.PhaseResuming with its resumes counted, PhaseStoring): status
 // shows the counts it had, not a stale phase.
+//
+// It stores over the status it read only (a compare-and-set, retried when a
+// heartbeat stored meanwhile): a cancel that ended the job between the read
+// and the store must not be overwritten by a phase of a job that runs no more.
 func (s *service) show(ctx context.Context, id, phase string) {
-	_, sum, ok := s.liveStatus(ctx, id)
-	if !ok {
-		return
-	}
-	sum.Phase, sum.Updated = phase, time.Now()
-	if phase == coordinator.PhaseResuming {
-		sum.InFlight = 0
-		sum.Resumes++
-	}
-	if data, err := json.Marshal(sum); err == nil {
-		s.res.Jobs.Put(ctx, protocol.JobStatusKey(id), data)
+	for range 3 {
+		e, sum, ok := s.liveStatus(ctx, id)
+		if !ok {
+			return
+		}
+		sum.Phase, sum.Updated = phase, time.Now()
+		if phase == coordinator.PhaseResuming {
+			sum.InFlight = 0
+			sum.Resumes++
+		}
+		data, err := json.Marshal(sum)
+		if err != nil {
+			return
+		}
+		if _, err := s.res.Jobs.Update(ctx, e.Key(), data, e.Revision()); err == nil {
+			return
+		}
 	}
 }
 
