@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/partopt/partopt/internal/dirlock"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
@@ -178,7 +179,7 @@ func (st *stage) commit() error {
 	if report {
 		moved = append(moved, ReportFile)
 	}
-	unlock, err := lockDir(st.out)
+	unlock, err := dirlock.Lock(st.out)
 	if err != nil {
 		return err
 	}

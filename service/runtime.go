@@ -1,18 +1,23 @@
 package service
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/internal/dirlock"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/partition"
@@ -37,6 +42,93 @@ type Embedded struct {
 	// Note, when set, receives messages for the user (how workers may join,
 	// the status page's address, lost windows).
 	Note func(string)
+	// State, when set, keeps the server's store (the window tasks and the
+	// results of every stage) in this directory instead of a temporary one
+	// removed at the end: a run stopped before its end — interrupted, killed,
+	// its machine restarted — and started again with the same State and job
+	// resumes from the results it stored, as a cluster's new leader does, and
+	// writes the outputs of an uninterrupted run. One run uses a State at a
+	// time (from its first stage until Close); RemoveState removes it once
+	// the outputs are written.
+	State string
+
+	stages int    // the stages run so far with State: the next one's job id
+	unlock func() // State's lock, held from the first stage
+}
+
+// stateStore is the server's store in Embedded.State.
+const stateStore = "nats"
+
+// RemoveState removes what the run kept in State (nothing without one): the
+// store, and State itself when nothing else is left in it; State is released.
+func (e *Embedded) RemoveState() error {
+	if e.State == "" {
+		return nil
+	}
+	defer e.Close()
+	if err := os.RemoveAll(filepath.Join(e.State, stateStore)); err != nil {
+		return err
+	}
+	if err := os.Remove(e.State); err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotEmpty(err) {
+		return err
+	}
+	return nil
+}
+
+// isNotEmpty says whether err is a removal refused because the directory holds
+// files (the user's own, left alone).
+func isNotEmpty(err error) bool {
+	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
+}
+
+// store is the server's store directory: State's, locked against another run
+// from the first stage until Close, or a temporary one that done removes.
+func (e *Embedded) store() (dir string, done func(), err error) {
+	if e.State == "" {
+		if dir, err = os.MkdirTemp("", "partopt-nats-"); err != nil {
+			return "", nil, err
+		}
+		return dir, func() { os.RemoveAll(dir) }, nil
+	}
+	if e.unlock == nil {
+		if err := os.MkdirAll(e.State, 0o755); err != nil {
+			return "", nil, fmt.Errorf("run state: %w", err)
+		}
+		if e.unlock, err = dirlock.TryLock(e.State); err != nil {
+			return "", nil, fmt.Errorf("run state: %w (one run at a time uses a state directory)", err)
+		}
+	}
+	return filepath.Join(e.State, stateStore), func() {}, nil
+}
+
+// Close releases State for another run (nothing without one); the process's
+// end releases it too.
+func (e *Embedded) Close() {
+	if e.unlock != nil {
+		e.unlock()
+		e.unlock = nil
+	}
+}
+
+// resumable says whether an earlier run with State stored the job spec: it
+// is then resumed, as submitted then. A stored job that differs from spec in
+// anything but its time is another run's, which this one must not take for
+// its own.
+func (e *Embedded) resumable(ctx context.Context, res *cluster.Resources, spec *protocol.JobSpec) (bool, error) {
+	prev, err := res.JobSpec(ctx, spec.Job)
+	if err != nil {
+		return false, nil // none stored: a fresh start
+	}
+	a, b := prev, *spec
+	a.CreatedAt, b.CreatedAt = time.Time{}, time.Time{}
+	x, errA := protocol.Marshal(a)
+	y, errB := protocol.Marshal(b)
+	if errA != nil || errB != nil || !bytes.Equal(x, y) {
+		return false, fmt.Errorf("the run state in %s is that of another job (%s of %s, %d×%d, window %d, halo %d): remove it, or give another --state", e.State,
+			prev.MethodName(), prev.Model.FileName(), prev.Width, prev.Height, prev.Core, prev.Halo)
+	}
+	spec.CreatedAt = prev.CreatedAt
+	return true, nil
 }
 
 // Windows implements job.Runtime.
@@ -45,11 +137,11 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	dir, err := os.MkdirTemp("", "partopt-nats-")
+	dir, release, err := e.store()
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 	opts := e.Server
 	opts.Dir, opts.Listen = dir, e.Listen
 	srv, err := cluster.StartEmbedded(opts)
@@ -79,6 +171,10 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 		note("workers of other machines may join with: " + join)
 	}
 	spec := d.Spec
+	if e.State != "" {
+		spec.Job = fmt.Sprintf("run-%d", e.stages) // its stage's: a run's stages come in the same order every time
+		e.stages++
+	}
 	if e.Listen != "" {
 		if spec.Model, err = UploadModel(ctx, res, spec.Job, d.ModelPath); err != nil {
 			return nil, err
@@ -88,6 +184,20 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 				return nil, err
 			}
 		}
+	}
+	resume := false
+	if e.State != "" {
+		if resume, err = e.resumable(ctx, res, &spec); err != nil {
+			return nil, err
+		}
+		if resume {
+			note(fmt.Sprintf("resuming the run stored in %s (stage %d): the windows it solved are merged again, not solved", e.State, e.stages))
+		}
+		defer func() {
+			if ctx.Err() != nil {
+				note(fmt.Sprintf("the run's state stays in %s: the same command resumes it", e.State))
+			}
+		}()
 	}
 	var page func(*coordinator.Runner) error
 	if e.HTTP != "" {
@@ -108,7 +218,7 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 			return err
 		}
 	}
-	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, started: page, runtime: job.RuntimeEmbedded})
+	return drive(ctx, res, spec, d, driveOptions{log: log, note: note, resume: resume, started: page, runtime: job.RuntimeEmbedded})
 }
 
 // noteFunc is note, or a function that drops the notes.

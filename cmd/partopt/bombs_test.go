@@ -90,16 +90,10 @@ const addressSpaceLimit = 2 << 20
 // the test is skipped under -short and where there is no sh.
 func cappedBinary(t *testing.T, dir string) func(args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: this test builds the binary")
-	}
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh to set the address-space limit with")
 	}
-	bin := filepath.Join(dir, "partopt")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir)
 	return func(args ...string) (int, string, string) {
 		cmd := exec.Command("sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$0" "$@"`, addressSpaceLimit), bin}, args...)...)
 		var stdout, stderr bytes.Buffer

@@ -62,6 +62,20 @@ func (p *proc) leads() bool {
 	return p.cmd != nil && strings.Count(out, "msg=leading") > strings.Count(out, "no longer leading")
 }
 
+// buildBinary builds partopt into dir and returns its path; the test is
+// skipped under -short.
+func buildBinary(t *testing.T, dir string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: this test builds the binary")
+	}
+	bin := filepath.Join(dir, "partopt")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // localCluster is a cluster of partopt processes on loopback: a NATS server,
 // three coordinator replicas (raft) and three workers of one slot, with
 // --ack-wait 3s.
@@ -83,10 +97,7 @@ func newLocalCluster(t *testing.T, side int) *localCluster {
 		t.Skip("-short: this test builds the binary and runs a cluster of processes")
 	}
 	c := newJobClient(t, "", side)
-	c.bin = filepath.Join(c.dir, "partopt")
-	if out, err := exec.Command("go", "build", "-o", c.bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	c.bin = buildBinary(t, c.dir)
 	t.Cleanup(func() {
 		for _, p := range c.all {
 			p.kill()

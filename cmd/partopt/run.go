@@ -33,13 +33,18 @@ func newRunCmd() *cobra.Command {
 			}
 			e.Workers, e.Note = f.workers, noteTo(cmd)
 			e.Log = logger(cmd, slog.LevelWarn) // the progress line says the rest
-			return runJob(cmd, f.spec(args[0]), job.Options{Runtime: &e})
+			defer e.Close()
+			if err := runJob(cmd, f.spec(args[0]), job.Options{Runtime: &e}); err != nil {
+				return err
+			}
+			return e.RemoveState()
 		},
 	}
 	addSolveFlags(cmd, &f, false)
 	addClusterMethodFlag(cmd, &f, job.PBPIRI)
 	cmd.Flags().StringVar(&e.Listen, "listen", "", "also accept workers of other machines at HOST:PORT (default: in-process only; beyond this machine, with --token or --user/--password, or --insecure)")
 	secrets = addServerAuthFlags(cmd, &e.Server)
+	cmd.Flags().StringVar(&e.State, "state", "", "keep the run's work in `DIR` (default: a temporary directory): a run stopped before its end resumes there when started again with the same arguments; removed once the outputs are written")
 	cmd.Flags().StringVar(&e.HTTP, "http", "", "serve the status page and /metrics at ADDR (e.g. localhost:8222)")
 	return cmd
 }
