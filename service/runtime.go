@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/internal/dirlock"
@@ -115,9 +116,16 @@ func (e *Embedded) Close() {
 // anything but its time is another run's, which this one must not take for
 // its own.
 func (e *Embedded) resumable(ctx context.Context, res *cluster.Resources, spec *protocol.JobSpec) (bool, error) {
-	prev, err := res.JobSpec(ctx, spec.Job)
-	if err != nil {
+	entry, err := res.Jobs.Get(ctx, protocol.JobSpecKey(spec.Job))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false, nil // none stored: a fresh start
+	}
+	if err != nil {
+		return false, fmt.Errorf("the run state in %s: %w", e.State, err)
+	}
+	prev, err := protocol.Decode[protocol.JobSpec](entry.Value(), protocol.MaxMessageBytes)
+	if err != nil { // another partopt's, or damaged: not this run's to take over
+		return false, fmt.Errorf("the run state in %s cannot be resumed by this partopt (%w): remove it, or give another --state", e.State, err)
 	}
 	a, b := prev, *spec
 	a.CreatedAt, b.CreatedAt = time.Time{}, time.Time{}
