@@ -199,8 +199,9 @@ func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver) (
 	}
 	cert = &Certificate{Labeling: final, Dual: s.Certificate(final)}
 	chk, err := cert.Check(sp.Model)
-	if err != nil {
+	if err != nil || !chk.Certified {
 		return nil, 0, false, err
 	}
-	return cert, chk.Gap, chk.Certified, nil
+	cert.compact(s, sp.Model)
+	return cert, chk.Gap, true, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/trws"
 )
 
 // Options configure Run.
@@ -196,6 +197,9 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			}
 			if !chk.Certified {
 				return nil, errors.New("persistency: the final sub-problem's certificate does not check (the solver is not integrally correct at this tolerance)")
+			}
+			if s, ok := next.state.(*trws.Solver); ok {
+				cert.compact(s, sp.Model)
 			}
 			res.prove(A, x, cert, chk.Gap)
 			break

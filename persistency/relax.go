@@ -360,16 +360,37 @@ func (x Exhaustive) limit() int {
 }
 
 // Certificate proves that Labeling is optimal for the relaxation of a sub-problem: by
-// an LP dual of a pairwise problem (Dual, checked by trws.Certificate.Check), of a
+// an LP dual of a pairwise problem (Dual, checked by trws.Certificate.Check, or
+// its Draft, polished and checked by trws.Draft.Check), of a
 // problem of any order (Factor, checked by srmp.Certificate.Check), or by enumeration
 // (Exhaustive: Labeling is a minimiser of the sub-problem itself, Theorem 1's
 // criterion).
 type Certificate struct {
-	Labeling   []int
-	Dual       *trws.Certificate
+	Labeling []int
+	Dual     *trws.Certificate
+	// Draft, in place of Dual, is the dual before its polish (half its
+	// bytes), which Check polishes on the sub-problem (trws.Draft.Check).
+	Draft      *trws.Draft
 	Factor     *srmp.Certificate
 	Exhaustive bool
 	Limit      int
+}
+
+// compact keeps c's dual, made by TRW-S solver s, as its draft, half the
+// bytes (a window's proof is stored and sent: 10⁸ stereo pixels take tens of
+// gigabytes of them), where the draft polishes on p — the sub-problem c is
+// checked on, wherever it is — into that very dual, bit for bit: every check
+// of the draft on p then gives the dual's verdict. A solver built otherwise
+// than trws.New(p) builds it (a warm start's node order) may polish
+// otherwise; c then keeps its dual.
+func (c *Certificate) compact(s *trws.Solver, p *model.Model) {
+	if c == nil || c.Dual == nil || s == nil {
+		return
+	}
+	d := s.Draft(c.Dual.Labeling)
+	if full, err := d.Certificate(p); err == nil && full.Equal(c.Dual) {
+		c.Draft, c.Dual = d, nil
+	}
 }
 
 // CheckResult is the outcome of Certificate.Check.
@@ -389,6 +410,12 @@ func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
 			return CheckResult{}, errors.New("persistency: the dual certificate is for another labeling")
 		}
 		v, err := c.Dual.Check(p)
+		return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}, err
+	case c.Draft != nil:
+		if !slices.Equal(c.Draft.Labeling, c.Labeling) {
+			return CheckResult{}, errors.New("persistency: the draft certificate is for another labeling")
+		}
+		v, err := c.Draft.Check(p)
 		return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}, err
 	case c.Factor != nil:
 		if !slices.Equal(c.Factor.Labeling, c.Labeling) {

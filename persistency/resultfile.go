@@ -38,10 +38,13 @@ package persistency
 // Version 2 adds, after the certificate, a byte 0 (no label elimination) or 1 and
 // the elimination: ints Test; n int lists Alive; varint Eliminated, Rounds,
 // SolverIterations; float64 Energy, LowerBound, Seconds, SolverSeconds; its
-// certificate as above. Version 3 (written now) builds verification problems over
-// the alive labels only, so version 2's elimination certificates are refused; it
-// appends uvarint S, then S earlier stages, each ints Test, n int lists Alive and
-// a certificate.
+// certificate as above. Version 3 builds verification problems over the alive
+// labels only, so version 2's elimination certificates are refused; it appends
+// uvarint S, then S earlier stages, each ints Test, n int lists Alive and a
+// certificate. Version 4 (written now) adds certificate kind 4, a TRW-S dual as
+// its draft (trws.Draft: the messages before their polish, which the checker
+// redoes): ints Certificate.Labeling (the draft's too); uvarint M, then M float32
+// (4 bytes, little-endian) Draft.Messages — half of kind 1's bytes.
 //
 // The body must end there. Set is not stored: ReadResult derives it from Persistent.
 // gzip pays for itself: labels and persistent flags are small repetitive integers, and
@@ -57,6 +60,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/srmp"
@@ -65,9 +69,9 @@ import (
 
 const (
 	resultMagic = "partopt persistency result\n"
-	// resultVersion is written; versions 1 (no elimination section) and 2 without
-	// an elimination are still read.
-	resultVersion = 3
+	// resultVersion is written; versions 1 (no elimination section), 2 without
+	// an elimination and 3 (no drafts) are still read.
+	resultVersion = 4
 
 	// Counts in a result file: variables and edges are int32 in the model; messages
 	// are at most Σ_e (K₁+K₂), which fits comfortably in 2^48.
@@ -84,6 +88,7 @@ const (
 	certDual
 	certExhaustive
 	certFactor
+	certDraft // version 4
 )
 
 // WriteResult writes r in the result file format (see ReadResult). It refuses a
@@ -261,6 +266,15 @@ func checkCertificateShape(c *Certificate, set int) error {
 			return fmt.Errorf("dual certificate too large (%d messages)", len(f.Messages))
 		}
 		return checkLabels(f.Labeling)
+	}
+	if d := c.Draft; d != nil && c.Dual == nil {
+		if !slices.Equal(d.Labeling, c.Labeling) {
+			return errors.New("the draft certificate is for another labeling")
+		}
+		if len(d.Messages) > maxFileMessages {
+			return fmt.Errorf("draft certificate too large (%d messages)", len(d.Messages))
+		}
+		return nil
 	}
 	if c.Dual == nil {
 		if !c.Exhaustive {
@@ -504,6 +518,13 @@ func (e *resultEncoder) certificate(c *Certificate) {
 		for _, m := range d.Messages {
 			e.float(m)
 		}
+	case c.Draft != nil:
+		e.byte(certDraft)
+		e.ints(c.Labeling)
+		e.uvarint(uint64(len(c.Draft.Messages)))
+		for _, m := range c.Draft.Messages {
+			e.w.Write(binary.LittleEndian.AppendUint32(e.buf[:0], math.Float32bits(m)))
+		}
 	case c.Factor != nil:
 		e.byte(certFactor)
 		e.ints(c.Labeling)
@@ -603,6 +624,24 @@ func (d *resultDecoder) floats(n int) []float64 {
 		}
 		for i := range k {
 			x = append(x, math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
+		}
+	}
+	return x
+}
+
+// floats32 reads n float32 values (4 bytes each, little-endian IEEE 754).
+func (d *resultDecoder) floats32(n int) []float32 {
+	d.take(n, "values")
+	x := make([]float32, 0, min(n, readChunk))
+	var b [4 * 512]byte
+	for len(x) < n && d.err == nil {
+		k := min(n-len(x), 512)
+		if _, err := io.ReadFull(d.r, b[:4*k]); err != nil {
+			d.fail(err)
+			break
+		}
+		for i := range k {
+			x = append(x, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
 		}
 	}
 	return x
@@ -728,6 +767,11 @@ func (d *resultDecoder) certificate() *Certificate {
 		dual.Share = d.floats(edges)
 		dual.Messages = d.floats(d.count(maxFileMessages, "messages"))
 		c.Dual = dual
+		return c
+	case kind == certDraft && d.version >= 4:
+		c := &Certificate{}
+		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
+		c.Draft = &trws.Draft{Labeling: c.Labeling, Messages: d.floats32(d.count(maxFileMessages, "messages"))}
 		return c
 	case kind == certFactor:
 		c := &Certificate{}

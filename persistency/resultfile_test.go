@@ -45,6 +45,14 @@ func resultFileFixtures(t testing.TB) map[string]struct {
 	grid := random.PottsGrid(random.New(3), 5, 4, 3)
 	add("dual invariant", grid, persistency.Options{})
 	add("dual original", grid, persistency.Options{Variant: persistency.Original})
+	// A dual in full (what results of version 3 hold, and a warm solver's
+	// certificate that its draft would not polish into): the draft polished.
+	full := *out["dual invariant"].res
+	full.Certificate = polished(t, grid, &full)
+	out["dual in full"] = struct {
+		m   *model.Model
+		res *persistency.Result
+	}{grid, &full}
 	add("exhaustive", random.HigherOrder(random.New(4), 7, 3, 3, 9), persistency.Options{Solver: persistency.Exhaustive{}})
 	add("srmp", random.HigherOrder(random.New(5), 7, 3, 3, 9), persistency.Options{})
 	b := model.NewBuilder([]int{2, 2, 2})
@@ -113,9 +121,12 @@ func resultFileFixtures(t testing.TB) map[string]struct {
 		t.Fatalf("the frustrated triangle has %d persistent variables", len(r.Set))
 	}
 	for _, name := range []string{"dual invariant", "dual original"} {
-		if c := out[name].res.Certificate; c == nil || c.Dual == nil || len(c.Dual.Edges) == 0 {
-			t.Fatalf("%s: no dual certificate with edges", name)
+		if c := out[name].res.Certificate; c == nil || c.Draft == nil || len(c.Draft.Messages) == 0 {
+			t.Fatalf("%s: no draft dual certificate", name)
 		}
+	}
+	if c := out["dual in full"].res.Certificate; c == nil || c.Dual == nil || len(c.Dual.Edges) == 0 {
+		t.Fatal("no dual certificate with edges")
 	}
 	if c := out["srmp"].res.Certificate; c == nil || c.Factor == nil || len(c.Factor.Messages) == 0 {
 		t.Fatal("srmp: no higher-order dual certificate")
@@ -124,6 +135,22 @@ func resultFileFixtures(t testing.TB) map[string]struct {
 		t.Fatal("exhaustive: no exhaustive certificate")
 	}
 	return out
+}
+
+// polished is res's certificate with its draft polished into the dual it
+// stands for, on the sub-problem of m it proves.
+func polished(t testing.TB, m *model.Model, res *persistency.Result) *persistency.Certificate {
+	t.Helper()
+	sp, err := persistency.BuildSubproblem(m, res.Set, res.Labeling, res.Variant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *res.Certificate
+	if c.Dual, err = c.Draft.Certificate(sp.Model); err != nil {
+		t.Fatal(err)
+	}
+	c.Draft = nil
+	return &c
 }
 
 func encodeResultFile(t testing.TB, r *persistency.Result) []byte {
@@ -159,6 +186,14 @@ func normalizedResult(r *persistency.Result) *persistency.Result {
 				dual.Messages = nil
 			}
 			cert.Dual = &dual
+		}
+		if d := cert.Draft; d != nil {
+			draft := *d
+			draft.Labeling = cert.Labeling
+			if len(draft.Messages) == 0 {
+				draft.Messages = nil
+			}
+			cert.Draft = &draft
 		}
 		c.Certificate = &cert
 	}
@@ -308,7 +343,7 @@ func TestResultFileHugeCountsDoNotAllocate(t *testing.T) {
 
 // TestResultFileRejectsBadShapes: values no Run produces are refused on both sides.
 func TestResultFileRejectsBadShapes(t *testing.T) {
-	f := resultFileFixtures(t)["dual invariant"]
+	f := resultFileFixtures(t)["dual in full"]
 	cases := []struct {
 		name string
 		edit func(r *persistency.Result)
@@ -331,6 +366,16 @@ func TestResultFileRejectsBadShapes(t *testing.T) {
 				t.Errorf("WriteResult: %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+	// A draft stores its labeling as the certificate's: another is refused.
+	r := *resultFileFixtures(t)["dual invariant"].res
+	cert := *r.Certificate
+	draft := *cert.Draft
+	draft.Labeling = slices.Clone(draft.Labeling)
+	draft.Labeling[0] = 1 - draft.Labeling[0]
+	cert.Draft, r.Certificate = &draft, &cert
+	if err := persistency.WriteResult(new(bytes.Buffer), &r); err == nil || !strings.Contains(err.Error(), "another labeling") {
+		t.Errorf("WriteResult of a draft of another labeling: %v", err)
 	}
 }
 

@@ -49,6 +49,12 @@ func cloneResult(r *persistency.Result) *persistency.Result {
 			d.Messages = slices.Clone(d.Messages)
 			cert.Dual = &d
 		}
+		if r.Certificate.Draft != nil {
+			d := *r.Certificate.Draft
+			d.Labeling = cert.Labeling // stored once, as the certificate's
+			d.Messages = slices.Clone(d.Messages)
+			cert.Draft = &d
+		}
 		c.Certificate = &cert
 	}
 	return &c
@@ -108,7 +114,7 @@ func TestVerifyIsTheCriterion(t *testing.T) {
 // Invariant result that the Original boundary cannot prove.
 func TestVerifyRejectsTamperedResults(t *testing.T) {
 	fewerGCs(t)
-	variantRejected, consistentRejected, consistentAccepted := 0, 0, 0
+	variantRejected, consistentRejected, consistentAccepted, drafts := 0, 0, 0, 0
 	mustFail := func(c int, what string, m *model.Model, r *persistency.Result) {
 		t.Helper()
 		if _, err := persistency.Verify(m, r); err == nil {
@@ -210,6 +216,12 @@ func TestVerifyRejectsTamperedResults(t *testing.T) {
 					r.Certificate.Dual.Messages[rng.IntN(len(d.Messages))] += 1 + rng.Float64()
 					mayPass(c, "dual message perturbed", m, r, minE)
 				}
+				if d := res.Certificate.Draft; d != nil && len(d.Messages) > 0 {
+					r = cloneResult(res)
+					r.Certificate.Draft.Messages[rng.IntN(len(d.Messages))] += float32(1 + rng.Float64())
+					mayPass(c, "draft message perturbed", m, r, minE)
+					drafts++
+				}
 				r = cloneResult(res)
 				r.Variant = persistency.Original
 				if v == persistency.Original {
@@ -225,6 +237,9 @@ func TestVerifyRejectsTamperedResults(t *testing.T) {
 		consistentRejected, consistentAccepted, variantRejected)
 	if variantRejected == 0 {
 		t.Error("no result failed Verify with the other variant: the test checks too little")
+	}
+	if drafts == 0 {
+		t.Error("no result proved by a draft certificate: the test checks too little")
 	}
 	if consistentRejected < 100 {
 		t.Errorf("only %d consistent tamperings rejected", consistentRejected)

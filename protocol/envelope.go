@@ -16,7 +16,10 @@ import (
 // worker would solve an iri job's task as pbp, so it must refuse it. Version 3
 // added WindowResult.Proof: a coordinator refuses a raster window's result
 // without its proof, so a version 2 worker's results would all be refused.
-const Version uint16 = 3
+// Version 4 proves windows by draft certificates (result files of version 4,
+// persistency.Certificate.Draft), which a version 3 coordinator cannot read: it
+// would refuse every result of a version 4 worker.
+const Version uint16 = 4
 
 // Magic starts every message.
 const Magic = "popt"

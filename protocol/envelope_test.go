@@ -34,7 +34,7 @@ func TestHeaderLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []byte{'p', 'o', 'p', 't', 0, 3, byte(TypeCancel)}
+	want := []byte{'p', 'o', 'p', 't', 0, 4, byte(TypeCancel)}
 	if !bytes.HasPrefix(data, want) {
 		t.Errorf("header % x, want % x", data[:HeaderSize], want)
 	}
@@ -61,9 +61,10 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"empty", nil, 0, ErrMalformed, "not a partopt message"},
 		{"header only part", []byte("popt\x00"), 0, ErrMalformed, "not a partopt message"},
 		{"bad magic", append([]byte("POPT"), valid[4:]...), 0, ErrMalformed, "not a partopt message"},
-		{"newer version", frame(4, TypeWindowTask, task), 0, ErrVersion, "message version 4, this build speaks version 3"},
-		{"version 1, before label elimination", frame(1, TypeWindowTask, task), 0, ErrVersion, "message version 1, this build speaks version 3"},
-		{"version 2, before window proofs", frame(2, TypeWindowTask, task), 0, ErrVersion, "message version 2, this build speaks version 3"},
+		{"newer version", frame(5, TypeWindowTask, task), 0, ErrVersion, "message version 5, this build speaks version 4"},
+		{"version 1, before label elimination", frame(1, TypeWindowTask, task), 0, ErrVersion, "message version 1, this build speaks version 4"},
+		{"version 2, before window proofs", frame(2, TypeWindowTask, task), 0, ErrVersion, "message version 2, this build speaks version 4"},
+		{"version 3, before draft certificates", frame(3, TypeWindowTask, task), 0, ErrVersion, "message version 3, this build speaks version 4"},
 		{"older version", frame(0, TypeWindowTask, task), 0, ErrVersion, "version 0"},
 		{"type 0", frame(Version, 0, task), 0, ErrMalformed, "unknown message type 0"},
 		{"type 200", frame(Version, 200, task), 0, ErrMalformed, "unknown message type 200"},

@@ -42,5 +42,5 @@ func ExampleUnmarshal() {
 	// Output:
 	// publish on partopt.task.seg-01 with Nats-Msg-Id seg-01/1/7
 	// solve window 7 of round 1: nodes {X0:0 Y0:0 W:4 H:4}, 24 fixed-label values
-	// true protocol: message version 9, this build speaks version 3: protocol version mismatch
+	// true protocol: message version 9, this build speaks version 4: protocol version mismatch
 }

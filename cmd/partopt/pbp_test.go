@@ -357,7 +357,11 @@ func TestVerifyRejectsTampering(t *testing.T) {
 				if all {
 					last := len(r.Certificate.Labeling) - 1
 					r.Certificate.Labeling[last] = 1
-					r.Certificate.Dual.Labeling[last] = 1
+					if d := r.Certificate.Dual; d != nil {
+						d.Labeling[last] = 1
+					} else {
+						r.Certificate.Draft.Labeling = r.Certificate.Labeling // one labeling, the certificate's
+					}
 				}
 			})
 			if all { // and the other two files agree with the forgery

@@ -1,0 +1,95 @@
+package trws
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/partopt/partopt/model"
+)
+
+// A Draft is a certificate before its polish: the labeling and the solver's
+// float32 messages, in the layout of Certificate.Messages (edge by edge in
+// factor order, into the first variable, then into the second). It holds half
+// the bytes of its Certificate and no edges or shares, which is what a
+// windowed run stores and sends for every window (a 10⁸-pixel stereo job's
+// proofs are tens of gigabytes). Check rebuilds the solver on the model,
+// polishes the messages as Solver.Certificate does and checks the polished
+// dual: nothing in a draft is believed, only the bound Check computes counts.
+type Draft struct {
+	Labeling []int
+	Messages []float32
+}
+
+// Draft returns the draft of the certificate of labeling x of the solver's
+// current problem: Check(s.Model()) certifies it where Solver.Certificate's
+// certifies, unless the solver was built otherwise than New(s.Model()) builds
+// it (a warm start keeps another node order, whose polish may differ): whoever
+// stores a draft checks it first, and falls back to the certificate.
+func (s *Solver) Draft(x []int) *Draft {
+	d := &Draft{Labeling: append([]int(nil), x...), Messages: make([]float32, 0, len(s.msg))}
+	for e := range s.tail {
+		first, second := s.edgeMessages(e)
+		d.Messages = append(append(d.Messages, first...), second...)
+	}
+	return d
+}
+
+// edgeMessages are edge e's messages into the first and the second variable of
+// its factor.
+func (s *Solver) edgeMessages(e int) (first, second []float32) {
+	toHead := s.msg[s.mhead[e] : s.mhead[e]+s.labels[s.head[e]]]
+	toTail := s.msg[s.mtail[e] : s.mtail[e]+s.labels[s.tail[e]]]
+	if s.swap[e] {
+		return toHead, toTail
+	}
+	return toTail, toHead
+}
+
+// Certificate polishes the draft on m: a solver built on m takes the draft's
+// messages and polishes them (Solver.Certificate). It costs a solver's
+// memory and two float64 passes.
+func (d *Draft) Certificate(m *model.Model) (*Certificate, error) {
+	if err := m.CheckLabeling(d.Labeling); err != nil {
+		return nil, fmt.Errorf("trws: draft certificate: %w", err)
+	}
+	s, err := New(m)
+	if err != nil {
+		return nil, err
+	}
+	pos := 0
+	for e := range s.tail {
+		first, second := s.edgeMessages(e)
+		if pos+len(first)+len(second) > len(d.Messages) {
+			return nil, fmt.Errorf("trws: draft certificate has %d message entries, fewer than the model's", len(d.Messages))
+		}
+		pos += copy(first, d.Messages[pos:])
+		pos += copy(second, d.Messages[pos:])
+	}
+	if pos != len(d.Messages) {
+		return nil, fmt.Errorf("trws: draft certificate has %d message entries, the model %d", len(d.Messages), pos)
+	}
+	return s.Certificate(d.Labeling), nil
+}
+
+// Check polishes the draft on m and checks the certificate it gives
+// (Certificate.Check), from m alone.
+func (d *Draft) Check(m *model.Model) (Verdict, error) {
+	c, err := d.Certificate(m)
+	if err != nil {
+		return Verdict{}, err
+	}
+	return c.Check(m)
+}
+
+// Equal says whether c and o are the same certificate, bit for bit.
+func (c *Certificate) Equal(o *Certificate) bool {
+	return slices.Equal(c.Labeling, o.Labeling) && slices.Equal(c.Edges, o.Edges) && slices.Equal(c.LaterIsSecond, o.LaterIsSecond) &&
+		sameBits(c.Share, o.Share) && sameBits(c.Messages, o.Messages)
+}
+
+// sameBits says whether a and b hold the same float64 values bit for bit (NaNs
+// and signed zeros included).
+func sameBits(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+}
