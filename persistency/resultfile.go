@@ -612,36 +612,28 @@ func (d *resultDecoder) intsIn(lo, hi int64, what string) []int {
 
 // floats reads n float64 values, allocating as the data arrives.
 func (d *resultDecoder) floats(n int) []float64 {
-	d.take(n, "values")
-	x := make([]float64, 0, min(n, readChunk))
-	var b [8 * 512]byte
-	for len(x) < n && d.err == nil {
-		k := min(n-len(x), 512)
-		_, err := io.ReadFull(d.r, b[:8*k])
-		if err != nil {
-			d.fail(err)
-			break
-		}
-		for i := range k {
-			x = append(x, math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
-		}
-	}
-	return x
+	return readFixed(d, n, 8, func(b []byte) float64 { return math.Float64frombits(binary.LittleEndian.Uint64(b)) })
 }
 
 // floats32 reads n float32 values (4 bytes each, little-endian IEEE 754).
 func (d *resultDecoder) floats32(n int) []float32 {
+	return readFixed(d, n, 4, func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) })
+}
+
+// readFixed reads n values of size (at most 8) bytes each, decoded by decode,
+// allocating as the data arrives.
+func readFixed[T any](d *resultDecoder, n, size int, decode func([]byte) T) []T {
 	d.take(n, "values")
-	x := make([]float32, 0, min(n, readChunk))
-	var b [4 * 512]byte
+	x := make([]T, 0, min(n, readChunk))
+	var b [8 * 512]byte
 	for len(x) < n && d.err == nil {
 		k := min(n-len(x), 512)
-		if _, err := io.ReadFull(d.r, b[:4*k]); err != nil {
+		if _, err := io.ReadFull(d.r, b[:size*k]); err != nil {
 			d.fail(err)
 			break
 		}
 		for i := range k {
-			x = append(x, math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])))
+			x = append(x, decode(b[size*i:]))
 		}
 	}
 	return x
