@@ -307,19 +307,46 @@ func (c *cluster) drill() {
 			c.t.Fatalf("partopt %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, c.bash, append([]string{"failover-drill.sh", model, ref}, flags...)...)
-	cmd.Env = append(slices.Clip(c.env), "PHASES=pbp/running", "POLL=0.2")
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	c.t.Logf("failover-drill.sh:\n%s", out)
-	if err != nil {
-		c.t.Fatalf("failover-drill.sh: %v", err)
-	}
+	out := c.runDrill(append([]string{model, ref}, flags...), "PHASES=pbp/running")
 	for _, want := range []string{"phase pbp/running: killed c", "identical: labels.plf", "identical: persistent.plf", "report: seconds"} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			c.t.Errorf("failover-drill.sh printed no %q", want)
 		}
 	}
+	// A drill that follows a job submitted before (JOB), against a file of
+	// the reference's checksums.
+	sums := filepath.Join(c.dir, "drill-ref.sha256")
+	if b, err := exec.Command(c.bash, "-c", `cd "$1" && sha256sum *`, "sha256sum", ref).Output(); err != nil {
+		c.t.Fatalf("sha256sum: %v", err)
+	} else if err := os.WriteFile(sums, b, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	id, err := exec.Command(c.bin, append([]string{"submit", model, "--nats", c.url}, flags...)...).Output()
+	if err != nil {
+		c.t.Fatalf("submit: %v", err)
+	}
+	job := strings.TrimSpace(string(id))
+	out = c.runDrill([]string{model, sums}, "PHASES= ", "JOB="+job)
+	for _, want := range []string{"job " + job + " followed", "identical: labels.plf", "identical: persistent.plf", "identical: window-certificates.bin", "report: seconds"} {
+		if !strings.Contains(out, want) {
+			c.t.Errorf("failover-drill.sh with JOB printed no %q", want)
+		}
+	}
+}
+
+// runDrill runs failover-drill.sh with args and extra environment, and returns
+// its output; it must succeed.
+func (c *cluster) runDrill(args []string, env ...string) string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bash, append([]string{"failover-drill.sh"}, args...)...)
+	cmd.Env = append(append(slices.Clip(c.env), "POLL=0.2"), env...)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	c.t.Logf("failover-drill.sh %s:\n%s", strings.Join(env, " "), out)
+	if err != nil {
+		c.t.Fatalf("failover-drill.sh: %v", err)
+	}
+	return string(out)
 }

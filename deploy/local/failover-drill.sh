@@ -10,17 +10,25 @@
 #   DIR=… PARTOPT=… BASE_PORT=… deploy/local/cluster.sh start
 #   DIR=… PARTOPT=… BASE_PORT=… deploy/local/failover-drill.sh MODEL REF [SUBMIT FLAGS…]
 #
+# REF may also be a file of checksums ("sha256sum *" in the reference
+# directory: one "HASH  NAME" a line), which keeps a large reference's bytes
+# off the disk the cluster needs.
+#
 # Environment: that of cluster.sh (DIR, PARTOPT, BASE_PORT, NAMESPACE), and
 #   PHASES  the phases to kill the leader in, in order of the job (default
 #           "loading pbp/running iri/running finishing storing": the windows'
 #           phases as METHOD/PHASE, a pbp+iri job's two stages); a phase that
-#           has passed unseen is reported, and fails the drill
+#           has passed unseen is reported, and fails the drill; " " kills none
 #   POLL    seconds between status polls (default 0.5)
+#   JOB     follow this job, submitted before, instead of submitting MODEL (a
+#           drill of a job longer than a sitting: the cluster stopped and
+#           started again, the drill run again with the phases left); the
+#           report's seconds then count from the job's start in its status
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CLUSTER="$SCRIPT_DIR/cluster.sh"
-[[ $# -ge 2 ]] || { sed -n '2,18p' "$0" >&2; exit 2; }
+[[ $# -ge 2 ]] || { sed -n '2,26p' "$0" >&2; exit 2; }
 MODEL=$1 REF=$2
 shift 2
 PHASES=${PHASES:-loading pbp/running iri/running finishing storing}
@@ -30,11 +38,19 @@ BASE_PORT=${BASE_PORT:-14222}
 export NATS_URL="nats://127.0.0.1:$BASE_PORT"
 BIN=${PARTOPT:-$DIR/bin/partopt}
 [[ -x $BIN ]] || { echo "failover-drill: no partopt binary at $BIN (set PARTOPT)" >&2; exit 2; }
-[[ -d $REF ]] || { echo "failover-drill: no reference directory $REF" >&2; exit 2; }
+[[ -e $REF ]] || { echo "failover-drill: no reference directory or checksum file $REF" >&2; exit 2; }
 
-submitted=$(date +%s.%N)
-job=$("$BIN" submit "$MODEL" "$@")
-echo "job $job submitted"
+if [[ -n ${JOB:-} ]]; then
+	job=$JOB
+	started=$("$BIN" status "$job" --json | tr -d '\n' | sed -n 's/.*"started": *"\([^"]*\)".*/\1/p')
+	[[ -n $started ]] || { echo "failover-drill: job $job has no start time in its status" >&2; exit 2; }
+	submitted=$(date -d "$started" +%s.%N)
+	echo "job $job followed (started $started)"
+else
+	submitted=$(date +%s.%N)
+	job=$("$BIN" submit "$MODEL" "$@")
+	echo "job $job submitted"
+fi
 
 read -r -a want <<<"$PHASES"
 next=0 kills=0
@@ -78,16 +94,29 @@ got=$(mktemp -d)
 trap 'rm -rf "$got"' EXIT
 "$BIN" fetch "$job" -o "$got/out" >/dev/null
 status=0
-for f in "$REF"/*; do
-	name=$(basename "$f")
-	[[ $name == report.json ]] && continue
-	if cmp -s "$f" "$got/out/$name"; then
-		echo "identical: $name"
-	else
-		echo "DIFFERS: $name"
-		status=1
-	fi
-done
+if [[ -d $REF ]]; then
+	for f in "$REF"/*; do
+		name=$(basename "$f")
+		[[ $name == report.json ]] && continue
+		if cmp -s "$f" "$got/out/$name"; then
+			echo "identical: $name"
+		else
+			echo "DIFFERS: $name"
+			status=1
+		fi
+	done
+else
+	while read -r sum name; do
+		name=${name#\*}
+		[[ -z $name || $name == report.json ]] && continue
+		if [[ -f $got/out/$name ]] && [[ $(sha256sum <"$got/out/$name" | cut -d' ' -f1) == "$sum" ]]; then
+			echo "identical: $name"
+		else
+			echo "DIFFERS: $name"
+			status=1
+		fi
+	done <"$REF"
+fi
 seconds=$(sed -n 's/.*"seconds": *\([0-9.]*\).*/\1/p' "$got/out/report.json" | head -n 1)
 seen=$(tr -d '\n ' <"$got/out/report.json" | sed -n 's/.*"workers_seen":\(\[[^]]*\]\).*/\1/p')
 echo "report: seconds $seconds, workers_seen $seen"
