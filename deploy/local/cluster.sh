@@ -5,7 +5,8 @@
 #
 #   deploy/local/cluster.sh start         # build, launch, wait for a leader
 #   deploy/local/cluster.sh demo          # generate, submit, wait, fetch a 256×256 job
-#   deploy/local/cluster.sh status        # each process alive or dead; the leader
+#   deploy/local/cluster.sh status        # each process alive or dead (its memory
+#                                         # and CPU time so far); the leader
 #   deploy/local/cluster.sh logs [-f] [NAME…]
 #   deploy/local/cluster.sh kill-leader   # kill -9 the leading coordinator
 #   deploy/local/cluster.sh restart NAME  # start NAME again with its arguments
@@ -282,12 +283,25 @@ cmd_stop() {
 	echo "stopped"
 }
 
+# resources PID: the process's memory (resident now, its peak) and CPU time so far,
+# from /proc (nothing where there is none).
+resources() {
+	local rss hwm fields
+	[[ -r /proc/$1/status && -r /proc/$1/stat ]] || return 0
+	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$1/status")
+	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$1/status")
+	# utime and stime, fields 14 and 15, counted after the command's closing parenthesis.
+	read -r -a fields <<<"$(sed 's/^.*) //' "/proc/$1/stat")"
+	awk -v r="$rss" -v h="$hwm" -v u="${fields[11]}" -v s="${fields[12]}" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN {printf "  rss %.0f MB, peak %.0f MB, cpu %.0f s", r/1024, h/1024, (u+s)/hz}'
+}
+
 cmd_status() {
 	local n pid state lead
 	[[ -d $DIR/cmds ]] || die "nothing started in $DIR"
 	for n in $(names); do
 		pid=$(pid_of "$n" || true)
-		if alive "$n"; then state="alive (pid $pid)"; else state="dead"; fi
+		if alive "$n"; then state="alive (pid $pid)$(resources "$pid")"; else state="dead"; fi
 		lead=""
 		[[ $n == c? ]] && leads "$n" && lead="  leader"
 		printf '%-10s %s%s\n' "$n" "$state" "$lead"

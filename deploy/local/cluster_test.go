@@ -191,6 +191,12 @@ func TestLocalClusterScript(t *testing.T) {
 	if n := strings.Count(out, "alive (pid"); n != 6 {
 		t.Errorf("status lists %d processes alive, want 6:\n%s", n, out)
 	}
+	if _, err := os.Stat("/proc/self/status"); err == nil {
+		// Each process's memory and CPU time, for measuring a job.
+		if n := len(regexp.MustCompile(`alive \(pid \d+\)  rss \d+ MB, peak \d+ MB, cpu \d+ s`).FindAllString(out, -1)); n != 6 {
+			t.Errorf("status gives %d processes' memory and CPU time, want 6:\n%s", n, out)
+		}
+	}
 	m := regexp.MustCompile(`(?m)^leader: (c[123]) \(status page (http://\S+/)\)$`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("status names no leader:\n%s", out)
