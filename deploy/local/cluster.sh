@@ -27,6 +27,9 @@
 #   STOP_TIMEOUT seconds from SIGTERM to SIGKILL in stop (default 10)
 #   PARTOPT      the partopt binary (default: go build into $DIR/bin/partopt
 #                from the repository this script is in)
+#   SHARED_ROOT  a directory every coordinator and worker reads models below
+#                (--shared-root): "submit --shared" jobs of models there are
+#                read in place, neither uploaded nor copied (default: none)
 #
 # Every process logs to $DIR/logs/NAME.log, its pid is $DIR/pids/NAME.pid and
 # its command line, one argument a line, is $DIR/cmds/NAME (for restart).
@@ -45,6 +48,11 @@ COORDINATORS=(c1 c2 c3)
 # Absolute paths: they are written into $DIR/cmds for restart.
 [[ $DIR == /* ]] || DIR="$PWD/$DIR"
 [[ -z ${PARTOPT:-} || $PARTOPT == /* ]] || PARTOPT="$PWD/$PARTOPT"
+SHARED=()
+if [[ -n ${SHARED_ROOT:-} ]]; then
+	[[ $SHARED_ROOT == /* ]] || SHARED_ROOT="$PWD/$SHARED_ROOT"
+	SHARED=(--shared-root "$SHARED_ROOT")
+fi
 
 NAMESPACE=${NAMESPACE:-${PARTOPT_NAMESPACE:-partopt}}
 NATS_URL="nats://127.0.0.1:$BASE_PORT"
@@ -186,7 +194,7 @@ ports_free() {
 worker_cmd() {
 	local i=$1
 	save "worker$i" "$BIN" worker --nats "$NATS_URL" --id "worker$i" --slots "$SLOTS" \
-		--grace "$GRACE" --ack-wait "$ACK_WAIT" --cache "$DIR/cache/worker$i"
+		--grace "$GRACE" --ack-wait "$ACK_WAIT" --cache "$DIR/cache/worker$i" "${SHARED[@]+"${SHARED[@]}"}"
 }
 
 cmd_start() {
@@ -215,7 +223,7 @@ cmd_start() {
 	for n in "${COORDINATORS[@]}"; do
 		save "$n" "$BIN" coordinator --nats "$NATS_URL" --data "$DIR/data/$n" \
 			--http "127.0.0.1:$((BASE_PORT + 10 + k))" --ack-wait "$ACK_WAIT" \
-			--id "$n" --raft-addr "127.0.0.1:$((BASE_PORT + k))" --peers "$peers" --bootstrap
+			--id "$n" --raft-addr "127.0.0.1:$((BASE_PORT + k))" --peers "$peers" --bootstrap "${SHARED[@]+"${SHARED[@]}"}"
 		launch "$n"
 		k=$((k + 1))
 	done

@@ -146,7 +146,7 @@ func TestLocalClusterScript(t *testing.T) {
 	}
 	base := freeBasePort(t)
 	c := &cluster{t: t, bash: bash, bin: bin, dir: t.TempDir(), url: fmt.Sprintf("nats://127.0.0.1:%d", base)}
-	c.env = append(os.Environ(), "DIR="+c.dir, "BASE_PORT="+strconv.Itoa(base), "WORKERS=2", "PARTOPT="+bin, "NATS_URL=")
+	c.env = append(os.Environ(), "DIR="+c.dir, "BASE_PORT="+strconv.Itoa(base), "WORKERS=2", "PARTOPT="+bin, "NATS_URL=", "SHARED_ROOT="+c.dir)
 
 	t.Cleanup(func() {
 		pids := c.pids() // stop removes the files
@@ -319,15 +319,15 @@ func (c *cluster) drill() {
 			c.t.Errorf("failover-drill.sh printed no %q", want)
 		}
 	}
-	// A drill that follows a job submitted before (JOB), against a file of
-	// the reference's checksums.
+	// A drill that follows a job submitted before (JOB), of a model read in
+	// place (SHARED_ROOT), against a file of the reference's checksums.
 	sums := filepath.Join(c.dir, "drill-ref.sha256")
 	if b, err := exec.Command(c.bash, "-c", `cd "$1" && sha256sum *`, "sha256sum", ref).Output(); err != nil {
 		c.t.Fatalf("sha256sum: %v", err)
 	} else if err := os.WriteFile(sums, b, 0o644); err != nil {
 		c.t.Fatal(err)
 	}
-	id, err := exec.Command(c.bin, append([]string{"submit", model, "--nats", c.url}, flags...)...).Output()
+	id, err := exec.Command(c.bin, append([]string{"submit", model, "--shared", "--nats", c.url}, flags...)...).Output()
 	if err != nil {
 		c.t.Fatalf("submit: %v", err)
 	}
@@ -337,6 +337,15 @@ func (c *cluster) drill() {
 		if !strings.Contains(out, want) {
 			c.t.Errorf("failover-drill.sh with JOB printed no %q", want)
 		}
+	}
+	// Read in place: no coordinator or worker holds a copy of the shared model.
+	for _, sub := range []string{"data", "cache"} {
+		filepath.WalkDir(filepath.Join(c.dir, sub), func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.Contains(path, job) && strings.HasSuffix(path, ".grid") {
+				c.t.Errorf("a copy of a model under %s: %s", sub, path)
+			}
+			return nil
+		})
 	}
 }
 
