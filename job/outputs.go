@@ -95,22 +95,77 @@ type output struct {
 // output is written before any is moved into place (commit). A run that fails
 // or is interrupted before its commit leaves the output directory as it found
 // it, and two runs into one directory never share a temporary name.
-type stage struct{ out, dir string }
+//
+// A stage is locked by its run (internal/dirlock) until abort: a run killed
+// before either leaves its stage unlocked, and the next run into the directory
+// removes it — at 10⁸ pixels a stage holds gigabytes of label files and window
+// proofs, which a run resumed after every kill (run --state) would otherwise
+// leave behind each time.
+type stage struct {
+	out, dir string
+	unlock   func()
+}
 
-// newStage makes a fresh stage in the output directory out.
+// stagePrefix starts the name of every stage.
+const stagePrefix = ".partopt-run-"
+
+// newStage makes a fresh stage in the output directory out, after removing the
+// stages of runs that ended without removing theirs. Both happen under out's
+// lock, which commit takes too, so no run sees another's stage before it is
+// locked.
 func newStage(out string) (*stage, error) {
-	dir, err := os.MkdirTemp(out, ".partopt-run-")
+	unlockOut, err := dirlock.Lock(out)
 	if err != nil {
 		return nil, err
 	}
-	return &stage{out: out, dir: dir}, nil
+	defer unlockOut()
+	removeStaleStages(out)
+	dir, err := os.MkdirTemp(out, stagePrefix)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := dirlock.TryLock(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &stage{out: out, dir: dir, unlock: unlock}, nil
+}
+
+// removeStaleStages removes the stages in out that no run holds (where locks
+// exist: without them a stage cannot be told from a live run's).
+func removeStaleStages(out string) {
+	if !dirlock.Supported {
+		return
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), stagePrefix) {
+			continue
+		}
+		dir := filepath.Join(out, e.Name())
+		if unlock, err := dirlock.TryLock(dir); err == nil {
+			os.RemoveAll(dir)
+			unlock()
+		}
+	}
 }
 
 // path is where output name is staged.
 func (st *stage) path(name string) string { return filepath.Join(st.dir, name) }
 
-// abort removes the stage and whatever it holds (nothing after a commit).
-func (st *stage) abort() { os.RemoveAll(st.dir) }
+// abort removes the stage and whatever it holds (nothing after a commit), and
+// releases it.
+func (st *stage) abort() {
+	os.RemoveAll(st.dir)
+	if st.unlock != nil {
+		st.unlock()
+		st.unlock = nil
+	}
+}
 
 // write stages files in order, then the report.
 func (st *stage) write(files []output, report any) error {

@@ -20,7 +20,8 @@ import (
 // SIGKILL in its pbp stage, started again and killed in its label
 // elimination, then started again, writes the outputs of an uninterrupted
 // windowed solve byte for byte; each restart says it resumes, and the state is
-// gone once the outputs are written. While a run holds the state another is
+// gone once the outputs are written, as are the killed runs' stages in the
+// output directory. While a run holds the state another is
 // refused, and a run of other options is refused the state of another.
 func TestRunResumesFromItsStateAfterKills(t *testing.T) {
 	dir := t.TempDir()
@@ -108,6 +109,16 @@ func TestRunResumesFromItsStateAfterKills(t *testing.T) {
 		t.Errorf("the last run does not say it resumes: %s", stderr)
 	}
 	sameOutputs(t, want.dir, out)
+	// The killed runs' stages (their partial outputs) are gone too.
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".partopt-run-") {
+			t.Errorf("a killed run's stage left in the output directory: %s", e.Name())
+		}
+	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("the state after the outputs were written: %v, want it removed", err)
 	}

@@ -1,7 +1,8 @@
 // Package dirlock locks a directory itself (flock on the directory, which
 // leaves no file behind) against other processes: Lock waits for the holder,
 // TryLock fails at once with ErrBusy. A lock ends with its release, or with
-// its process, however it ends. Where flock is missing nothing is locked.
+// its process, however it ends. Where flock is missing nothing is locked
+// (Supported is false).
 package dirlock
 
 import "errors"

@@ -9,6 +9,9 @@ import (
 	"syscall"
 )
 
+// Supported: locks are taken here.
+const Supported = true
+
 func lock(dir string, wait bool) (func(), error) {
 	f, err := os.Open(dir)
 	if err != nil {
