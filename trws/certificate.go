@@ -40,19 +40,13 @@ type Verdict struct {
 // polished first: one forward and one backward pass in float64 with exact energies,
 // which makes the decomposition exact to float64 rounding instead of float32.
 func (s *Solver) Certificate(x []int) *Certificate {
-	msg := s.polish()
 	ne := len(s.tail)
-	c := &Certificate{Labeling: append([]int(nil), x...), Messages: make([]float64, 0, len(msg)),
+	c := &Certificate{Labeling: append([]int(nil), x...), Messages: s.polish(),
 		Edges: make([][2]int, 0, ne), LaterIsSecond: make([]bool, 0, ne), Share: make([]float64, 0, ne)}
 	for e := range s.tail {
-		kh, kt := s.labels[s.head[e]], s.labels[s.tail[e]]
-		toHead, toTail := msg[s.mhead[e]:s.mhead[e]+kh], msg[s.mtail[e]:s.mtail[e]+kt]
 		first, second := int(s.tail[e]), int(s.head[e])
 		if s.swap[e] {
 			first, second = second, first
-			c.Messages = append(append(c.Messages, toHead...), toTail...)
-		} else {
-			c.Messages = append(append(c.Messages, toTail...), toHead...)
 		}
 		c.Edges = append(c.Edges, [2]int{first, second})
 		c.LaterIsSecond = append(c.LaterIsSecond, !s.swap[e])
