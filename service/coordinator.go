@@ -159,9 +159,15 @@ func newServiceJob(stop context.CancelFunc) *serviceJob {
 
 // follow runs the jobs while this replica leads, and stops them when it no
 // longer does (the new leader resumes them).
+//
+// A replica that does not lead runs no job, so the job directories in its data
+// are left from when it led (killed, or its leadership lost) and are pruned as
+// a leader prunes those of ended jobs: at 10⁸ pixels each holds gigabytes of
+// label files and outputs, and the job goes on elsewhere.
 func (s *service) follow(ctx context.Context, rep *replica.Replica, id string) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
+	s.pruneData()
 	for {
 		for !rep.IsLeader() {
 			select {
@@ -192,6 +198,7 @@ func (s *service) follow(ctx context.Context, rep *replica.Replica, id string) e
 			return nil
 		}
 		s.log.Info("no longer leading", "id", id)
+		s.pruneData() // lead has returned: none of its jobs runs here any more
 	}
 }
 

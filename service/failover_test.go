@@ -35,6 +35,7 @@ type replicaGroup struct {
 	kill   []func()
 	served []chan error
 	pages  []string // each replica's status page URL
+	data   []string // each replica's data directory
 	// workers are the two workers' counts, w1's and w2's.
 	workers []*worker.Stats
 }
@@ -46,6 +47,13 @@ var failoverTimeouts = replica.Timeouts{Heartbeat: 700 * time.Millisecond, Elect
 // startReplicaGroup starts the group; onPhase(i, job, phase) is replica i's
 // Config.OnPhase.
 func startReplicaGroup(ctx context.Context, t *testing.T, onPhase func(i int, job, phase string)) *replicaGroup {
+	t.Helper()
+	return startReplicaGroupWith(ctx, t, onPhase, nil)
+}
+
+// startReplicaGroupWith is startReplicaGroup with prepare(i, data) called on
+// replica i's data directory before it starts, when set.
+func startReplicaGroupWith(ctx context.Context, t *testing.T, onPhase func(i int, job, phase string), prepare func(i int, data string)) *replicaGroup {
 	t.Helper()
 	srv := listeningServer(t)
 	g := &replicaGroup{t: t, conn: cluster.ConnOptions{URL: srv.URL()}}
@@ -69,6 +77,10 @@ func startReplicaGroup(ctx context.Context, t *testing.T, onPhase func(i int, jo
 		served := make(chan error, 1)
 		g.served = append(g.served, served)
 		data := t.TempDir()
+		g.data = append(g.data, data)
+		if prepare != nil {
+			prepare(i, data)
+		}
 		g.pages = append(g.pages, "http://"+addrs[3+i])
 		sc := service.Config{Res: res, Data: data, Log: quiet(), HTTP: addrs[3+i],
 			Raft: &replica.Config{ID: peers[i].ID, Bind: peers[i].Addr, Dir: filepath.Join(data, "raft"), Peers: peers, Bootstrap: true,
@@ -220,5 +232,40 @@ func TestALeaderKilledAtAnyPhaseFailsNoJob(t *testing.T) {
 				t.Errorf("the killed replica c%d: %v", k, err)
 			}
 		})
+	}
+}
+
+// TestAReplicaThatDoesNotLeadKeepsNoJobFiles: job directories left in a
+// replica's data by an earlier life (a leader killed while it ran a job, whose
+// next leader resumed it elsewhere) are removed when the replica starts, the
+// followers' included: a follower runs no job, and a 10⁸-pixel job's files
+// are gigabytes.
+func TestAReplicaThatDoesNotLeadKeepsNoJobFiles(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const left = "20261127-120000-0a0b0c0d" // a job id
+	g := startReplicaGroupWith(ctx, t, func(int, string, string) {}, func(i int, data string) {
+		dir := filepath.Join(data, left, "out", ".partopt-run-1")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, job.WindowCertificatesFile), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	client, err := cluster.Dial(ctx, g.conn, "test-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Conn.Close()
+	g.submit(ctx, job.Spec{Model: blocksModel(t), Window: 8, Halo: 2}, "after")
+	fetchDone(ctx, t, client, "after") // a leader was elected and every replica has started
+	for i, data := range g.data {
+		if _, err := os.Stat(filepath.Join(data, left)); !os.IsNotExist(err) {
+			t.Errorf("replica c%d still holds the job files of its earlier life: %v", i, err)
+		}
+		if _, err := os.Stat(filepath.Join(data, "raft")); err != nil {
+			t.Errorf("replica c%d: its raft directory: %v", i, err)
+		}
 	}
 }
