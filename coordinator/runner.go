@@ -1210,6 +1210,14 @@ func (r *Runner) snapshot() {
 	r.mu.Unlock()
 }
 
+// Resuming says whether the runner, resuming a job, still merges the results
+// its predecessor stored (it has dispatched no task yet).
+func (r *Runner) Resuming() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.prior != nil
+}
+
 // endResume ends the showing of the prior status: the stored results are
 // merged again up to where the job goes on.
 func (r *Runner) endResume() {

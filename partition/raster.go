@@ -128,6 +128,10 @@ type RasterProgress struct {
 	Round, WindowsDone, Windows int
 	// Persistent is the number of pixels proven so far (fixed ones included).
 	Persistent int64
+	// Resuming says that the windows done so far are an earlier run's results
+	// merged again (a resumed run): they took no time of this one, so they
+	// tell nothing of its pace.
+	Resuming bool
 }
 
 // RasterResult summarises SolveRaster; the labels themselves are in the stores.

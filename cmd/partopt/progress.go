@@ -127,15 +127,20 @@ func pbpProgressText(outer persistency.Progress, pruning bool, inner trws.Progre
 	return line
 }
 
-// windowProgressText is a windowed run's line after elapsed time in the round:
-// the round, windows merged, the persistent fraction so far and the round's ETA.
-func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Duration) string {
-	eta := "-"
-	if p.WindowsDone > 0 && p.WindowsDone < p.Windows {
-		left := time.Duration(float64(elapsed) / float64(p.WindowsDone) * float64(p.Windows-p.WindowsDone))
-		eta = left.Round(time.Second).String()
+// windowProgressText is a windowed run's line: the round, windows merged, the
+// persistent fraction so far and the round's ETA from its pace — the windows
+// merged since `from` were, over elapsed time (a resumed run's merges of its
+// earlier results are no pace: "resuming" instead).
+func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Duration, from int) string {
+	eta := "ETA -"
+	switch {
+	case p.Resuming:
+		eta = "resuming"
+	case p.WindowsDone > from && p.WindowsDone < p.Windows:
+		left := time.Duration(float64(elapsed) / float64(p.WindowsDone-from) * float64(p.Windows-p.WindowsDone))
+		eta = "ETA " + left.Round(time.Second).String()
 	}
-	return fmt.Sprintf("round %d  windows %d/%d (%.1f%%)  persistent %.1f%%  ETA %s",
+	return fmt.Sprintf("round %d  windows %d/%d (%.1f%%)  persistent %.1f%%  %s",
 		p.Round+1, p.WindowsDone, p.Windows, 100*fraction(int64(p.WindowsDone), int64(p.Windows)),
 		math.Floor(1000*fraction(p.Persistent, n))/10, eta)
 }
@@ -150,7 +155,8 @@ func fraction(k, n int64) float64 {
 // progressView renders a job's progress on stderr.
 type progressView struct {
 	line       *statusLine
-	roundStart time.Time // when the previous round's last window was merged
+	roundStart time.Time // when the previous round's last window was merged, or a resume's last replayed one
+	roundFrom  int       // the windows of the round merged by then
 	last       time.Time
 	round      int
 }
@@ -176,12 +182,15 @@ func (v *progressView) update(p job.Progress) {
 	switch {
 	case p.Windows != nil:
 		now := v.line.now()
-		if p.Windows.Round != v.round {
-			v.round, v.roundStart = p.Windows.Round, v.last
+		switch {
+		case p.Windows.Resuming: // the pace counts from the last replayed window
+			v.round, v.roundStart, v.roundFrom = p.Windows.Round, now, p.Windows.WindowsDone
+		case p.Windows.Round != v.round:
+			v.round, v.roundStart, v.roundFrom = p.Windows.Round, v.last, 0
 		}
 		v.last = now
-		w := *p.Windows
-		v.line.show(func() string { return windowProgressText(w, int64(p.Variables), now.Sub(v.roundStart)) })
+		w, from := *p.Windows, v.roundFrom
+		v.line.show(func() string { return windowProgressText(w, int64(p.Variables), now.Sub(v.roundStart), from) })
 	case p.Eliminate != nil:
 		e := *p.Eliminate
 		v.line.show(func() string {

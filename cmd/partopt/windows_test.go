@@ -274,14 +274,25 @@ func TestSolveWindowsBadInputAndInterrupt(t *testing.T) {
 }
 
 // TestWindowStatusText: the status line shows the round, windows, persistent
-// fraction and an ETA from the round's pace.
+// fraction and an ETA from the round's pace; a resumed run's merges of its
+// earlier results are no pace.
 func TestWindowStatusText(t *testing.T) {
-	got := windowProgressText(partition.RasterProgress{Round: 1, WindowsDone: 10, Windows: 40, Persistent: 750}, 1000, 20*time.Second)
+	got := windowProgressText(partition.RasterProgress{Round: 1, WindowsDone: 10, Windows: 40, Persistent: 750}, 1000, 20*time.Second, 0)
 	if want := "round 2  windows 10/40 (25.0%)  persistent 75.0%  ETA 1m0s"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := windowProgressText(partition.RasterProgress{Windows: 4}, 10, 0); !strings.HasSuffix(got, "ETA -") {
+	if got := windowProgressText(partition.RasterProgress{Windows: 4}, 10, 0, 0); !strings.HasSuffix(got, "ETA -") {
 		t.Errorf("no window done yet: %q", got)
+	}
+	if got := windowProgressText(partition.RasterProgress{WindowsDone: 30, Windows: 40, Resuming: true}, 10, time.Second, 0); !strings.HasSuffix(got, "windows 30/40 (75.0%)  persistent 0.0%  resuming") {
+		t.Errorf("while resuming: %q", got)
+	}
+	// 30 windows replayed, then 5 solved in 50 s: 5 left take 50 s more.
+	if got := windowProgressText(partition.RasterProgress{WindowsDone: 35, Windows: 40}, 10, 50*time.Second, 30); !strings.HasSuffix(got, "ETA 50s") {
+		t.Errorf("after resuming: %q", got)
+	}
+	if got := windowProgressText(partition.RasterProgress{WindowsDone: 30, Windows: 40}, 10, time.Second, 30); !strings.HasSuffix(got, "ETA -") {
+		t.Errorf("nothing solved since the resume: %q", got)
 	}
 }
 
