@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,8 +58,59 @@ type Embedded struct {
 	unlock func() // State's lock, held from the first stage
 }
 
-// stateStore is the server's store in Embedded.State.
-const stateStore = "nats"
+// stateStore is the server's store in Embedded.State, stateModel the
+// description of the model the state was made for.
+const (
+	stateStore = "nats"
+	stateModel = "model.json"
+)
+
+// modelStamp is what a run state records of its model file: a model
+// regenerated at the same path is another model.
+type modelStamp struct {
+	Path     string    `json:"path"`
+	Size     int64     `json:"size"`
+	Modified time.Time `json:"modified"`
+}
+
+// sameModel records the model's stamp in State (nothing without one) or, when
+// one is recorded, refuses a model that differs from it: the stored windows'
+// proofs would be checked against another model and the work done lost.
+func (e *Embedded) sameModel(path string) error {
+	if e.State == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(abs)
+	if err != nil {
+		return err
+	}
+	now := modelStamp{Path: abs, Size: info.Size(), Modified: info.ModTime().UTC()}
+	file := filepath.Join(e.State, stateModel)
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err := json.Marshal(now)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(file, data, 0o644)
+	}
+	var was modelStamp
+	if err == nil {
+		err = json.Unmarshal(data, &was)
+	}
+	if err != nil {
+		return fmt.Errorf("the run state in %s: %s: %w", e.State, stateModel, err)
+	}
+	if was.Path != now.Path || was.Size != now.Size || !was.Modified.Equal(now.Modified) {
+		return fmt.Errorf("the run state in %s was made for the model %s of %d bytes modified %s; %s is now %d bytes modified %s: remove the state, or give another --state",
+			e.State, was.Path, was.Size, was.Modified.Format(time.RFC3339), now.Path, now.Size, now.Modified.Format(time.RFC3339))
+	}
+	return nil
+}
 
 // RemoveState removes what the run kept in State (nothing without one): the
 // store, and State itself when nothing else is left in it; State is released.
@@ -68,6 +120,9 @@ func (e *Embedded) RemoveState() error {
 	}
 	defer e.Close()
 	if err := os.RemoveAll(filepath.Join(e.State, stateStore)); err != nil {
+		return err
+	}
+	if err := os.Remove(filepath.Join(e.State, stateModel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if err := os.Remove(e.State); err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotEmpty(err) {
@@ -150,6 +205,9 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 		return nil, err
 	}
 	defer release()
+	if err := e.sameModel(d.ModelPath); err != nil {
+		return nil, err
+	}
 	opts := e.Server
 	opts.Dir, opts.Listen = dir, e.Listen
 	srv, err := cluster.StartEmbedded(opts)

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +74,47 @@ func TestRunStateIsResumedOnlyByItsOwnJob(t *testing.T) {
 		if resume, err := e.resumable(ctx, res, &spec); err == nil || resume || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("%s: resume %v, %v; want an error naming %s and containing %q", name, resume, err, dir, c.want)
 		}
+	}
+}
+
+// TestRunStateKeepsItsModel: a run state records its model file; the same file
+// resumes, the file rewritten (other bytes, or the same size rewritten later)
+// is refused with what to do, and so is a damaged record.
+func TestRunStateKeepsItsModel(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	model := filepath.Join(dir, "m.grid")
+	if err := os.WriteFile(model, []byte("model bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &Embedded{State: state}
+	for range 2 {
+		if err := e.sameModel(model); err != nil {
+			t.Fatalf("the model the state was made for: %v", err)
+		}
+	}
+	later := time.Now().Add(time.Hour)
+	for name, change := range map[string]func() error{
+		"other bytes":         func() error { return os.WriteFile(model, []byte("other model bytes"), 0o644) },
+		"rewritten same size": func() error { return os.Chtimes(model, later, later) },
+	} {
+		if err := os.WriteFile(model, []byte("model bytes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(state, stateModel))
+		if err := e.sameModel(model); err != nil {
+			t.Fatal(err)
+		}
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.sameModel(model); err == nil || !strings.Contains(err.Error(), "was made for the model") || !strings.Contains(err.Error(), "remove the state") {
+			t.Errorf("%s: %v, want a refusal", name, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(state, stateModel), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sameModel(model); err == nil || !strings.Contains(err.Error(), stateModel) {
+		t.Errorf("a damaged record: %v, want an error naming %s", err, stateModel)
 	}
 }
