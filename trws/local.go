@@ -258,7 +258,9 @@ func (l *Local) passes(region []int32) {
 	for r := len(region) - 1; r >= 0; r-- {
 		i := region[r]
 		k := s.labels[i]
-		d, h := D[:k], H[:k]
+		// Into l.d, where check reads it: no message into i changes after this
+		// (the nodes after it in the backward pass send to earlier ones only).
+		d, h := l.d[s.uoff[i]:s.uoff[i+1]], H[:k]
 		s.sumInto(i, d)
 		g := l.gamma[i]
 		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
@@ -306,10 +308,12 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 			l.flag[v] &^= inRing2
 		}
 	}()
-	for _, list := range [][]int32{zone, ring2} {
-		for _, i := range list {
+	for n, list := range [][]int32{zone, ring2} {
+		for m, i := range list {
 			d := l.d[s.uoff[i]:s.uoff[i+1]]
-			s.sumInto(i, d)
+			if n > 0 || m >= len(region) { // a region node's D is the last backward pass's
+				s.sumInto(i, d)
+			}
 			l.next[i] = uniqueArgmin(d)
 			l.arg[i] = l.next[i]
 		}
