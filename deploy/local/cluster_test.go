@@ -338,6 +338,18 @@ func (c *cluster) drill() {
 			c.t.Errorf("failover-drill.sh with JOB printed no %q", want)
 		}
 	}
+	// A checksum file that names nothing compares nothing, which is no pass.
+	empty := filepath.Join(c.dir, "empty.sha256")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bash, "failover-drill.sh", model, empty)
+	cmd.Env = append(slices.Clip(c.env), "POLL=0.2", "PHASES= ", "JOB="+job)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "NOTHING COMPARED") {
+		c.t.Errorf("failover-drill.sh against an empty checksum file: %v\n%s", err, out)
+	}
 	// Read in place: no coordinator or worker holds a copy of the shared model.
 	for _, sub := range []string{"data", "cache"} {
 		filepath.WalkDir(filepath.Join(c.dir, sub), func(path string, d os.DirEntry, err error) error {

@@ -93,11 +93,12 @@ echo "job $job: $phase after $(awk -v a="$submitted" -v b="$ended" 'BEGIN{printf
 got=$(mktemp -d)
 trap 'rm -rf "$got"' EXIT
 "$BIN" fetch "$job" -o "$got/out" >/dev/null
-status=0
+status=0 compared=0
 if [[ -d $REF ]]; then
 	for f in "$REF"/*; do
 		name=$(basename "$f")
 		[[ $name == report.json ]] && continue
+		compared=$((compared + 1))
 		if cmp -s "$f" "$got/out/$name"; then
 			echo "identical: $name"
 		else
@@ -109,6 +110,7 @@ else
 	while read -r sum name; do
 		name=${name#\*}
 		[[ -z $name || $name == report.json ]] && continue
+		compared=$((compared + 1))
 		if [[ -f $got/out/$name ]] && [[ $(sha256sum <"$got/out/$name" | cut -d' ' -f1) == "$sum" ]]; then
 			echo "identical: $name"
 		else
@@ -116,6 +118,10 @@ else
 			status=1
 		fi
 	done <"$REF"
+fi
+if ((compared == 0)); then
+	echo "NOTHING COMPARED: $REF names no output"
+	status=1
 fi
 seconds=$(sed -n 's/.*"seconds": *\([0-9.]*\).*/\1/p' "$got/out/report.json" | head -n 1)
 seen=$(tr -d '\n ' <"$got/out/report.json" | sed -n 's/.*"workers_seen":\(\[[^]]*\]\).*/\1/p')
