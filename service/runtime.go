@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -125,16 +124,8 @@ func (e *Embedded) RemoveState() error {
 	if err := os.Remove(filepath.Join(e.State, stateModel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := os.Remove(e.State); err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotEmpty(err) {
-		return err
-	}
+	os.Remove(e.State) // when empty: files of the user's own stay, and so does State
 	return nil
-}
-
-// isNotEmpty says whether err is a removal refused because the directory holds
-// files (the user's own, left alone).
-func isNotEmpty(err error) bool {
-	return errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)
 }
 
 // store is the server's store directory: State's, locked against another run

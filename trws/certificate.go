@@ -39,9 +39,13 @@ type Verdict struct {
 // (s.Model()), from the current messages (valid right after Solve). The messages are
 // polished first: one forward and one backward pass in float64 with exact energies,
 // which makes the decomposition exact to float64 rounding instead of float32.
-func (s *Solver) Certificate(x []int) *Certificate {
+func (s *Solver) Certificate(x []int) *Certificate { return s.certificate(x, s.messages()) }
+
+// certificate is the certificate of x from the messages msg (laid out as
+// Certificate.Messages), polished.
+func (s *Solver) certificate(x []int, msg []float32) *Certificate {
 	ne := len(s.tail)
-	c := &Certificate{Labeling: append([]int(nil), x...), Messages: s.polish(),
+	c := &Certificate{Labeling: append([]int(nil), x...), Messages: s.polish(msg),
 		Edges: make([][2]int, 0, ne), LaterIsSecond: make([]bool, 0, ne), Share: make([]float64, 0, ne)}
 	for e := range s.tail {
 		first, second := int(s.tail[e]), int(s.head[e])

@@ -27,28 +27,28 @@ type Draft struct {
 // it (a warm start keeps another node order, whose polish may differ): whoever
 // stores a draft checks it first, and falls back to the certificate.
 func (s *Solver) Draft(x []int) *Draft {
-	d := &Draft{Labeling: append([]int(nil), x...), Messages: make([]float32, 0, len(s.msg))}
+	return &Draft{Labeling: append([]int(nil), x...), Messages: s.messages()}
+}
+
+// messages are the solver's messages laid out as Certificate.Messages: edge by
+// edge, into the factor's first variable, then into its second.
+func (s *Solver) messages() []float32 {
+	msg := make([]float32, 0, len(s.msg))
 	for e := range s.tail {
-		first, second := s.edgeMessages(e)
-		d.Messages = append(append(d.Messages, first...), second...)
+		toHead := s.msg[s.mhead[e] : s.mhead[e]+s.labels[s.head[e]]]
+		toTail := s.msg[s.mtail[e] : s.mtail[e]+s.labels[s.tail[e]]]
+		if s.swap[e] {
+			msg = append(append(msg, toHead...), toTail...)
+		} else {
+			msg = append(append(msg, toTail...), toHead...)
+		}
 	}
-	return d
+	return msg
 }
 
-// edgeMessages are edge e's messages into the first and the second variable of
-// its factor.
-func (s *Solver) edgeMessages(e int) (first, second []float32) {
-	toHead := s.msg[s.mhead[e] : s.mhead[e]+s.labels[s.head[e]]]
-	toTail := s.msg[s.mtail[e] : s.mtail[e]+s.labels[s.tail[e]]]
-	if s.swap[e] {
-		return toHead, toTail
-	}
-	return toTail, toHead
-}
-
-// Certificate polishes the draft on m: a solver built on m takes the draft's
-// messages and polishes them (Solver.Certificate). It costs a solver's
-// memory and two float64 passes.
+// Certificate polishes the draft on m: a solver built on m polishes the draft's
+// messages as Solver.Certificate polishes its own. It costs a solver's memory
+// and two float64 passes.
 func (d *Draft) Certificate(m *model.Model) (*Certificate, error) {
 	if err := m.CheckLabeling(d.Labeling); err != nil {
 		return nil, fmt.Errorf("trws: draft certificate: %w", err)
@@ -57,19 +57,10 @@ func (d *Draft) Certificate(m *model.Model) (*Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	pos := 0
-	for e := range s.tail {
-		first, second := s.edgeMessages(e)
-		if pos+len(first)+len(second) > len(d.Messages) {
-			return nil, fmt.Errorf("trws: draft certificate has %d message entries, fewer than the model's", len(d.Messages))
-		}
-		pos += copy(first, d.Messages[pos:])
-		pos += copy(second, d.Messages[pos:])
+	if len(d.Messages) != len(s.msg) { // Σ_e K_head + K_tail, both layouts'
+		return nil, fmt.Errorf("trws: draft certificate has %d message entries, the model %d", len(d.Messages), len(s.msg))
 	}
-	if pos != len(d.Messages) {
-		return nil, fmt.Errorf("trws: draft certificate has %d message entries, the model %d", len(d.Messages), pos)
-	}
-	return s.Certificate(d.Labeling), nil
+	return s.certificate(d.Labeling, d.Messages), nil
 }
 
 // Check polishes the draft on m and checks the certificate it gives

@@ -7,14 +7,15 @@ import (
 )
 
 // polish runs one forward and one backward pass in float64, from the float32
-// messages, with exact energies (+Inf as the penalty) and the plain O(K²) minimisation
-// for every kind. It returns the messages laid out as Certificate.Messages (edge by
-// edge, into the factor's first variable, then into its second), so that a
-// certificate takes them without a copy. After it, the backward
+// messages from (the solver's own or a draft's, laid out as Certificate.Messages:
+// edge by edge, into the factor's first variable, then into its second), with exact
+// energies (+Inf as the penalty) and the plain O(K²) minimisation for every kind. It
+// returns the messages in that layout, so that a certificate takes them without a
+// copy. After it, the backward
 // decomposition holds to float64 rounding: min_b [θ̃_e + γ·D_head] equals the
 // message's normalisation constant for every tail label, so the gap of a consistent
 // labeling is ~1e-12 instead of float32's ~1e-6.
-func (s *Solver) polish() []float64 {
+func (s *Solver) polish(from []float32) []float64 {
 	ne := len(s.tail)
 	chead, ctail := make([]int32, ne), make([]int32, ne) // where each message is in msg
 	size := int32(0)
@@ -28,14 +29,8 @@ func (s *Solver) polish() []float64 {
 		size += kh + kt
 	}
 	msg := make([]float64, size)
-	for e := range ne {
-		h, t := s.labels[s.head[e]], s.labels[s.tail[e]]
-		for l, v := range s.msg[s.mhead[e] : s.mhead[e]+h] {
-			msg[chead[e]+int32(l)] = float64(v)
-		}
-		for l, v := range s.msg[s.mtail[e] : s.mtail[e]+t] {
-			msg[ctail[e]+int32(l)] = float64(v)
-		}
+	for i, v := range from {
+		msg[i] = float64(v)
 	}
 	big := float64(s.big)
 	into := func(e, i int32) []float64 {

@@ -25,7 +25,7 @@ func TestPottsPolishEqualsTheRows(t *testing.T) {
 		if _, err := s.Solve(context.Background(), Options{MaxIterations: 7, GapTolerance: 0, CheckEvery: 7}); err != nil {
 			t.Fatal(err)
 		}
-		fast := s.polish()
+		fast := s.polish(s.messages())
 		potts := s.fn
 		s.fn = make([]*model.Function, len(potts))
 		for e, fn := range potts {
@@ -38,7 +38,7 @@ func TestPottsPolishEqualsTheRows(t *testing.T) {
 			}
 			s.fn[e] = &model.Function{Kind: model.Explicit, Shape: []int{k, k}, Table: tab}
 		}
-		rows := s.polish()
+		rows := s.polish(s.messages())
 		s.fn = potts
 		for i := range fast {
 			if fast[i] != rows[i] {
