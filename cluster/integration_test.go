@@ -1,11 +1,15 @@
 package cluster_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -22,6 +26,7 @@ import (
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/worker"
 )
@@ -678,6 +683,106 @@ func TestForgedRasterProofIsNotMerged(t *testing.T) {
 	if !strings.Contains(e.log.String(), "its proof does not hold") {
 		t.Errorf("no proof named in the log:\n%s", e.log.String())
 	}
+}
+
+// TestExhaustiveCertificateBombIsRefused: a rogue worker answers windows with
+// their genuine claims and a proof whose certificate is "exhaustive" over 3^19
+// ≈ 2^30 labelings of its persistent variables, its limit MaxInt (the attack as
+// reported: an enumeration of minutes that held the coordinator's check, the
+// job, its cancel and its shutdown for good), then 2^22 (a limit the format
+// accepts). The checker's own bound refuses both at once — the first as it is
+// decoded, the second before it enumerates: the windows are sent again and the
+// job ends with the local labels.
+func TestExhaustiveCertificateBombIsRefused(t *testing.T) {
+	e := newEnv(t, "bomb-cert", 40, 30, 3, 10)
+	res, closeConn := e.connect("rogue")
+	defer closeConn()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var forged atomic.Int32
+	rogueDone := make(chan struct{})
+	go func() {
+		defer close(rogueDone)
+		pullTasks(ctx, t, res, func(task protocol.WindowTask) *protocol.WindowResult {
+			if forged.Load() >= 2 {
+				cancel()
+				return nil
+			}
+			out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "rogue")
+			if err != nil || len(out.Proof) == 0 {
+				return &out
+			}
+			proof, err := persistency.ReadResult(bytes.NewReader(out.Proof))
+			if err != nil {
+				t.Error(err)
+				return nil
+			}
+			var x []int
+			for v, l := range proof.Persistent {
+				if l >= 0 && len(x) < 19 {
+					x = append(x, l)
+				} else {
+					proof.Persistent[v] = -1
+				}
+			}
+			if len(x) < 19 {
+				return &out // too few persistent variables to make the bomb
+			}
+			proof.Elimination = nil
+			proof.Certificate = &persistency.Certificate{Labeling: x, Exhaustive: true, Limit: persistency.MaxCheckEnumeration}
+			if out.Proof, err = persistency.EncodeResult(proof); err != nil {
+				t.Error(err)
+				return nil
+			}
+			if forged.Add(1) == 1 {
+				out.Proof = withLimit(t, out.Proof, x, math.MaxInt)
+			}
+			return &out
+		})
+	}()
+	pers, lab, sum := e.runThenWorker(rogueDone)
+	e.sameAsLocal(pers, lab)
+	if n := int(forged.Load()); n < 2 || sum.Lost != 0 || sum.Rejected != n || sum.Resent != n {
+		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, sum.Lost, sum.Rejected, sum.Resent, e.log.String())
+	}
+	for _, why := range []string{"labelings (certificate limit), at most 4194304 possible", "a check enumerates at most 4194304 labelings"} {
+		if !strings.Contains(e.log.String(), why) {
+			t.Errorf("no refusal for %q in the log:\n%s", why, e.log.String())
+		}
+	}
+}
+
+// withLimit rewrites the limit of proof's exhaustive certificate, labeling x,
+// to limit, which no writer of the format would write: a rogue's bytes.
+func withLimit(t *testing.T, proof []byte, x []int, limit uint64) []byte {
+	t.Helper()
+	head := len("partopt persistency result\n") + 2 // the magic and version; the gzip member follows
+	zr, err := gzip.NewReader(bytes.NewReader(proof[head:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := binary.AppendUvarint([]byte{2}, uint64(len(x))) // kind 2: exhaustive
+	for _, l := range x {
+		cert = binary.AppendVarint(cert, int64(l))
+	}
+	honest := binary.AppendUvarint(slices.Clone(cert), persistency.MaxCheckEnumeration)
+	at := bytes.Index(body, honest)
+	if at < 0 {
+		t.Fatal("the certificate is not in the proof's body")
+	}
+	patched := slices.Concat(body[:at], binary.AppendUvarint(cert, limit), body[at+len(honest):])
+	var out bytes.Buffer
+	out.Write(proof[:head])
+	zw := gzip.NewWriter(&out)
+	zw.Write(patched)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
 
 // TestReplacedStoredResultIsSentAgain: a garbage message that replaces a

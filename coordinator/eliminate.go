@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -234,8 +235,12 @@ type checked struct {
 
 // check checks a result's proof on a goroutine of its own, at most
 // GOMAXPROCS at once, so that the coordinator checks as fast as its cores
-// allow while it goes on receiving; Run merges the outcome (onChecked).
-func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
+// allow while it goes on receiving; Run merges the outcome (onChecked). A
+// check waiting for its turn when ctx ends (a cancel, a shutdown, a lost
+// leadership) is dropped; one under way ends within what its task allows:
+// every check is bounded by the window's problem, never by what the message
+// asks (persistency.MaxCheckEnumeration).
+func (r *Runner) check(ctx context.Context, m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
 	r.checking[id] = true
 	var decode func() (decoded, error)
 	switch {
@@ -260,7 +265,11 @@ func (r *Runner) check(m jetstream.Msg, id WindowID, msg protocol.WindowResult) 
 		decode = func() (decoded, error) { return r.decodeProven(task, msg, check) }
 	}
 	go func() {
-		r.checkSlots <- struct{}{}
+		select {
+		case r.checkSlots <- struct{}{}:
+		case <-ctx.Done():
+			return // Run returns: the message is redelivered to a successor
+		}
 		dec, err := decode()
 		<-r.checkSlots
 		select {

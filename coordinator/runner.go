@@ -650,7 +650,12 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 	switch a := a.(type) {
 	case PrepareRound:
 		for len(r.checking) > 0 { // a lost window's check reads the fixed labels (or scratch planes) about to change
-			r.onChecked(<-r.checks)
+			select {
+			case c := <-r.checks:
+				r.onChecked(c)
+			case <-ctx.Done(): // checks waiting for their turn were dropped (Runner.check)
+				return ctx.Err()
+			}
 		}
 		switch {
 		case r.merger != nil:
@@ -992,7 +997,7 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.apply(ResultStored(id)) // counted as a duplicate
 		return
 	}
-	r.check(m, id, res) // stored by onChecked
+	r.check(ctx, m, id, res) // stored by onChecked
 }
 
 // stored keeps a decoded result of a current window until its merge, acks its

@@ -14,12 +14,6 @@ import (
 	"github.com/partopt/partopt/persistency"
 )
 
-// MaxVerifyEnumeration bounds the labelings that an exhaustive certificate may
-// ask Verify to enumerate (a certificate names its own limit, and a file is
-// input): persistency.Exhaustive's default (pbp wrote such certificates for
-// higher-order models, up to 2^20 labelings, before it solved them with srmp).
-const MaxVerifyEnumeration = 1 << 22
-
 // Verified is what Verify proved.
 type Verified struct {
 	Persistent int     // persistent variables among the free ones
@@ -84,9 +78,6 @@ func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
 			what = "free variables (after " + p.Evidence.Path + ")"
 		}
 		return Verified{}, fmt.Errorf("%s: a result for %d variables, but %s has %d %s", certPath, len(res.Persistent), modelPath, n, what)
-	}
-	if c := res.Certificate; c != nil && c.Dual == nil && c.Exhaustive && c.Limit > MaxVerifyEnumeration {
-		return Verified{}, fmt.Errorf("%s: the exhaustive certificate asks to enumerate up to %d labelings; verify enumerates at most %d", certPath, c.Limit, MaxVerifyEnumeration)
 	}
 	counts := p.Model.LabelCounts()
 	evidPath := filepath.Join(dir, PersistentFile)

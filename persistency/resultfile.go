@@ -280,8 +280,8 @@ func checkCertificateShape(c *Certificate, set int) error {
 		if !c.Exhaustive {
 			return errors.New("empty certificate")
 		}
-		if c.Limit < 0 {
-			return fmt.Errorf("certificate limit %d", c.Limit)
+		if c.Limit < 0 || c.Limit > MaxCheckEnumeration {
+			return fmt.Errorf("certificate limit %d, at most %d labelings are checked", c.Limit, MaxCheckEnumeration)
 		}
 		return nil
 	}
@@ -730,7 +730,7 @@ func (d *resultDecoder) certificate() *Certificate {
 	case kind == certExhaustive:
 		c := &Certificate{Exhaustive: true}
 		c.Labeling = d.intsIn(0, math.MaxInt32, "certificate labels")
-		c.Limit = d.count(math.MaxInt, "labelings (certificate limit)")
+		c.Limit = d.count(MaxCheckEnumeration, "labelings (certificate limit)")
 		return c
 	case kind == certDual:
 		c := &Certificate{}

@@ -1,8 +1,10 @@
 package persistency_test
 
 import (
+	"io"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/partopt/partopt/internal/testutil"
@@ -252,5 +254,46 @@ func TestVerifyEmptyResultNeedsNoCertificate(t *testing.T) {
 	p := []int{-1, -1, -1, -1, -1}
 	if _, err := persistency.Verify(m, &persistency.Result{Persistent: p}); err != nil {
 		t.Errorf("Verify of an empty result: %v", err)
+	}
+}
+
+// TestExhaustiveCheckIsBoundedByTheChecker: an exhaustive certificate names
+// its own limit, but a certificate is input: over a sub-problem of 3^19 ≈ 2^30
+// labelings Verify refuses at once, whatever the limit says, instead of
+// enumerating for minutes; a file or message naming a limit beyond
+// MaxCheckEnumeration is refused as it is written and read.
+func TestExhaustiveCheckIsBoundedByTheChecker(t *testing.T) {
+	n := 19
+	b := model.NewBuilder(slices.Repeat([]int{3}, n))
+	for v := range n {
+		if err := b.AddTable([]int{v}, []float64{0, 1, 2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, n)
+	for v := range all {
+		all[v] = v
+	}
+	for _, limit := range []int{persistency.MaxCheckEnumeration, math.MaxInt} {
+		res := &persistency.Result{Persistent: make([]int, n),
+			Certificate: &persistency.Certificate{Labeling: make([]int, n), Exhaustive: true, Limit: limit}}
+		_, err := persistency.Verify(m, res)
+		if err == nil || !strings.Contains(err.Error(), "a check enumerates at most 4194304 labelings") {
+			t.Errorf("limit %d: Verify of 3^19 labelings: %v, want a refusal", limit, err)
+		}
+		err = persistency.WriteResult(io.Discard, res)
+		if ok := limit <= persistency.MaxCheckEnumeration; (err == nil) != ok {
+			t.Errorf("limit %d: WriteResult: %v", limit, err)
+		}
+	}
+	// Within the bound the certificate is checked as before.
+	res := &persistency.Result{Persistent: fixedOn(n, all[:12], make([]int, 12)),
+		Certificate: &persistency.Certificate{Labeling: make([]int, 12), Exhaustive: true, Limit: 1}}
+	if _, err := persistency.Verify(m, res); err != nil {
+		t.Errorf("3^12 labelings, the optimum: %v", err)
 	}
 }
