@@ -362,3 +362,16 @@ func TestValuesCountAsRead(t *testing.T) {
 		t.Errorf("%d values of %d bytes: %d bytes spent, want %d", d.Len(), d.ElementSize(), f.spent(), 8*d.Len())
 	}
 }
+
+// TestChunkShapeOverflowIsRefused: a chunk shape whose size in bytes overflows
+// 64 bits (2^31 × 2^31 doubles: 2^34 bytes a row, within the budget of a file
+// of 128 MB) is refused, not wrapped to 0 bytes: the empty chunk stored for it
+// was placed with the shape's strides and panicked, slicing past its end.
+func TestChunkShapeOverflowIsRefused(t *testing.T) {
+	f := &File{r: strings.NewReader(""), size: 1 << 30}
+	d := &Dataset{f: f, path: "/x", shape: []uint64{2, 2}, maxShape: []uint64{2, 2}, n: 4, class: FloatingPoint, size: 8,
+		layout: layoutChunked, chunk: []uint64{1 << 31, 1 << 31}, index: indexSingle, dataAddr: 8}
+	if _, err := d.Float64s(0); !errors.Is(err, expansion.ErrBomb) {
+		t.Fatalf("Float64s: %v, want expansion.ErrBomb", err)
+	}
+}

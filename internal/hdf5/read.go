@@ -245,9 +245,10 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 	chunkBytes := uint64(d.size)
 	for i := range rank {
 		grid[i] = (d.shape[i] + d.chunk[i] - 1) / d.chunk[i]
-		cells *= grid[i] // ≤ number of elements
-		chunkBytes *= d.chunk[i]
-		if chunkBytes > d.f.maxBytes() {
+		cells *= grid[i]                             // ≤ number of elements
+		hi, lo := bits.Mul64(chunkBytes, d.chunk[i]) // a wrapped size would pass
+		chunkBytes = lo
+		if hi != 0 || chunkBytes > d.f.maxBytes() {
 			return nil, fmt.Errorf("chunk shape %v of %d-byte elements, more than %d× the file's %d bytes plus %d MiB a chunk: %w",
 				d.chunk, d.size, MaxExpansion, d.f.size, expansion.Slack>>20, expansion.ErrBomb)
 		}
