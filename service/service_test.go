@@ -19,6 +19,7 @@ import (
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/gen"
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/service"
@@ -666,6 +667,68 @@ func TestAJobWhoseLoadKillsCoordinatorsIsFailedOnce(t *testing.T) {
 		}
 		if _, err := res.Jobs.Get(ctx, protocol.JobLoadsKey(id)); err == nil {
 			t.Errorf("%s: its load count is left behind", id)
+		}
+	}
+}
+
+// TestAJobOfAnHDF5BombFailsOnce: a job whose model is an OpenGM file of 1.3 MB
+// inflating to 1 GiB (a table of 2^27 zeros, all its model asks for), past the
+// budget of the file's size — given by a shared path, or uploaded by a client
+// that skipped the checks Submit makes — fails once, with the reason, when the
+// coordinator loads it: refused before a chunk is inflated rather than filling
+// the coordinator's memory (it grew past 2.7 GB), its load count released.
+func TestAJobOfAnHDF5BombFailsOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := embeddedResources(t, "coordinator")
+	root := t.TempDir()
+	bomb := filepath.Join(root, "table.h5")
+	if err := os.WriteFile(bomb, testutil.OpenGMTableBomb(1<<13, 1<<14), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go service.Serve(ctx, service.Config{Res: res, Data: t.TempDir(), SharedRoots: []string{root}, Log: quiet()})
+	for _, via := range []string{"shared", "uploaded"} {
+		// The spec of a real model, then the bomb in its place.
+		spec, err := job.Wire(job.Spec{Model: "../model/opengm/testdata/mixed_sb0.h5", Window: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec.Job = "bomb-" + via
+		if via == "shared" {
+			spec.Model = protocol.ModelRef{Path: bomb}
+		} else if spec.Model, err = service.UploadModel(ctx, res, spec.Job, bomb); err != nil {
+			t.Fatal(err)
+		}
+		data, err := protocol.Marshal(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for start := time.Now(); ; time.Sleep(50 * time.Millisecond) { // until the coordinator listens
+			m, err := res.Conn.Request(res.Names.SubjectSubmit(), data, 2*time.Second)
+			if err == nil {
+				if strings.Contains(string(m.Data), `"error"`) {
+					t.Fatalf("%s: submission refused: %s", via, m.Data)
+				}
+				break
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatal(err)
+			}
+		}
+		var sum coordinator.Summary
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			if sum, err = service.Status(ctx, res, spec.Job); err == nil && service.Ended(sum.Phase) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no end within a minute: %s", via, service.StatusLine(sum))
+			}
+		}
+		if sum.Phase != "failed" || !strings.Contains(sum.Err, "/gm/function-id-16000/values: 134217728 values") || !strings.Contains(sum.Err, "decompression bomb") {
+			t.Errorf("%s: ended %s: %q; want failed as a decompression bomb", via, sum.Phase, sum.Err)
+		}
+		if _, err := res.Jobs.Get(ctx, protocol.JobLoadsKey(spec.Job)); err == nil {
+			t.Errorf("%s: its load count is left behind", via)
 		}
 	}
 }

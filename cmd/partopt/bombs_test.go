@@ -19,11 +19,13 @@ import (
 
 // TestMemoryBombsAreRefusedInSmallMemory: each input that once made a reader
 // allocate gigabytes — an OpenGM file whose values inflate to 1.6 GB for a model
-// needing 4, a certificate inflating to 128 MB of messages for a model of one
-// variable, a PNG declaring 60000² pixels, an xz model declaring a 3 GiB
-// dictionary, a gzip model inflating a thousandfold — is refused with one line and exit 2
-// by the binary under a 2 GB address-space limit (ulimit -v), the way an
-// operator would cap a coordinator.
+// needing 4, an OpenGM file of 1.3 MB whose table of 2^27 values, all its
+// model needs, inflates to 1 GiB (info and solve peaked at 3.2 GB, and died
+// under the limit), a certificate inflating to 128 MB of messages for a model
+// of one variable, a PNG declaring 60000² pixels, an xz model declaring a 3 GiB
+// dictionary, a gzip model inflating a thousandfold — is refused with one line
+// and exit 2 by the binary under a 2 GB address-space limit (ulimit -v), the
+// way an operator would cap a coordinator.
 func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
 	dir := t.TempDir()
 	capped := cappedBinary(t, dir)
@@ -63,12 +65,18 @@ func TestMemoryBombsAreRefusedInSmallMemory(t *testing.T) {
 	if err := os.WriteFile(gzPath, gz.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	tablePath := filepath.Join(dir, "table.h5")
+	if err := os.WriteFile(tablePath, testutil.OpenGMTableBomb(1<<13, 1<<14), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"opengm values", []string{"info", "../../model/opengm/testdata/bomb_values.h5"}, "limit 4"},
+		{"opengm table", []string{"info", tablePath}, "table.h5: opengm: explicit functions: hdf5: /gm/function-id-16000/values: 134217728 values"},
+		{"opengm table solved", []string{"solve", tablePath, "-o", filepath.Join(dir, "table.out")}, "decompression bomb"},
 		{"certificate", []string{"verify", "../../testdata/tiny.uai", certDir}, "more than a result of this model can"},
 		{"image", []string{"gen", "seg", pngPath, "-o", filepath.Join(dir, "seg.uai")}, "60000×60000"},
 		{"xz dictionary", []string{"info", dictPath}, "dictionary"},

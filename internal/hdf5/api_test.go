@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/partopt/partopt/internal/expansion"
+	"github.com/partopt/partopt/internal/testutil"
 )
 
 func TestListSorted(t *testing.T) {
@@ -187,7 +191,7 @@ func TestConversions(t *testing.T) {
 }
 
 // TestDeclaredSizeBound makes a dataset declare far more elements than the file
-// could hold: reading it fails with ErrLimit instead of allocating.
+// could hold: reading it is refused as a bomb instead of allocating.
 func TestDeclaredSizeBound(t *testing.T) {
 	data, err := os.ReadFile("testdata/sb0.h5")
 	if err != nil {
@@ -218,8 +222,8 @@ func TestDeclaredSizeBound(t *testing.T) {
 	if d.Len() != 1<<52 {
 		t.Fatalf("Len %d after patching", d.Len())
 	}
-	if _, err := d.Float64s(0); !errors.Is(err, ErrLimit) {
-		t.Fatalf("Float64s: %v, want ErrLimit", err)
+	if _, err := d.Float64s(0); !errors.Is(err, expansion.ErrBomb) {
+		t.Fatalf("Float64s: %v, want expansion.ErrBomb", err)
 	}
 }
 
@@ -293,5 +297,81 @@ func TestDeclaredSizesAddUp(t *testing.T) {
 	most := f.maxBytes()
 	if !f.spend(most/2+1) || f.spend(most/2+1) || !f.spend(most/2-1) || f.spend(1) {
 		t.Errorf("spending half the bound twice, then what is left, then one byte more: spent %d of %d", f.spent(), most)
+	}
+}
+
+// TestDeflatedDatasetsStayWithinTheBudget: a dataset of zeros deflated 820:1
+// reads while its values fit in expansion.Budget of the file (here within the
+// slack), and is refused from its declared shape, naming it, before a chunk is
+// inflated once they do not — though it is within what deflate can pack and
+// within the 1024× bound this package once had.
+func TestDeflatedDatasetsStayWithinTheBudget(t *testing.T) {
+	for _, c := range []struct {
+		k1, k2 int
+		bomb   bool
+	}{
+		{1 << 6, 1 << 14, false}, // 8 MiB of values
+		{1 << 7, 1 << 15, true},  // 32 MiB
+	} {
+		data := testutil.OpenGMTableBomb(c.k1, c.k2)
+		f, err := Open(strings.NewReader(string(data)), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := f.Dataset("gm/function-id-16000/values")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		v, err := d.Float64s(0)
+		runtime.ReadMemStats(&after)
+		if !c.bomb {
+			if err != nil || len(v) != c.k1*c.k2 {
+				t.Errorf("%d values in %d bytes: %d read, %v", c.k1*c.k2, len(data), len(v), err)
+			}
+			continue
+		}
+		want := fmt.Sprintf("hdf5: /gm/function-id-16000/values: %d values, %d bytes once read, more than 128× the file's %d bytes plus 16 MiB: refused as a decompression bomb", c.k1*c.k2, 8*c.k1*c.k2, len(data))
+		if !errors.Is(err, expansion.ErrBomb) || err.Error() != want {
+			t.Errorf("%v\nwant %s", err, want)
+		}
+		if 1024*len(data)+1<<20 < 8*c.k1*c.k2 { // the old bound
+
+			t.Errorf("%d bytes of values in %d bytes: beyond the old bound too, no test of the new", 8*c.k1*c.k2, len(data))
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+			t.Errorf("refusing it allocated %d bytes", n)
+		}
+	}
+}
+
+// TestValuesCountAsRead: a dataset's values count against the budget at the 8
+// bytes each takes once read, not their size in the file: a file of bytes
+// cannot make its reader allocate eight times its budget.
+func TestValuesCountAsRead(t *testing.T) {
+	f := openFixture(t, "sb0.h5")
+	d, err := f.Dataset("types/u8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Uint64s(0); err != nil {
+		t.Fatal(err)
+	}
+	if d.ElementSize() != 1 || f.spent() != 8*d.Len() {
+		t.Errorf("%d values of %d bytes: %d bytes spent, want %d", d.Len(), d.ElementSize(), f.spent(), 8*d.Len())
+	}
+}
+
+// TestChunkShapeOverflowIsRefused: a chunk shape whose size in bytes overflows
+// 64 bits (2^31 × 2^31 doubles: 2^34 bytes a row, within the budget of a file
+// of 128 MB) is refused, not wrapped to 0 bytes: the empty chunk stored for it
+// was placed with the shape's strides and panicked, slicing past its end.
+func TestChunkShapeOverflowIsRefused(t *testing.T) {
+	f := &File{r: strings.NewReader(""), size: 1 << 30}
+	d := &Dataset{f: f, path: "/x", shape: []uint64{2, 2}, maxShape: []uint64{2, 2}, n: 4, class: FloatingPoint, size: 8,
+		layout: layoutChunked, chunk: []uint64{1 << 31, 1 << 31}, index: indexSingle, dataAddr: 8}
+	if _, err := d.Float64s(0); !errors.Is(err, expansion.ErrBomb) {
+		t.Fatalf("Float64s: %v, want expansion.ErrBomb", err)
 	}
 }

@@ -45,8 +45,9 @@
 //
 // Errors wrap ErrFormat (malformed file), ErrUnsupported (valid HDF5 outside the
 // subset; the message names the feature), ErrLimit (a dataset larger than the
-// caller's limit or than the file could hold), ErrNotFound or ErrConversion, and
-// name the object path or file offset concerned; I/O errors of the reader are
+// caller's limit), expansion.ErrBomb (datasets needing more memory than the
+// file's size allows, see MaxExpansion), ErrNotFound or ErrConversion, and name
+// the object path or file offset concerned; I/O errors of the reader are
 // returned as they are. A malformed file never makes this package panic, loop or
 // allocate much more than the file's size: every offset and length is checked
 // against the file size before it is read; B-trees are bounded in depth, each
@@ -54,8 +55,9 @@
 // fractal heap blocks, object header chunks and stored chunks) may not add up to
 // more than the file; a chunk must lie on the chunk grid, appear once, have a
 // stored size its filters can account for (deflate expands at most 1100×) and
-// decode to exactly its size; and a dataset's element data may not exceed
-// MaxExpansion times the file size (plus 1 MiB).
+// decode to exactly its size; and the values of the datasets read from a file,
+// 8 bytes each, may not exceed MaxExpansion times its size plus 16 MiB, which
+// a dataset's declared shape is checked against before a chunk is inflated.
 //
 // A File caches the member lists of the groups it has read; it is safe for
 // concurrent use when its io.ReaderAt is (an *os.File is).

@@ -6,8 +6,8 @@ import (
 )
 
 // Sentinel errors. Every error of this package (but for the reader's own I/O
-// errors) wraps one of them, and its message starts with "hdf5:" and names the
-// object (path) or the file offset it concerns.
+// errors) wraps one of them or expansion.ErrBomb, and its message starts with
+// "hdf5:" and names the object (path) or the file offset it concerns.
 var (
 	// ErrFormat reports a malformed file: a bad signature, a length or offset
 	// outside the file, a structure that contradicts itself.
@@ -15,8 +15,9 @@ var (
 	// ErrUnsupported reports a valid HDF5 feature outside the subset this package
 	// reads; the message names the feature.
 	ErrUnsupported = errors.New("unsupported feature")
-	// ErrLimit reports a dataset with more elements than the caller's limit, or
-	// more bytes than the file could plausibly hold (see MaxExpansion).
+	// ErrLimit reports a dataset with more elements than the caller's limit.
+	// One that needs more memory than the file's size allows wraps
+	// expansion.ErrBomb instead (see MaxExpansion).
 	ErrLimit = errors.New("dataset too large")
 	// ErrNotFound reports a path that names no member, or a group where a
 	// dataset was asked for.

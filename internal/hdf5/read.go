@@ -8,23 +8,25 @@ import (
 	"io"
 	"math"
 	"math/bits"
+
+	"github.com/partopt/partopt/internal/expansion"
 )
 
-// MaxExpansion bounds how many bytes of element data a file may declare per byte
-// of file: a dataset whose elements, with those of the datasets read from the
-// file before it, need more than MaxExpansion × the file size (plus 1 MiB, for
-// small files of sparse chunked datasets) is refused with ErrLimit before
-// anything is allocated. Deflate cannot compress by more than about 1032:1, so
-// only datasets made mostly of unwritten chunks can legitimately exceed it.
-const MaxExpansion = 1024
+// MaxExpansion bounds how many bytes of values a file may decode to per byte of
+// file: the datasets read from one file, each value counted as the 8 bytes it
+// takes once read, may not need more than MaxExpansion × the file size plus 16
+// MiB (expansion.Budget, the budget partopt's readers of .gz and .xz files
+// share). A dataset that would pass it is refused with expansion.ErrBomb from
+// its declared shape, before a chunk is read: deflate packs zeros 1032:1, so a
+// small file can declare gigabytes that really inflate.
+const MaxExpansion = expansion.MaxRatio
 
-// maxBytes is the most element data the datasets of this file may have.
+// maxBytes is the most bytes of values the datasets of this file may need.
 func (f *File) maxBytes() uint64 {
-	return MaxExpansion*uint64(f.size) + 1<<20
+	return uint64(expansion.Budget(f.size))
 }
 
-// spend reserves n bytes of element data within maxBytes, and says whether
-// they fit.
+// spend reserves n bytes of values within maxBytes, and says whether they fit.
 func (f *File) spend(n uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -35,11 +37,21 @@ func (f *File) spend(n uint64) bool {
 	return true
 }
 
-// spent is the element data read so far.
+// spent is the bytes of values read so far.
 func (f *File) spent() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.decoded
+}
+
+// bombErr is the refusal of a dataset that needs need bytes of values.
+func (d *Dataset) bombErr(need uint64) error {
+	before := ""
+	if s := d.f.spent(); s > 0 {
+		before = fmt.Sprintf(" (besides the %d bytes of the datasets read before)", s)
+	}
+	return fmt.Errorf("hdf5: %s: %d values, %d bytes once read%s, more than %d× the file's %d bytes plus %d MiB: %w",
+		d.path, d.n, need, before, MaxExpansion, d.f.size, expansion.Slack>>20, expansion.ErrBomb)
 }
 
 // Uint64s reads the whole dataset, in C (row-major) order, as unsigned integers.
@@ -160,11 +172,14 @@ func (d *Dataset) raw(limit int) ([]byte, error) {
 	if limit > 0 && d.n > uint64(limit) {
 		return nil, fmt.Errorf("hdf5: %s: %d elements, limit %d: %w", d.path, d.n, limit, ErrLimit)
 	}
-	nb := d.n * uint64(d.size) // d.size ≤ 1 MiB, so this overflows only for n ≥ 2^44
-	if d.n > 1<<43 || !d.f.spend(nb) || nb > math.MaxInt {
-		return nil, fmt.Errorf("hdf5: %s: %d elements of %d bytes, with the %d bytes read before, more than %d× the %d-byte file: %w",
-			d.path, d.n, d.size, d.f.spent(), MaxExpansion, d.f.size, ErrLimit)
+	// Every value read takes 8 bytes (Uint64s, Float64s), whatever its size
+	// in the file (at most 8 for the types read): a dataset of bytes may not
+	// inflate eightfold on conversion.
+	need := 8 * d.n
+	if d.n > 1<<43 || need > math.MaxInt || !d.f.spend(need) {
+		return nil, d.bombErr(need)
 	}
+	nb := d.n * uint64(d.size)
 	var out []byte
 	var err error
 	switch d.layout {
@@ -215,7 +230,9 @@ func allZero(b []byte) bool {
 
 // chunked assembles a chunked dataset of nb bytes from its chunks. Every chunk must
 // sit on the chunk grid inside the dataset, appear once, and decode to exactly the
-// chunk's size, so the work is bounded by the dataset's size.
+// chunk's size (inflation stops one byte past it), so what is inflated is bounded
+// by the chunk grid, itself checked against the file's budget before any chunk is
+// read: declared sizes that lie cannot make it inflate more.
 func (d *Dataset) chunked(nb int) ([]byte, error) {
 	rank := len(d.shape)
 	out := d.filled(nb)
@@ -228,14 +245,18 @@ func (d *Dataset) chunked(nb int) ([]byte, error) {
 	chunkBytes := uint64(d.size)
 	for i := range rank {
 		grid[i] = (d.shape[i] + d.chunk[i] - 1) / d.chunk[i]
-		cells *= grid[i] // ≤ number of elements
-		chunkBytes *= d.chunk[i]
-		if chunkBytes > d.f.maxBytes() {
-			return nil, fmt.Errorf("chunk shape %v of %d-byte elements exceeds %d× the file size: %w", d.chunk, d.size, MaxExpansion, ErrLimit)
+		cells *= grid[i]                             // ≤ number of elements
+		hi, lo := bits.Mul64(chunkBytes, d.chunk[i]) // a wrapped size would pass
+		chunkBytes = lo
+		if hi != 0 || chunkBytes > d.f.maxBytes() {
+			return nil, fmt.Errorf("chunk shape %v of %d-byte elements, more than %d× the file's %d bytes plus %d MiB a chunk: %w",
+				d.chunk, d.size, MaxExpansion, d.f.size, expansion.Slack>>20, expansion.ErrBomb)
 		}
 	}
+	// Edge chunks overhang the dataset; the grid may hold twice the budget.
 	if hi, lo := bits.Mul64(cells, chunkBytes); cells > d.n || hi != 0 || lo > 2*d.f.maxBytes() {
-		return nil, fmt.Errorf("%d chunks of %d bytes exceed %d× the file size: %w", cells, chunkBytes, MaxExpansion, ErrLimit)
+		return nil, fmt.Errorf("%d chunks of %d bytes, more than twice %d× the file's %d bytes plus %d MiB: %w",
+			cells, chunkBytes, MaxExpansion, d.f.size, expansion.Slack>>20, expansion.ErrBomb)
 	}
 	done := make([]uint64, (cells+63)/64)
 	var buf []byte       // inflated chunk, allocated at the first deflated chunk

@@ -19,7 +19,9 @@ func IsFile(path string) bool {
 const DefaultGroup = "gm"
 
 // ReadFile reads the OpenGM model in an HDF5 file: from the group "gm", or from the
-// root's only group when there is no "gm".
+// root's only group when there is no "gm". Datasets larger than the model needs,
+// or whose values need more memory than the file's size allows (hdf5.MaxExpansion:
+// deflate packs zeros a thousandfold), are refused before their data is read.
 func ReadFile(path string) (*model.Model, error) {
 	f, err := hdf5.OpenFile(path)
 	if err != nil {

@@ -1,6 +1,7 @@
 package opengm
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/internal/expansion"
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model/uai"
 )
 
@@ -98,5 +101,30 @@ func TestValuesBombIsRefusedBeforeItsData(t *testing.T) {
 	}
 	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<22 {
 		t.Errorf("refusing it allocated %d bytes", n)
+	}
+}
+
+// TestTableBombIsRefusedBeforeItsData: a 1.3 MB file whose explicit table of
+// 2^27 values — all that its model asks for, so no bound of the model's
+// refuses it — inflates to 1 GiB is refused from the dataset's declared size
+// against the file's (expansion.Budget) before a chunk is inflated, naming the
+// file and the dataset; it made ReadFile peak at 3.2 GB. A table of 2^20
+// values in a file of 10 KB is within the budget's slack and reads.
+func TestTableBombIsRefusedBeforeItsData(t *testing.T) {
+	data := testutil.OpenGMTableBomb(1<<13, 1<<14)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Read(bytes.NewReader(data), int64(len(data)), "table.h5")
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, expansion.ErrBomb) || !strings.HasPrefix(err.Error(), "table.h5: ") || !strings.Contains(err.Error(), "/gm/function-id-16000/values: 134217728 values") {
+		t.Errorf("%v, want the values of table.h5 refused as a bomb", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<22 {
+		t.Errorf("refusing it allocated %d bytes", n)
+	}
+	small := testutil.OpenGMTableBomb(1<<6, 1<<14)
+	m, err := Read(bytes.NewReader(small), int64(len(small)), "small.h5")
+	if err != nil || m.NumVars() != 2 || m.NumLabels(1) != 1<<14 {
+		t.Errorf("a %d-byte file of 2^20 values: %v", len(small), err)
 	}
 }

@@ -5,17 +5,15 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/partopt/partopt/internal/expansion"
 	"github.com/ulikunitz/xz/lzma"
 )
 
 // MaxExpansion bounds what a compressed model file may decode to, per byte of
-// the file: past MaxExpansion × its size (plus expansionSlack) it is refused as
-// a decompression bomb before it fills memory. Real models stay far below: xz
-// -9 packs a uniform 256×256 Potts model 69×, gzip 32×.
-const MaxExpansion = 128
-
-// expansionSlack is what any compressed file may decode to, however small.
-const expansionSlack = 16 << 20
+// the file: past MaxExpansion × its size (plus 16 MiB) it is refused as a
+// decompression bomb before it fills memory. It is the budget every reader of
+// compressed input shares (package expansion), HDF5 datasets' too.
+const MaxExpansion = expansion.MaxRatio
 
 // maxXZDict is the dictionary any xz block may declare (xz -9 uses 64 MiB);
 // beyond it a block's dictionary may not exceed twice what the block decodes
@@ -23,7 +21,7 @@ const expansionSlack = 16 << 20
 const maxXZDict = 64 << 20
 
 // expansionBudget is how many bytes a compressed file of size bytes may decode to.
-func expansionBudget(size int64) int64 { return MaxExpansion*size + expansionSlack }
+func expansionBudget(size int64) int64 { return expansion.Budget(size) }
 
 // budgetReader reads r and fails once more than budget bytes came out of it.
 type budgetReader struct {
@@ -37,7 +35,7 @@ type budgetReader struct {
 func (b *budgetReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p[:min(int64(len(p)), b.left+1)])
 	if b.left -= int64(n); b.left < 0 {
-		return 0, fmt.Errorf("%s decompresses to more than %d bytes, %d× its %d bytes: refused as a decompression bomb", b.name, b.budget, MaxExpansion, b.size)
+		return 0, fmt.Errorf("%s decompresses to more than %d bytes, %d× its %d bytes: %w", b.name, b.budget, MaxExpansion, b.size, expansion.ErrBomb)
 	}
 	return n, err
 }
@@ -106,7 +104,7 @@ func checkXZ(name string, f io.ReaderAt, size int64) error {
 			blocks[i] = block{int64(u), int64(d)}
 			stored += (int64(u) + 3) &^ 3
 			if total += int64(d); total > expansionBudget(size) {
-				return fmt.Errorf("%s declares more than %d decoded bytes, %d× its %d bytes: refused as a decompression bomb", name, expansionBudget(size), MaxExpansion, size)
+				return fmt.Errorf("%s declares more than %d decoded bytes, %d× its %d bytes: %w", name, expansionBudget(size), MaxExpansion, size, expansion.ErrBomb)
 			}
 		}
 		start := pos - 12 - indexSize - stored - 12

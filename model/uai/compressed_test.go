@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/internal/expansion"
 	"github.com/partopt/partopt/internal/testutil"
 	"github.com/ulikunitz/xz/lzma"
 )
@@ -41,7 +42,7 @@ func write(t *testing.T, name string, data []byte) string {
 // allocate it, up to 4 GiB) is refused before decoding; real models, several
 // xz streams and stream padding read as before.
 func TestCompressedModelsHaveABudget(t *testing.T) {
-	bomb := append([]byte("MARKOV\n"), bytes.Repeat([]byte(" "), expansionSlack+MaxExpansion<<16)...) // whitespace: nothing parsed, everything decoded
+	bomb := append([]byte("MARKOV\n"), bytes.Repeat([]byte(" "), expansion.Slack+MaxExpansion<<16)...) // whitespace: nothing parsed, everything decoded
 	for _, c := range []struct {
 		name string
 		data []byte
