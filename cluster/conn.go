@@ -22,9 +22,11 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/partopt/partopt/internal/redact"
 	"github.com/synadia-io/orbit.go/natscontext"
 )
 
@@ -97,28 +99,45 @@ func Connect(o ConnOptions, name string) (*nats.Conn, error) {
 	}
 	if o.Context != "" && o.Server == nil {
 		nc, _, err := natscontext.Connect(o.Context, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("nats: connect with context %s: %w", o.Context, err)
+		if err != nil { // the context's URL may carry credentials
+			return nil, fmt.Errorf("nats: connect with context %s: %w", o.Context, connectError(err))
 		}
 		return nc, nil
 	}
-	url := o.URL
+	servers := o.URL
 	if o.Server != nil {
 		opts = append(opts, nats.InProcessServer(o.Server.Server))
-		url = ""
-	} else if url == "" {
-		url = nats.DefaultURL
+		servers = ""
+	} else if servers == "" {
+		servers = nats.DefaultURL
 	}
-	nc, err := nats.Connect(url, opts...)
+	nc, err := nats.Connect(servers, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("nats: connect to %s: %w", displayURL(url), err)
+		return nil, fmt.Errorf("nats: connect to %s: %w", o.display(), connectError(err))
 	}
 	return nc, nil
 }
 
-func displayURL(u string) string {
-	if u == "" {
+// display is where o connects, as messages name it: its URLs without their
+// credentials (redact.URL), or the embedded server.
+func (o ConnOptions) display() string {
+	switch {
+	case o.Server != nil:
 		return "the embedded server"
+	case o.URL == "":
+		return nats.DefaultURL
 	}
-	return u
+	return redact.URL(o.URL)
+}
+
+// connectError is err of nats.Connect without the credentials it may quote:
+// a URL that does not parse is named by url.Parse's error with the URL in
+// full, and its reason quotes a part of it (invalid port ":PASS"), so neither
+// is kept.
+func connectError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return errors.New("a server URL does not parse (percent-encode the characters of a user name, password or token that a URL cannot hold: space, / ? # @ % and quotes)")
+	}
+	return redact.Error(err)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/partopt/partopt/cluster"
+	"github.com/partopt/partopt/internal/testutil"
 )
 
 // TestConnectAuthenticates: a server that requires a token or a user and
@@ -73,6 +74,50 @@ func TestConnectAuthenticates(t *testing.T) {
 	}
 	if _, err := cluster.Connect(cluster.ConnOptions{NKeyFile: "/nonexistent/seed"}, "test"); err == nil || !strings.Contains(err.Error(), "nkey") {
 		t.Errorf("missing nkey file: %v", err)
+	}
+}
+
+// TestConnectErrorsHoldNoCredentials (issue 35): whatever fails — nothing
+// listening, a URL that does not parse, credentials the server refuses, no
+// cluster to attach to — the error names the server without the token or
+// password its URL carried, and errors.Is still sees nats.go's error.
+func TestConnectErrorsHoldNoCredentials(t *testing.T) {
+	const token, password = "T0KEN-5e1f", "PASS-5e1f"
+	dead := testutil.FreeAddrs(t, 1)[0]
+	for _, url := range []string{
+		"nats://" + token + "@" + dead,
+		"nats://ann:" + password + "@" + dead,
+		"nats://ann:" + password + "@" + dead + ",nats://" + token + "@" + dead,
+		"ann:" + password + "@" + dead, // no scheme: nats.go adds it
+	} {
+		_, err := cluster.Connect(cluster.ConnOptions{URL: url}, "test")
+		if err == nil || strings.Contains(err.Error(), token) || strings.Contains(err.Error(), password) || !strings.Contains(err.Error(), dead) {
+			t.Errorf("%s: %v", url, err)
+		}
+		if !errors.Is(err, nats.ErrNoServers) {
+			t.Errorf("%s: %v is not nats.ErrNoServers", url, err)
+		}
+	}
+	for _, url := range []string{"nats://ann:" + password + " x@" + dead, "nats://ann:ab/" + password + "@" + dead, "nats://ann:ab%zz" + password + "@" + dead} {
+		_, err := cluster.Connect(cluster.ConnOptions{URL: url}, "test")
+		if err == nil || strings.Contains(err.Error(), password) || strings.Contains(err.Error(), "ab") || !strings.Contains(err.Error(), "does not parse") {
+			t.Errorf("%q: %v", url, err)
+		}
+	}
+
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL(), "nats://")
+	_, err = cluster.Connect(cluster.ConnOptions{URL: "nats://" + token + "x@" + host}, "test")
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "nats://xxxxx@"+host) {
+		t.Errorf("a refused token: %v", err)
+	}
+	_, err = cluster.Dial(context.Background(), cluster.ConnOptions{URL: "nats://" + token + "@" + host}, "test")
+	if err == nil || strings.Contains(err.Error(), token) || !strings.Contains(err.Error(), "nats://xxxxx@"+host) {
+		t.Errorf("no cluster to attach to: %v", err)
 	}
 }
 

@@ -17,7 +17,7 @@ func Dial(ctx context.Context, o ConnOptions, name string) (*Resources, error) {
 	res, err := Attach(ctx, nc, o.Namespace)
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("%s: %w", o.URL, err)
+		return nil, fmt.Errorf("%s: %w", o.display(), err)
 	}
 	return res, nil
 }
@@ -35,7 +35,7 @@ func DialService(ctx context.Context, o ConnOptions, cfg Config, name string) (*
 	res, err := Open(ctx, nc, cfg)
 	if err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("%s: %w (is JetStream enabled on the server?)", o.URL, err)
+		return nil, fmt.Errorf("%s: %w (is JetStream enabled on the server?)", o.display(), err)
 	}
 	return res, nil
 }

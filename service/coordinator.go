@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
+	"github.com/partopt/partopt/internal/redact"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/protocol"
 	"github.com/partopt/partopt/replica"
@@ -107,7 +108,7 @@ func Serve(ctx context.Context, cfg Config) error {
 		s.selfPage.Store(&self)
 	}
 	if cfg.Raft == nil {
-		s.log.Info("coordinator ready", "nats", s.res.Conn.ConnectedUrlRedacted(), "data", cfg.Data)
+		s.log.Info("coordinator ready", "nats", redact.URL(s.res.Conn.ConnectedUrl()), "data", cfg.Data)
 		return s.lead(ctx)
 	}
 	rep, err := replica.Open(*cfg.Raft)
@@ -117,7 +118,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	defer rep.Close()
 	s.table = raftTable{rep: rep, res: s.res}
 	s.rep.Store(rep)
-	s.log.Info("coordinator replica ready", "id", cfg.Raft.ID, "raft", cfg.Raft.Bind, "nats", s.res.Conn.ConnectedUrlRedacted(), "data", cfg.Data)
+	s.log.Info("coordinator replica ready", "id", cfg.Raft.ID, "raft", cfg.Raft.Bind, "nats", redact.URL(s.res.Conn.ConnectedUrl()), "data", cfg.Data)
 	return s.follow(ctx, rep, cfg.Raft.ID)
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
 	"github.com/partopt/partopt/internal/dirlock"
+	"github.com/partopt/partopt/internal/redact"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/partition"
@@ -189,7 +190,7 @@ func (e *Embedded) resumable(ctx context.Context, res *cluster.Resources, spec *
 func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcome, error) {
 	log := e.Log
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn, ReplaceAttr: redact.ReplaceAttr}))
 	}
 	dir, release, err := e.store()
 	if err != nil {

@@ -21,6 +21,7 @@ type proc struct {
 	t    *testing.T
 	name string
 	args []string
+	env  []string // added to the test's environment
 	log  string
 	cmd  *exec.Cmd
 }
@@ -32,6 +33,7 @@ func (p *proc) start() {
 		p.t.Fatal(err)
 	}
 	p.cmd = exec.Command(p.args[0], p.args[1:]...)
+	p.cmd.Env = append(os.Environ(), p.env...)
 	p.cmd.Stdout, p.cmd.Stderr = f, f
 	if err := p.cmd.Start(); err != nil {
 		p.t.Fatal(err)

@@ -58,8 +58,8 @@ func TestCompletionOffersEnumValues(t *testing.T) {
 }
 
 // TestSecretsFromTheEnvironmentFilesAndContexts: a client reaches a server
-// that demands a token with the token in NATS_TOKEN, in a file, or in a nats
-// CLI context — never on its command line; an authentication flag overrides
+// that demands a token with the token in NATS_TOKEN, in a file, in a nats
+// CLI context or in NATS_URL — never on its command line; an authentication flag overrides
 // the environment; a token and a token file together are refused.
 func TestSecretsFromTheEnvironmentFilesAndContexts(t *testing.T) {
 	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: t.TempDir(), Listen: "127.0.0.1:0", Token: "s3cret"})
@@ -92,10 +92,11 @@ func TestSecretsFromTheEnvironmentFilesAndContexts(t *testing.T) {
 		{nil, []string{"--nats", url, "--token-file", tokenFile}, reached},
 		{map[string]string{"NATS_CONTEXT": "lab"}, nil, reached},
 		{nil, []string{"--context", "lab"}, reached},
+		{map[string]string{"NATS_URL": strings.Replace(url, "://", "://s3cret@", 1)}, nil, reached},
 		{map[string]string{"NATS_TOKEN": "s3cret"}, []string{"--nats", url, "--user", "u", "--password", "p"}, "uthorization"},
 		{nil, []string{"--nats", url, "--token", "x", "--token-file", tokenFile}, "give one"},
 	} {
-		for _, k := range []string{"NATS_TOKEN", "NATS_CONTEXT"} {
+		for _, k := range []string{"NATS_TOKEN", "NATS_CONTEXT", "NATS_URL"} {
 			t.Setenv(k, c.env[k])
 		}
 		code, _, stderr := partopt(append([]string{"jobs"}, c.args...)...)

@@ -37,7 +37,7 @@ type natsFlags struct {
 var authFlags = []string{"creds", "nkey", "token", "token-file", "user", "password", "password-file"}
 
 // conn is the connection of cmd's flags, completed from the environment as the
-// nats CLI reads it (NATS_CONTEXT; NATS_CREDS, NATS_NKEY, NATS_TOKEN, NATS_USER
+// nats CLI reads it (NATS_URL, NATS_CONTEXT; NATS_CREDS, NATS_NKEY, NATS_TOKEN, NATS_USER
 // and NATS_PASSWORD unless an authentication flag is given; NATS_CA,
 // NATS_CERT, NATS_KEY) and from the secret files, so that no secret need
 // appear in a command line (ps shows those).
@@ -50,6 +50,10 @@ func (n *natsFlags) conn(cmd *cobra.Command) (cluster.ConnOptions, error) {
 				*dst = v
 			}
 		}
+	}
+	env("nats", "NATS_URL", &o.URL)
+	if fl.Changed("nats") && strings.Contains(o.URL, "@") {
+		logger(cmd, slog.LevelInfo).Warn("--nats holds credentials, which ps shows to every user of this machine: give the URL in $NATS_URL, or the secret in --token-file, --password-file, --creds or --nkey")
 	}
 	if !slices.ContainsFunc(authFlags, fl.Changed) {
 		env("creds", "NATS_CREDS", &o.CredsFile)
@@ -91,11 +95,9 @@ func secret(name, value, file string) (string, error) {
 
 func addNATSFlags(cmd *cobra.Command, n *natsFlags) {
 	fl := cmd.Flags()
-	def := os.Getenv("NATS_URL")
-	if def == "" {
-		def = nats.DefaultURL
-	}
-	fl.StringVar(&n.URL, "nats", def, "NATS server URL(s), comma-separated ($NATS_URL)")
+	// $NATS_URL is read when the command runs (conn), not shown as the
+	// default in the help: it may hold credentials.
+	fl.StringVar(&n.URL, "nats", "", "NATS server URL(s), comma-separated (default $NATS_URL, else "+nats.DefaultURL+"; credentials in it belong in $NATS_URL, not in this flag, which ps shows)")
 	ns := os.Getenv("PARTOPT_NAMESPACE")
 	if ns == "" {
 		ns = protocol.DefaultNamespace

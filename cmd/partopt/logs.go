@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/partopt/partopt/internal/redact"
 	"github.com/spf13/cobra"
 )
 
@@ -48,7 +49,9 @@ func newLogger(cmd *cobra.Command, def slog.Level) (*slog.Logger, error) {
 			return nil, fmt.Errorf("--log-level %q: want one of %s", f.Value, strings.Join(logLevels, ", "))
 		}
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	// Every event of every command, raft's included, has the credentials of
+	// the URLs it quotes masked.
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: redact.ReplaceAttr}
 	format := "text"
 	if f := cmd.Flag("log-format"); f != nil {
 		format = f.Value.String()

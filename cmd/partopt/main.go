@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/partopt/partopt/internal/redact"
 	"github.com/partopt/partopt/internal/version"
 	"github.com/partopt/partopt/job"
 	"github.com/spf13/cobra"
@@ -50,7 +51,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "partopt: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+	// Errors are masked where they are made; this is the last line of defence.
+	fmt.Fprintf(stderr, "partopt: %s\n", redact.URLs(strings.ReplaceAll(err.Error(), "\n", "; ")))
 	if errors.As(err, new(internalError)) || errors.As(err, new(job.InternalError)) {
 		return exitInternal
 	}
