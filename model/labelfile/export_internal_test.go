@@ -261,14 +261,13 @@ func TestPiecesCoverRowsInOrderWithinTheBand(t *testing.T) {
 	}
 }
 
-// wideRow is a raster of one row, of wideValue at column x, made up as it is
-// read. It panics when asked for more than exportBand values at once, samples
-// the heap as it goes, and fails with errEnough once it has served limit
-// values.
+// wideRow is a raster of one row, of wideValue at column x (odd for Alive),
+// made up as it is read. It panics when asked for more than most values at once, samples the
+// heap as it goes, and fails with errEnough once it has served limit values.
 type wideRow struct {
-	h             Header
-	n, limit      int
-	peakHeapBytes uint64
+	h              Header
+	most, n, limit int
+	peakHeapBytes  uint64
 }
 
 // wideValue is a value of k labels scrambled from x, so that PNG cannot
@@ -281,8 +280,8 @@ var errEnough = errors.New("enough")
 func (r *wideRow) Header() Header { return r.h }
 
 func (r *wideRow) ReadRect(x0, y0, w, h int, dst []int32) error {
-	if len(dst) > exportBand {
-		panic(fmt.Sprintf("ReadRect of %d×%d values, past the band of %d", w, h, exportBand))
+	if len(dst) > r.most {
+		panic(fmt.Sprintf("ReadRect of %d×%d values, past the band of %d", w, h, r.most))
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -292,6 +291,9 @@ func (r *wideRow) ReadRect(x0, y0, w, h int, dst []int32) error {
 	}
 	for i := range dst {
 		dst[i] = wideValue(x0+i, r.h.Labels)
+		if r.h.Kind == Alive {
+			dst[i] |= 1 // a label left in every plane
+		}
 	}
 	return nil
 }
@@ -320,7 +322,7 @@ func TestExportHoldsABandOfAHugeRow(t *testing.T) {
 				}
 			}()
 			runtime.GC()
-			r := &wideRow{h: Header{Width: 1<<28 - 1, Height: 1, Labels: 300}, limit: 1 << 24} // 16 bits
+			r := &wideRow{h: Header{Width: 1<<28 - 1, Height: 1, Labels: 300}, most: exportBand, limit: 1 << 24} // 16 bits
 			var w head
 			if err := Export(&w, r, format); !errors.Is(err, errEnough) {
 				t.Fatalf("export: %v after %d values, want to get past %d", err, r.n, r.limit)
