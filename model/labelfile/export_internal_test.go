@@ -310,7 +310,7 @@ func (h *head) Write(p []byte) (int, error) {
 
 // Exporting a raster of one row of 2²⁸−1 pixels (1 GB as int32, where the
 // export once read a whole row at a time; cmd/partopt's
-// TestHugeRowsExportInSmallMemory takes 2³¹−1) reads it a band at a time in
+// TestHugeRowLabelFileInSmallMemory takes 2³¹−1) reads it a band at a time in
 // every format; the heap stays under 100 MB while 2²⁴ values (4 bands) are
 // exported, and the first values are right.
 func TestExportHoldsABandOfAHugeRow(t *testing.T) {
