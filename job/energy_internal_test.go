@@ -20,12 +20,12 @@ import (
 // TestEnergyReadsLabelRasters: energy of a labels.plf is the energy of the
 // same labels as a solution file: in memory the same number, and by bands (a
 // .grid model beyond memory: unaries and edges inside each band, edges across
-// bands once) the same up to summation order, while a solution file, for
-// which the model would be read whole, is refused; with evidence a
-// disagreeing raster is +Inf and an agreeing one keeps its energy.
+// bands once) or by pieces of rows (rows wider than a band) the same up to
+// summation order, while a solution file, for which the model would be read
+// whole, is refused; with evidence a disagreeing raster is +Inf and an
+// agreeing one keeps its energy.
 func TestEnergyReadsLabelRasters(t *testing.T) {
 	defer func(old int64, band int) { maxInMemoryPixels, energyBand = old, band }(maxInMemoryPixels, energyBand)
-	energyBand = 50 // bands of a few rows
 	rng := random.New(61)
 	for mi, m := range []*model.Model{
 		random.PottsGrid(random.New(62), 23, 17, 4),
@@ -53,8 +53,16 @@ func TestEnergyReadsLabelRasters(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := stored.Energy(x)
-		for _, limit := range []int64{MaxInMemoryPixels, 10} { // in memory, then by bands
-			maxInMemoryPixels = limit
+		for _, c := range []struct {
+			limit int64
+			band  int
+		}{
+			{MaxInMemoryPixels, 50},
+			{10, 50}, // bands of a few rows
+			{10, 7},  // pieces of 7 columns (a column model: bands of 7 rows)
+		} {
+			limit := c.limit
+			maxInMemoryPixels, energyBand = c.limit, c.band
 			fromSol, err := Energy(path, sol, false, nil)
 			switch {
 			case limit == 10 && !errors.Is(err, errTooLarge):
@@ -70,7 +78,7 @@ func TestEnergyReadsLabelRasters(t *testing.T) {
 				t.Errorf("model %d in memory: raster %v, solution file %v, model %v", mi, fromPLF, fromSol, want)
 			}
 			if math.Abs(fromPLF-want) > 1e-9*math.Max(1, math.Abs(want)) {
-				t.Errorf("model %d by bands: %v, want %v", mi, fromPLF, want)
+				t.Errorf("model %d by bands of %d pixels: %v, want %v", mi, c.band, fromPLF, want)
 			}
 			// Evidence that agrees, then evidence that does not.
 			ev := path + ".evid"
@@ -78,16 +86,16 @@ func TestEnergyReadsLabelRasters(t *testing.T) {
 				t.Fatal(err)
 			}
 			if e, err := Energy(path, plf, false, nil); err != nil || math.Abs(e-want) > 1e-9*math.Max(1, math.Abs(want)) {
-				t.Errorf("model %d, limit %d, agreeing evidence: %v, %v; want %v", mi, limit, e, err, want)
+				t.Errorf("model %d, limit %d, band %d, agreeing evidence: %v, %v; want %v", mi, limit, c.band, e, err, want)
 			}
 			if err := os.WriteFile(ev, []byte(fmtEvidence(1, x[1], len(x)-1, (x[len(x)-1]+1)%m.NumLabels(0))), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if e, err := Energy(path, plf, false, nil); err != nil || !math.IsInf(e, 1) {
-				t.Errorf("model %d, limit %d, disagreeing evidence: %v, %v; want +Inf", mi, limit, e, err)
+				t.Errorf("model %d, limit %d, band %d, disagreeing evidence: %v, %v; want +Inf", mi, limit, c.band, e, err)
 			}
 			if e, err := Energy(path, plf, true, nil); err != nil || math.Abs(e-want) > 1e-9*math.Max(1, math.Abs(want)) {
-				t.Errorf("model %d, limit %d, evidence ignored: %v, %v; want %v", mi, limit, e, err, want)
+				t.Errorf("model %d, limit %d, band %d, evidence ignored: %v, %v; want %v", mi, limit, c.band, e, err, want)
 			}
 			os.Remove(ev)
 		}
@@ -131,5 +139,45 @@ func writeRaster(t *testing.T, path string, w, h, k int, x []int) {
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On an 8-connected grid with per-edge weights, energy read by bands of
+// rows, by pieces of rows and by single pixels is the energy of the model
+// read whole: each piece's diagonal edges to the row below, both ways, are
+// counted once.
+func TestEnergyOf8ConnectedRasterInPieces(t *testing.T) {
+	defer func(old int64, band int) { maxInMemoryPixels, energyBand = old, band }(maxInMemoryPixels, energyBand)
+	maxInMemoryPixels = 10
+	const W, H, K = 13, 5, 3
+	rng := random.New(65)
+	path := filepath.Join(t.TempDir(), "m.grid")
+	gw, err := grid.Create(path, grid.Header{Width: W, Height: H, Labels: K, Connectivity: 8, Kind: model.Potts, Mode: grid.PerEdge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unary, weights := make([]float32, W*H*K), make([]float32, W*H*4)
+	for i := range unary {
+		unary[i] = float32(rng.Float64())
+	}
+	for i := range weights {
+		weights[i] = float32(rng.Float64())
+	}
+	if err := gw.WriteRows(unary, weights); err != nil || gw.Close() != nil {
+		t.Fatal(err)
+	}
+	m, err := modelfile.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := random.Labeling(rng, m)
+	plf := filepath.Join(t.TempDir(), "labels.plf")
+	writeRaster(t, plf, W, H, K, x)
+	want := m.Energy(x)
+	for _, band := range []int{1 << 22, 2 * W, W, 5, 1} {
+		energyBand = band
+		if got, err := Energy(path, plf, false, nil); err != nil || math.Abs(got-want) > 1e-9*math.Abs(want) {
+			t.Errorf("band of %d pixels: %v, %v; want %v", band, got, err, want)
+		}
 	}
 }

@@ -233,3 +233,59 @@ func TestOpenedFileReportsValuesOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// A sparse file backs any declared size with a hole: one row of 2²⁴ pixels in
+// 1×1 tiles declares 64 MB of tile index, of which only the first 16 entries
+// are written (the rest read as zeros, and the index checksum says so). Open
+// checks the index without holding it, allocating under 2 MB where it once
+// held the index twice (128 MB); the first 16 pixels read back, each checked
+// against its entry, and a pixel past them fails its entry of zeros.
+func TestOpenHoldsNoTileIndex(t *testing.T) {
+	const w = 1 << 24
+	_, small, want := validFile(t, labelfile.Header{Width: 16, Height: 1, Labels: 200, TileWidth: 1, TileHeight: 1}, 3)
+	le := binary.LittleEndian
+	head, data, entries := small[:labelfile.HeaderSize], small[labelfile.HeaderSize:][:16], small[labelfile.HeaderSize+16:]
+	le.PutUint32(head[16:], w)
+	le.PutUint64(head[40:], w)
+	le.PutUint64(head[48:], labelfile.HeaderSize+w)
+	crc := crc32.Update(0, castagnoli, entries)
+	zeros := make([]byte, 1<<20)
+	for n := 4*w - len(entries); n > 0; n -= len(zeros) {
+		crc = crc32.Update(crc, castagnoli, zeros[:min(n, len(zeros))])
+	}
+	le.PutUint32(head[56:], crc)
+	signHeader(head)
+	path := filepath.Join(t.TempDir(), "row.plf")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []struct {
+		b   []byte
+		off int64
+	}{{head, 0}, {data, labelfile.HeaderSize}, {entries, labelfile.HeaderSize + w}} {
+		if _, err := f.WriteAt(part.b, part.off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(labelfile.HeaderSize + 5*w); err != nil || f.Close() != nil {
+		t.Fatal(err)
+	}
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := labelfile.Open(path)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if d := after.TotalAlloc - before.TotalAlloc; d > 2<<20 {
+		t.Errorf("Open allocated %d bytes", d)
+	}
+	got := make([]int32, 16)
+	if err := r.ReadRect(0, 0, 16, 1, got); err != nil || !slices.Equal(got, want) {
+		t.Errorf("first 16 pixels %v, %v; want %v", got, err, want)
+	}
+	wantCorrupt(t, r.ReadRect(1000, 0, 1, 1, got[:1]), path, "tile (1000,0): checksum mismatch", "stored 00000000")
+}

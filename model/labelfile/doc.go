@@ -4,11 +4,12 @@
 // label elimination left, 32 labels per plane, one file each). Any rectangle is
 // read or written by touching only the tiles that meet it, from many goroutines at
 // once, so workers can store the results of their windows of a gigapixel model
-// directly. Memory does not grow with the raster's pixels: a call buffers the tiles
-// it touches, and an opened File holds the 4-byte checksum of each tile (300 KB for
-// 40000×30000 pixels in the default 128×128 tiles). RenderPNG draws a persistency
-// map as the paper's figures do, and RenderAlivePNG an alive map (all its planes)
-// by the labels each pixel has left, streaming the rasters band by band.
+// directly. Memory does not grow with the raster's pixels or tiles: a call buffers
+// the tiles it touches and their checksums, and an opened File holds nothing per
+// tile. RenderPNG draws a persistency map as the paper's figures do, RenderAlivePNG
+// an alive map (all its planes) by the labels each pixel has left, and Export writes
+// a raster as a PNG, TIFF or NumPy file, all streaming the rasters a band at a time,
+// whatever their shape (a single row of 2³¹−1 pixels is read in pieces).
 //
 // Typical use:
 //
@@ -60,9 +61,10 @@
 // whose index offset is 0; Close computes the tile checksums, writes the index, syncs,
 // then writes the final header and syncs, so a file that was never closed is refused
 // by Open as unfinished. Open checks the header checksum and every field, that the
-// file has exactly the size the header implies and the index checksum, all before
-// allocating by a declared count. ReadRect on an opened file checks every tile it
-// reads against its CRC32C and every value against the kind's maximum. Errors name
+// file has exactly the size the header implies and the index checksum (a megabyte
+// at a time); it allocates nothing by a declared count, since a sparse file backs any
+// size with a hole. ReadRect on an opened file checks every tile it reads against its
+// CRC32C, read from the index with it, and every value against the kind's maximum. Errors name
 // the file and what is wrong ("x.plf: corrupt label file: tile (3,7): checksum
 // mismatch ...") and wrap ErrCorrupt for damaged files.
 //

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -33,16 +31,17 @@ func FormatOf(name string) (string, error) {
 	return "", fmt.Errorf("%s: unknown export format: want .png, .tif/.tiff or .npy", name)
 }
 
-// exportBand is how many values Export holds at a time (a band of rows), and
-// tiffStrip the bytes of a TIFF strip (variables for the tests).
+// exportBand is how many values Export holds at a time, and tiffStrip the
+// bytes of a TIFF strip (variables for the tests).
 var exportBand, tiffStrip = 1 << 22, int64(1 << 20)
 
 // Export writes the raster r at full resolution in format, one value per
 // pixel as r stores it (a label; label+1 or 0 for a persistency map; a mask
 // for an alive plane), in the fewest bits that hold the kind's largest value:
 // 8 below 256, else 16 (PNG, TIFF) and 32 where even 16 do not suffice (NumPy
-// only; PNG and TIFF refuse such a raster). It reads r band by band, so a
-// gigapixel raster costs a band of memory, not the raster.
+// only; PNG and TIFF refuse such a raster). It reads r a piece at a time
+// (see pieces), so a gigapixel raster costs a few pieces of memory, not the
+// raster, whatever its shape.
 func Export(w io.Writer, r Raster, format string) error {
 	h := r.Header()
 	if err := h.normalise(); err != nil {
@@ -76,18 +75,29 @@ func Export(w io.Writer, r Raster, format string) error {
 	return bw.Flush()
 }
 
-// rows calls each for the rows of r in order, a band at a time: y0 and the
-// band's values, row-major.
-func rows(r Raster, h Header, each func(y0 int, band []int32) error) error {
-	n := max(1, min(h.Height, exportBand/h.Width))
-	band := make([]int32, n*h.Width)
-	for y0 := 0; y0 < h.Height; y0 += n {
-		k := min(n, h.Height-y0)
-		if err := r.ReadRect(0, y0, h.Width, k, band[:k*h.Width]); err != nil {
-			return err
-		}
-		if err := each(y0, band[:k*h.Width]); err != nil {
-			return err
+// pieces calls each with the values of r in raster order, at most
+// exportBand at a time: bands of whole rows while a row holds at most
+// exportBand values, else each row in pieces of exportBand columns (rounded
+// down to whole tiles), so that a raster of one row of 2³¹−1 pixels costs no
+// more than a square one. A piece is w columns from column x0 of one or more
+// rows, row-major in vals.
+func pieces(r Raster, h Header, each func(x0, w int, vals []int32) error) error {
+	cols := min(h.Width, exportBand)
+	if cols < h.Width && h.TileWidth <= cols {
+		cols -= cols % h.TileWidth // a tile that two pieces share is read twice
+	}
+	rows := max(1, min(h.Height, exportBand/h.Width))
+	buf := make([]int32, rows*cols)
+	for y := 0; y < h.Height; y += rows {
+		k := min(rows, h.Height-y)
+		for x := 0; x < h.Width; x += cols {
+			w := min(cols, h.Width-x)
+			if err := r.ReadRect(x, y, w, k, buf[:w*k]); err != nil {
+				return err
+			}
+			if err := each(x, w, buf[:w*k]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -96,28 +106,11 @@ func rows(r Raster, h Header, each func(y0 int, band []int32) error) error {
 // writeValues writes r's values row-major, little-endian, in bits each.
 func writeValues(w io.Writer, r Raster, h Header, bits int) error {
 	var buf []byte
-	return rows(r, h, func(_ int, band []int32) error {
-		buf = putValues(buf, band, bits)
+	return pieces(r, h, func(_, _ int, vals []int32) error {
+		buf = appendValues(buf[:0], vals, bits, false)
 		_, err := w.Write(buf)
 		return err
 	})
-}
-
-// putValues writes band's values little-endian in bits each into buf (grown
-// as needed) and returns it.
-func putValues(buf []byte, band []int32, bits int) []byte {
-	buf = buf[:0]
-	for _, v := range band {
-		switch bits {
-		case 8:
-			buf = append(buf, byte(v))
-		case 16:
-			buf = binary.LittleEndian.AppendUint16(buf, uint16(v))
-		default:
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
-		}
-	}
-	return buf
 }
 
 // exportNPY writes a NumPy .npy file (format version 1.0): a header naming
@@ -215,12 +208,19 @@ func exportTIFF(w io.Writer, r Raster, h Header, bits int) error {
 	entry(284, 3, 1, 1) // PlanarConfiguration: chunky
 	entry(339, 3, 1, 1) // SampleFormat: unsigned
 	word(0)             // no next IFD
-	if strips > 1 {
-		for s := range strips {
-			word(dataAt + s*perStrip*row)
+	// The strip arrays (16 bytes a row when a row fills a strip) are written
+	// as they are made, not held.
+	for s := int64(0); s < 2*strips && strips > 1; s++ {
+		if len(b) >= 4<<10 {
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			b = b[:0]
 		}
-		for s := range strips {
-			word(min(perStrip, int64(h.Height)-s*perStrip) * row)
+		if i := s % strips; s < strips {
+			word(dataAt + i*perStrip*row)
+		} else {
+			word(min(perStrip, int64(h.Height)-i*perStrip) * row)
 		}
 	}
 	if _, err := w.Write(b); err != nil {
@@ -232,53 +232,29 @@ func exportTIFF(w io.Writer, r Raster, h Header, bits int) error {
 // forceBigTIFF makes exportTIFF write BigTIFF whatever the size (tests).
 var forceBigTIFF = false
 
-// exportPNG writes a grayscale PNG through png.Encode, which reads the image
-// row by row: bandImage hands it the rows of r a band at a time.
-func exportPNG(w io.Writer, r Raster, h Header, bits int) error {
-	img := &bandImage{r: r, h: h, n: max(1, min(h.Height, exportBand/h.Width)), deep: bits == 16, y0: -1}
-	img.band = make([]int32, img.n*h.Width)
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(w, img); err != nil {
-		return err
-	}
-	return img.err
-}
-
-// bandImage is a raster as an image.Image whose pixels are read a band of rows
-// at a time, in the order png.Encode asks for them.
-type bandImage struct {
-	r    Raster
-	h    Header
-	n    int     // rows a band
-	band []int32 // rows [y0, y0+n)
-	y0   int
-	deep bool // 16 bits
-	err  error
-}
-
-func (m *bandImage) ColorModel() color.Model {
-	if m.deep {
-		return color.Gray16Model
-	}
-	return color.GrayModel
-}
-
-func (m *bandImage) Bounds() image.Rectangle { return image.Rect(0, 0, m.h.Width, m.h.Height) }
-
-// Opaque spares png.Encode a pass over every pixel to find out.
-func (m *bandImage) Opaque() bool { return true }
-
-func (m *bandImage) At(x, y int) color.Color {
-	if m.y0 < 0 || y < m.y0 || y >= m.y0+m.n {
-		m.y0 = y
-		k := min(m.n, m.h.Height-y)
-		if err := m.r.ReadRect(0, y, m.h.Width, k, m.band[:k*m.h.Width]); err != nil && m.err == nil {
-			m.err = err
+// appendValues appends vals to buf in bits each (the low bits; they fit),
+// big-endian if big else little-endian, and returns it.
+func appendValues(buf []byte, vals []int32, bits int, big bool) []byte {
+	n := len(buf)
+	buf = slices.Grow(buf, len(vals)*bits/8)[:n+len(vals)*bits/8]
+	b := buf[n:]
+	switch {
+	case bits == 8:
+		for i, v := range vals {
+			b[i] = byte(v)
+		}
+	case bits == 16 && big:
+		for i, v := range vals {
+			binary.BigEndian.PutUint16(b[2*i:], uint16(v))
+		}
+	case bits == 16:
+		for i, v := range vals {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+		}
+	default: // NumPy only: little-endian
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
 		}
 	}
-	v := m.band[(y-m.y0)*m.h.Width+x]
-	if m.deep {
-		return color.Gray16{Y: uint16(v)}
-	}
-	return color.Gray{Y: uint8(v)}
+	return buf
 }

@@ -2,10 +2,14 @@ package labelfile
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -47,11 +51,12 @@ func exportCases() []exportCase {
 // TestExportWritesEveryValueAtFullResolution: PNG, TIFF (classic and BigTIFF)
 // and NumPy files hold every value of the raster, in 8 bits where they fit,
 // else 16, else 32 (NumPy; PNG and TIFF refuse), read back by independent
-// decoders (image/png, x/image/tiff) or by their specifications, through bands
-// of two rows and TIFF strips of a few rows.
+// decoders (image/png, x/image/tiff) or by their specifications, through
+// TIFF strips of a few rows and pieces of several rows, of one row, and of
+// a few columns of a row.
 func TestExportWritesEveryValueAtFullResolution(t *testing.T) {
 	defer func(b int, s int64) { exportBand, tiffStrip = b, s }(exportBand, tiffStrip)
-	exportBand, tiffStrip = 70, 100
+	tiffStrip = 100
 	for _, c := range exportCases() {
 		bits := 8
 		if m := uint32(c.h.MaxValue()); m >= 1<<16 {
@@ -60,48 +65,51 @@ func TestExportWritesEveryValueAtFullResolution(t *testing.T) {
 			bits = 16
 		}
 		for _, format := range []string{FormatPNG, FormatTIFF, "bigtiff", FormatNPY} {
-			t.Run(fmt.Sprintf("%v-K%d-%dx%d-%s", c.h.Kind, c.h.Labels, c.h.Width, c.h.Height, format), func(t *testing.T) {
-				forceBigTIFF = format == "bigtiff"
-				defer func() { forceBigTIFF = false }()
-				f := format
-				if f == "bigtiff" {
-					f = FormatTIFF
-				}
-				var buf bytes.Buffer
-				err := Export(&buf, Slice(c.h, c.vals), f)
-				if bits == 32 && f != FormatNPY {
-					if err == nil || !strings.Contains(err.Error(), ".npy") {
-						t.Fatalf("32-bit values as %s: %v", f, err)
+			for _, band := range []int{70, 30, 4} {
+				t.Run(fmt.Sprintf("%v-K%d-%dx%d-%s-band%d", c.h.Kind, c.h.Labels, c.h.Width, c.h.Height, format, band), func(t *testing.T) {
+					exportBand = band
+					forceBigTIFF = format == "bigtiff"
+					defer func() { forceBigTIFF = false }()
+					f := format
+					if f == "bigtiff" {
+						f = FormatTIFF
 					}
-					return
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				var got []uint32
-				switch format {
-				case FormatPNG, FormatTIFF:
-					var img image.Image
-					if format == FormatPNG {
-						img, err = png.Decode(&buf)
-					} else {
-						img, err = tiff.Decode(&buf)
+					var buf bytes.Buffer
+					err := Export(&buf, Slice(c.h, c.vals), f)
+					if bits == 32 && f != FormatNPY {
+						if err == nil || !strings.Contains(err.Error(), ".npy") {
+							t.Fatalf("32-bit values as %s: %v", f, err)
+						}
+						return
 					}
 					if err != nil {
 						t.Fatal(err)
 					}
-					got = grayValues(t, img, bits)
-				case "bigtiff":
-					got = readBigTIFF(t, buf.Bytes(), c.h, bits)
-				case FormatNPY:
-					got = readNPY(t, buf.Bytes(), c.h, bits)
-				}
-				for i, v := range c.vals {
-					if got[i] != uint32(v) {
-						t.Fatalf("pixel %d: %d, want %d", i, got[i], v)
+					var got []uint32
+					switch format {
+					case FormatPNG, FormatTIFF:
+						var img image.Image
+						if format == FormatPNG {
+							img, err = png.Decode(&buf)
+						} else {
+							img, err = tiff.Decode(&buf)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = grayValues(t, img, bits)
+					case "bigtiff":
+						got = readBigTIFF(t, buf.Bytes(), c.h, bits)
+					case FormatNPY:
+						got = readNPY(t, buf.Bytes(), c.h, bits)
 					}
-				}
-			})
+					for i, v := range c.vals {
+						if got[i] != uint32(v) {
+							t.Fatalf("pixel %d: %d, want %d", i, got[i], v)
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -208,4 +216,156 @@ func readBigTIFF(t *testing.T, b []byte, h Header, bits int) []uint32 {
 		data = append(data, b[o:o+tags[279][i]]...)
 	}
 	return values(t, data, h.Width*h.Height, bits)
+}
+
+// pieces hands over the raster in raster order, never more than exportBand
+// values at once: bands of whole rows while a row fits, else pieces of a row
+// that end on tile boundaries where a tile fits in the band.
+func TestPiecesCoverRowsInOrderWithinTheBand(t *testing.T) {
+	defer func(b int) { exportBand = b }(exportBand)
+	for _, c := range []struct {
+		w, h, tw, band int
+		want           []string // pieces as x0+w×rows
+	}{
+		{5, 4, 128, 10, []string{"0+5×2", "0+5×2"}},
+		{5, 3, 128, 10, []string{"0+5×2", "0+5×1"}},
+		{10, 2, 128, 10, []string{"0+10×1", "0+10×1"}},
+		{11, 2, 128, 10, []string{"0+10×1", "10+1×1", "0+10×1", "10+1×1"}},
+		{11, 1, 4, 10, []string{"0+8×1", "8+3×1"}}, // whole tiles of 4
+		{11, 1, 16, 10, []string{"0+10×1", "10+1×1"}},
+		{7, 2, 3, 1, []string{"0+1×1", "1+1×1", "2+1×1", "3+1×1", "4+1×1", "5+1×1", "6+1×1",
+			"0+1×1", "1+1×1", "2+1×1", "3+1×1", "4+1×1", "5+1×1", "6+1×1"}},
+	} {
+		exportBand = c.band
+		h := Header{Width: c.w, Height: c.h, Labels: 1 << 16, TileWidth: c.tw, TileHeight: 2}
+		vals := make([]int32, c.w*c.h)
+		for i := range vals {
+			vals[i] = int32(i)
+		}
+		var got []string
+		var seen []int32
+		err := pieces(Slice(h, vals), h, func(x0, w int, v []int32) error {
+			if len(v) > c.band {
+				t.Errorf("%+v: a piece of %d values", c, len(v))
+			}
+			got = append(got, fmt.Sprintf("%d+%d×%d", x0, w, len(v)/w))
+			seen = append(seen, v...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) || fmt.Sprint(seen) != fmt.Sprint(vals) {
+			t.Errorf("%+v: pieces %v of values %v, want %v of %v", c, got, seen, c.want, vals)
+		}
+	}
+}
+
+// wideRow is a raster of one row, of wideValue at column x (odd for Alive),
+// made up as it is read. It panics when asked for more than most values at once, samples the
+// heap as it goes, and fails with errEnough once it has served limit values.
+type wideRow struct {
+	h              Header
+	most, n, limit int
+	peakHeapBytes  uint64
+}
+
+// wideValue is a value of k labels scrambled from x, so that PNG cannot
+// compress a run of them into less than its buffers hold.
+func wideValue(x, k int) int32 { return int32(uint32(x) * 2654435761 >> 8 % uint32(k)) }
+
+// errEnough stops an export that has gone far enough.
+var errEnough = errors.New("enough")
+
+func (r *wideRow) Header() Header { return r.h }
+
+func (r *wideRow) ReadRect(x0, y0, w, h int, dst []int32) error {
+	if len(dst) > r.most {
+		panic(fmt.Sprintf("ReadRect of %d×%d values, past the band of %d", w, h, r.most))
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	r.peakHeapBytes = max(r.peakHeapBytes, ms.HeapInuse)
+	if r.n += len(dst); r.n > r.limit {
+		return errEnough
+	}
+	for i := range dst {
+		dst[i] = wideValue(x0+i, r.h.Labels)
+		if r.h.Kind == Alive {
+			dst[i] |= 1 // a label left in every plane
+		}
+	}
+	return nil
+}
+
+// head keeps the first KB written to it.
+type head []byte
+
+func (h *head) Write(p []byte) (int, error) {
+	if len(*h) < 1<<10 {
+		*h = append(*h, p[:min(len(p), 1<<10)]...)
+	}
+	return len(p), nil
+}
+
+// Exporting a raster of one row of 2²⁸−1 pixels (1 GB as int32, where the
+// export once read a whole row at a time; cmd/partopt's
+// TestHugeRowLabelFileInSmallMemory takes 2³¹−1) reads it a band at a time in
+// every format; the heap stays under 100 MB while 2²⁴ values (4 bands) are
+// exported, and the first values are right.
+func TestExportHoldsABandOfAHugeRow(t *testing.T) {
+	for _, format := range []string{FormatNPY, FormatTIFF, FormatPNG} {
+		t.Run(format, func(t *testing.T) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatal(p)
+				}
+			}()
+			runtime.GC()
+			r := &wideRow{h: Header{Width: 1<<28 - 1, Height: 1, Labels: 300}, most: exportBand, limit: 1 << 24} // 16 bits
+			var w head
+			if err := Export(&w, r, format); !errors.Is(err, errEnough) {
+				t.Fatalf("export: %v after %d values, want to get past %d", err, r.n, r.limit)
+			}
+			if r.peakHeapBytes > 100<<20 {
+				t.Errorf("heap in use %d MB", r.peakHeapBytes>>20)
+			}
+			var data []byte // the first values, after the header
+			switch format {
+			case FormatNPY:
+				dict := "{'descr': '<u2', 'fortran_order': False, 'shape': (1, 268435455), }"
+				if !bytes.Contains(w, []byte(dict)) {
+					t.Fatalf("header %q, want %q", w[:128], dict)
+				}
+				data = w[128:]
+			case FormatTIFF: // one strip: 8 + 2 + 11·12 + 4 bytes before it
+				if string(w[:4]) != "II*\x00" {
+					t.Fatalf("header % x, want TIFF's", w[:8])
+				}
+				data = w[146:]
+			case FormatPNG:
+				zr, err := zlib.NewReader(bytes.NewReader(w[8+25+8:])) // after the signature, IHDR and IDAT's length and type
+				if err != nil {
+					t.Fatal(err)
+				}
+				data = make([]byte, 513)
+				if _, err := io.ReadFull(zr, data); err != nil {
+					t.Fatal(err)
+				}
+				if data[0] != 0 {
+					t.Fatalf("filter type %d, want 0", data[0])
+				}
+				data = data[1:]
+			}
+			for x := range 256 {
+				v := binary.LittleEndian.Uint16(data[2*x:])
+				if format == FormatPNG {
+					v = binary.BigEndian.Uint16(data[2*x:])
+				}
+				if want := wideValue(x, 300); int32(v) != want {
+					t.Fatalf("value %d: %d, want %d", x, v, want)
+				}
+			}
+		})
+	}
 }

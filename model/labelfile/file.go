@@ -24,8 +24,7 @@ type File struct {
 	h        Header
 	bpv      int
 	max      uint32
-	writable bool
-	crcs     []uint32 // per tile in row-major tile order; nil while writable
+	writable bool // else opened: reads check tiles against the index
 	// rowLocks serialise WriteRect's runs per tile row (stripe ty mod lockStripes):
 	// a writer that reads, patches and writes back partly covered tiles must not
 	// write stale bytes over the pixels a concurrent writer just stored.
@@ -66,8 +65,9 @@ func Create(path string, h Header) (*File, error) {
 }
 
 // Open opens a finished file read-only. It checks the header (checksum, every field),
-// that the file has exactly the size the header implies, and the tile index checksum,
-// all before allocating by a declared count; tiles are checked as they are read.
+// that the file has exactly the size the header implies, and the tile index checksum
+// (reading the index a megabyte at a time); it allocates nothing by a declared count.
+// Tiles are checked as they are read, against the index.
 func Open(path string) (*File, error) {
 	osf, err := os.Open(path)
 	if err != nil {
@@ -114,20 +114,23 @@ func open(osf *os.File, name string) (*File, error) {
 		}
 		return nil, corrupt("%d bytes, want %d (trailing data)", size, want)
 	}
-	// The index size is now backed by the file's length, so allocating by it is safe.
-	ib := make([]byte, 4*h.numTiles())
-	if _, err := osf.ReadAt(ib, h.indexOff()); err != nil {
+	// The index is checksummed a megabyte at a time and not held: the file's
+	// length backs its size, but a sparse file backs it with a hole (tiles of
+	// 1×1 pixels declare 4 bytes of index a pixel). Reads fetch the checksums
+	// of the tiles they read.
+	hash := crc32.New(castagnoli)
+	n := 4 * h.numTiles()
+	got, err := io.CopyBuffer(hash, io.NewSectionReader(osf, h.indexOff(), n), make([]byte, min(n, 1<<20)))
+	if err == nil && got < n {
+		err = io.ErrUnexpectedEOF // shortened since the size was checked
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: reading the tile index: %w", name, err)
 	}
-	if got := crc32.Checksum(ib, castagnoli); got != fx.indexCRC {
+	if got := hash.Sum32(); got != fx.indexCRC {
 		return nil, corrupt("tile index checksum mismatch (CRC32C %08x, stored %08x)", got, fx.indexCRC)
 	}
-	f := newFile(name, osf, h, false)
-	f.crcs = make([]uint32, h.numTiles())
-	for i := range f.crcs {
-		f.crcs[i] = binary.LittleEndian.Uint32(ib[4*i:])
-	}
-	return f, nil
+	return newFile(name, osf, h, false), nil
 }
 
 // Header returns the raster's header, with the default tile size filled in.

@@ -111,13 +111,20 @@ func (f *File) ReadRect(x0, y0, w, h int, dst []int32) error {
 		if err := f.readRun(b, r.off); err != nil {
 			return err
 		}
+		var crcs []byte // of the run's tiles, adjacent in the index
+		if !f.writable {
+			crcs = make([]byte, 4*(r.tx1-r.tx0+1))
+			if err := f.readRun(crcs, f.h.indexOff()+4*(int64(r.ty)*int64(f.h.TilesX())+int64(r.tx0))); err != nil {
+				return err
+			}
+		}
 		for tx := r.tx0; tx <= r.tx1; tx++ {
 			lo, tx0, tw := r.tile(tx)
 			tb := b[lo : lo+tw*r.rows()*f.bpv]
-			if f.crcs != nil {
-				i := r.ty*f.h.TilesX() + tx
-				if got := crc32.Checksum(tb, castagnoli); got != f.crcs[i] {
-					return fmt.Errorf("%s: %w: tile (%d,%d): checksum mismatch (CRC32C %08x, stored %08x)", f.name, ErrCorrupt, tx, r.ty, got, f.crcs[i])
+			if crcs != nil {
+				want := binary.LittleEndian.Uint32(crcs[4*(tx-r.tx0):])
+				if got := crc32.Checksum(tb, castagnoli); got != want {
+					return fmt.Errorf("%s: %w: tile (%d,%d): checksum mismatch (CRC32C %08x, stored %08x)", f.name, ErrCorrupt, tx, r.ty, got, want)
 				}
 			}
 			cx0, cx1 := max(x0, tx0), min(x1, tx0+tw)

@@ -59,9 +59,9 @@ func (s *slice) ReadRect(x0, y0, w, h int, dst []int32) error {
 	return nil
 }
 
-// bandValues bounds the values of one band that RenderPNG reads at once, unless a
-// band of s rows alone is larger.
-const bandValues = 1 << 22
+// bandValues bounds the values of each raster that RenderPNG reads at once (a
+// variable for the tests).
+var bandValues = 1 << 22
 
 // RenderPNG writes the persistency map of labels (Kind Labeling) and persistent (Kind
 // Persistent, the same size and K) as a PNG, in the style of the paper's figures:
@@ -74,32 +74,33 @@ const bandValues = 1 << 22
 // the fraction of the block's pixels that are not persistent. Channels are rounded
 // to the nearest integer.
 //
-// RenderPNG streams the rasters in bands of whole rows: it holds the output image
-// (4 bytes per output pixel) and two bands of W×b values, where the band height b is
-// a multiple of s grown towards the raster's tile height (so each tile is read about
-// once) while a band holds at most 4 Mi values, and b = s when W·s alone is more.
-// Every value is checked against K.
+// RenderPNG streams the rasters in bands of whole blocks: it holds the output image
+// (4 bytes per output pixel), sums for a row of blocks, and up to 4 Mi values of
+// each raster. A band of b rows, b a multiple of s grown towards the
+// raster's tile height (so each tile is read about once), is read whole while it
+// holds at most 4 Mi values, else (then b = s) in pieces of at most 4 Mi values:
+// up to a tile's height of rows by as many whole tiles' columns as fit. So any
+// shape, a single row of 2³¹−1 pixels included, costs the same. Every value is
+// checked against K.
 func RenderPNG(w io.Writer, labels, persistent Raster, maxSide int) error {
 	K := labels.Header().Labels
-	var sum, red int
-	return render(w, labels, []Raster{persistent}, Persistent, maxSide, func(x, y int, l int32, ps []int32) error {
+	return render(w, labels, []Raster{persistent}, Persistent, maxSide, func(x, y int, l int32, ps []int32, sum *[3]float64) error {
 		p := ps[0]
 		if uint32(l) >= uint32(K) || uint32(p) > uint32(K) { // negative values wrap above K
 			return fmt.Errorf("labelfile: RenderPNG: pixel (%d,%d): label %d, persistent %d, want [0,%d) and [0,%d]", x, y, l, p, K, K)
 		}
-		sum += int(l)
+		sum[0] += float64(l)
 		if p == 0 {
-			red++
+			sum[1]++
 		}
 		return nil
-	}, func(n int) color.NRGBA {
+	}, func(sum [3]float64, n int) color.NRGBA {
 		grey := 128.0
 		if K > 1 {
-			grey = 255 * float64(sum) / (float64(K-1) * float64(n))
+			grey = 255 * sum[0] / (float64(K-1) * float64(n))
 		}
-		f := float64(red) / float64(n)
+		f := sum[1] / float64(n)
 		g := uint8(math.Round((1 - f) * grey))
-		sum, red = 0, 0
 		return color.NRGBA{R: uint8(math.Round((1-f)*grey + f*255)), G: g, B: g, A: 255}
 	})
 }
@@ -121,8 +122,7 @@ func RenderAlivePNG(w io.Writer, labels Raster, alive []Raster, maxSide int) err
 			return fmt.Errorf("labelfile: RenderAlivePNG: alive plane %d given as plane %d", a.Header().Plane, p)
 		}
 	}
-	var r, g, b float64
-	return render(w, labels, alive, Alive, maxSide, func(x, y int, l int32, masks []int32) error {
+	return render(w, labels, alive, Alive, maxSide, func(x, y int, l int32, masks []int32, sum *[3]float64) error {
 		n := 0
 		for p, a := range masks {
 			if uint64(uint32(a)) >= 1<<min(K-AlivePlaneLabels*p, AlivePlaneLabels) {
@@ -137,27 +137,26 @@ func RenderAlivePNG(w io.Writer, labels Raster, alive []Raster, maxSide int) err
 		switch {
 		case n == 1 && K > 1:
 			v := 255 * float64(l) / float64(K-1)
-			r, g, b = r+v, g+v, b+v
+			sum[0], sum[1], sum[2] = sum[0]+v, sum[1]+v, sum[2]+v
 		case n == 1:
-			r, g, b = r+128, g+128, b+128
+			sum[0], sum[1], sum[2] = sum[0]+128, sum[1]+128, sum[2]+128
 		case K > 2:
-			r, g = r+255, g+255*float64(K-n)/float64(K-2)
+			sum[0], sum[1] = sum[0]+255, sum[1]+255*float64(K-n)/float64(K-2)
 		default:
-			r += 255
+			sum[0] += 255
 		}
 		return nil
-	}, func(n int) color.NRGBA {
-		c := color.NRGBA{R: uint8(math.Round(r / float64(n))), G: uint8(math.Round(g / float64(n))), B: uint8(math.Round(b / float64(n))), A: 255}
-		r, g, b = 0, 0, 0
-		return c
+	}, func(sum [3]float64, n int) color.NRGBA {
+		return color.NRGBA{R: uint8(math.Round(sum[0] / float64(n))), G: uint8(math.Round(sum[1] / float64(n))), B: uint8(math.Round(sum[2] / float64(n))), A: 255}
 	})
 }
 
 // render streams labels and the rasters others (of Kind kind) in bands (see
-// RenderPNG), calls pixel with every pixel's label and values in others, block by
-// block, and emit after each block with its pixel count for the block's colour,
-// then writes the PNG.
-func render(w io.Writer, labels Raster, others []Raster, kind Kind, maxSide int, pixel func(x, y int, l int32, v []int32) error, emit func(n int) color.NRGBA) error {
+// RenderPNG), calls pixel with every pixel's label and values in others and
+// the sums of its block, to add the pixel to them (in raster order within
+// each piece read), and colour with each block's sums and pixel count once
+// the block is complete, then writes the PNG.
+func render(w io.Writer, labels Raster, others []Raster, kind Kind, maxSide int, pixel func(x, y int, l int32, v []int32, sum *[3]float64) error, colour func(sum [3]float64, n int) color.NRGBA) error {
 	lh := labels.Header()
 	if lh.Kind != Labeling {
 		return fmt.Errorf("labelfile: render: kinds %v and %v, want %v and %v", lh.Kind, kind, Labeling, kind)
@@ -180,39 +179,56 @@ func render(w io.Writer, labels Raster, others []Raster, kind Kind, maxSide int,
 	W, H := lh.Width, lh.Height
 	s := (max(W, H) + maxSide - 1) / maxSide
 	img := image.NewNRGBA(image.Rect(0, 0, (W+s-1)/s, (H+s-1)/s))
-	b := s * max(1, min((lh.TileHeight+s-1)/s, bandValues/(W*s)))
-	lab := make([]int32, W*min(b, H))
+	ow := img.Rect.Dx()
+	// A band is b rows, whole blocks; a piece of it ph rows × pw columns.
+	b := min(s*max(1, min((lh.TileHeight+s-1)/s, bandValues/W/s)), s*((H+s-1)/s))
+	ph, pw := min(b, H), W
+	if ph*W > bandValues {
+		ph = min(ph, lh.TileHeight, bandValues)
+		pw = min(W, bandValues/ph)
+		if pw < W && lh.TileWidth <= pw {
+			pw -= pw % lh.TileWidth // a tile that two pieces share is read twice
+		}
+	}
+	lab := make([]int32, ph*pw)
 	bands := make([][]int32, len(others))
 	for i := range bands {
 		bands[i] = make([]int32, len(lab))
 	}
 	vals := make([]int32, len(others))
+	sums := make([][3]float64, ow) // of the blocks of a row of blocks
 	for by := 0; by < H; by += b {
 		rows := min(b, H-by)
-		if err := labels.ReadRect(0, by, W, rows, lab[:W*rows]); err != nil {
-			return err
-		}
-		for o, band := range bands {
-			if err := others[o].ReadRect(0, by, W, rows, band[:W*rows]); err != nil {
-				return err
-			}
-		}
-		for j := 0; j < rows; j += s { // blocks start at multiples of s: b is one
-			bh := min(s, rows-j)
-			for ox := range img.Rect.Dx() {
-				x0 := ox * s
-				bw := min(s, W-x0)
-				for y := j; y < j+bh; y++ {
-					for i := y*W + x0; i < y*W+x0+bw; i++ {
+		for py := by; py < by+rows; py += ph {
+			k := min(ph, by+rows-py)
+			for px := 0; px < W; px += pw {
+				cols := min(pw, W-px)
+				if err := labels.ReadRect(px, py, cols, k, lab[:cols*k]); err != nil {
+					return err
+				}
+				for o, band := range bands {
+					if err := others[o].ReadRect(px, py, cols, k, band[:cols*k]); err != nil {
+						return err
+					}
+				}
+				for y := py; y < py+k; y++ {
+					for x := px; x < px+cols; x++ {
+						i := (y-py)*cols + x - px
 						for o, band := range bands {
 							vals[o] = band[i]
 						}
-						if err := pixel(i%W, by+y, lab[i], vals); err != nil {
+						if err := pixel(x, y, lab[i], vals, &sums[x/s]); err != nil {
 							return err
 						}
 					}
+					// A row of blocks is complete at its last row's right edge.
+					if px+cols == W && ((y+1)%s == 0 || y+1 == H) {
+						for ox, sum := range sums {
+							img.SetNRGBA(ox, y/s, colour(sum, (y%s+1)*min(s, W-ox*s)))
+						}
+						clear(sums)
+					}
 				}
-				img.SetNRGBA(ox, (by+j)/s, emit(bw*bh))
 			}
 		}
 	}

@@ -179,8 +179,8 @@ func naiveRender(w, h, k int, lab, per []int32, maxSide int) *image.NRGBA {
 }
 
 // Rendering files band by band (bands of s rows grown towards the tile height, tiles
-// not dividing the raster) draws the same picture as the definition over whole
-// rasters in memory.
+// not dividing the raster), whole or in pieces of a few rows and columns, draws the
+// same picture as the definition over whole rasters in memory.
 func TestRenderPNGFilesMatchDefinition(t *testing.T) {
 	const W, H, K = 53, 37, 5
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -202,20 +202,24 @@ func TestRenderPNGFilesMatchDefinition(t *testing.T) {
 		return open(t, path)
 	}
 	lf, pf := write(labelfile.Labeling, lab), write(labelfile.Persistent, per)
-	for _, maxSide := range []int{100, 53, 52, 20, 12, 7, 3, 1} {
-		t.Run(fmt.Sprint("maxSide ", maxSide), func(t *testing.T) {
-			got, want := render(t, lf, pf, maxSide), naiveRender(W, H, K, lab, per, maxSide)
-			if got.Rect != want.Rect {
-				t.Fatalf("image %v, want %v", got.Rect, want.Rect)
-			}
-			for y := range want.Rect.Dy() {
-				for x := range want.Rect.Dx() {
-					if got.NRGBAAt(x, y) != want.NRGBAAt(x, y) {
-						t.Fatalf("pixel (%d,%d) = %v, want %v", x, y, got.NRGBAAt(x, y), want.NRGBAAt(x, y))
+	for _, band := range []int{1 << 22, 400, 100, 30, 7, 1} {
+		restore := labelfile.SetBandValues(band)
+		for _, maxSide := range []int{100, 53, 52, 20, 12, 7, 3, 1} {
+			t.Run(fmt.Sprintf("band %d maxSide %d", band, maxSide), func(t *testing.T) {
+				got, want := render(t, lf, pf, maxSide), naiveRender(W, H, K, lab, per, maxSide)
+				if got.Rect != want.Rect {
+					t.Fatalf("image %v, want %v", got.Rect, want.Rect)
+				}
+				for y := range want.Rect.Dy() {
+					for x := range want.Rect.Dx() {
+						if got.NRGBAAt(x, y) != want.NRGBAAt(x, y) {
+							t.Fatalf("pixel (%d,%d) = %v, want %v", x, y, got.NRGBAAt(x, y), want.NRGBAAt(x, y))
+						}
 					}
 				}
-			}
-		})
+			})
+		}
+		restore()
 	}
 }
 
