@@ -30,7 +30,9 @@ import (
 type Config struct {
 	// Res are the cluster's resources (cluster.DialWaiting).
 	Res *cluster.Resources
-	// Data receives each job's model, label files and outputs, in Data/JOB.
+	// Data receives each job's model, label files and outputs, in
+	// Data/jobs/JOB (JobsDir): a directory of jobs alone, so that no job id
+	// names anything else of Data's (its raft directory, Data/raft by default).
 	Data string
 	// Raft, when set, makes this coordinator one replica of a group: the job
 	// table is replicated with raft and only the leader runs the jobs. Nil: a
@@ -82,10 +84,11 @@ func Serve(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
+	jobs := filepath.Join(cfg.Data, JobsDir)
+	if err := os.MkdirAll(jobs, 0o755); err != nil {
 		return err
 	}
-	s := &service{onPhase: cfg.OnPhase, res: cfg.Res, data: cfg.Data, retention: cfg.DataRetention, outputRetention: cfg.OutputRetention, jobRetention: cfg.JobRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
+	s := &service{onPhase: cfg.OnPhase, res: cfg.Res, data: jobs, retention: cfg.DataRetention, outputRetention: cfg.OutputRetention, jobRetention: cfg.JobRetention, sharedRoots: cfg.SharedRoots, jobs: map[string]*serviceJob{}, log: cfg.Log, table: kvTable{cfg.Res}}
 	if cfg.Raft != nil {
 		s.raftDir = cfg.Raft.Dir
 	}
@@ -372,6 +375,9 @@ func (s *service) deleteJob(ctx context.Context, id string) error {
 	if err := s.res.Jobs.Purge(ctx, protocol.JobSpecKey(protocol.IRIStage(id))); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("job %s: %w", id, err)
 	}
+	if s.isRaftDir(id) {
+		return fmt.Errorf("job %s: %s is this replica's raft directory (--raft-dir): not removed", id, filepath.Join(s.data, id))
+	}
 	if err := os.RemoveAll(filepath.Join(s.data, id)); err != nil {
 		return err
 	}
@@ -471,8 +477,8 @@ func (s *service) pruneJobs(ctx context.Context) {
 	}
 }
 
-// isRaftDir says whether the entry name of the data directory holds the
-// replica's raft files.
+// isRaftDir says whether the entry name of the jobs directory holds the
+// replica's raft files (a --raft-dir given there).
 func (s *service) isRaftDir(name string) bool {
 	if s.raftDir == "" {
 		return false
@@ -526,6 +532,11 @@ func (s *service) cancel(m *nats.Msg) {
 		m.Respond([]byte("ok"))
 	}
 }
+
+// JobsDir is the directory of Config.Data that holds the jobs' files,
+// JobsDir/JOB, and nothing else: delete, the retentions and pruning remove
+// only what is in it.
+const JobsDir = "jobs"
 
 // MaxLoadStarts is how many starts of a job may end with their coordinator
 // stopped before the job reached its windows: the next start fails the job

@@ -119,6 +119,49 @@ func (g *replicaGroup) submit(ctx context.Context, s job.Spec, id string) {
 	}
 }
 
+// TestJobIdsNameOnlyJobs: job ids share no namespace with a coordinator's own
+// directories. Jobs named after every entry a replica keeps in its data
+// (raft, its state; jobs, the directory of the jobs' files) run, end and are
+// deleted on three replicas, and every replica's raft state is still there —
+// a job named raft once wrote into it and its delete removed it, the WAL and
+// snapshots with it.
+func TestJobIdsNameOnlyJobs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := startReplicaGroup(ctx, t, func(int, string, string) {})
+	client, err := cluster.Dial(ctx, g.conn, "test-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Conn.Close()
+	raftFiles := func() []int {
+		n := make([]int, len(g.data))
+		for i, data := range g.data {
+			entries, _ := os.ReadDir(filepath.Join(data, "raft"))
+			n[i] = len(entries)
+		}
+		return n
+	}
+	names := []string{"raft", service.JobsDir}
+	for _, id := range names {
+		g.submit(ctx, job.Spec{Model: blocksModel(t), Window: 8, Halo: 2}, id)
+		fetchDone(ctx, t, client, id)
+	}
+	before := raftFiles()
+	for _, id := range names {
+		if err := service.Delete(ctx, client, id); err != nil {
+			t.Fatalf("delete %s: %v", id, err)
+		}
+	}
+	for i, n := range raftFiles() {
+		if n == 0 || n < before[i] {
+			t.Errorf("replica c%d: %d entries in its raft directory, %d before the deletes", i, n, before[i])
+		}
+	}
+	g.submit(ctx, job.Spec{Model: blocksModel(t), Window: 8, Halo: 2}, "after")
+	fetchDone(ctx, t, client, "after")
+}
+
 // TestALeaderKilledAtAnyPhaseFailsNoJob: a job of the default method,
 // pbp+iri, on three coordinator replicas whose leader crashes as the job
 // enters each phase — loading its model, dispatching windows, merging them (in
@@ -245,7 +288,7 @@ func TestAReplicaThatDoesNotLeadKeepsNoJobFiles(t *testing.T) {
 	defer cancel()
 	const left = "20261127-120000-0a0b0c0d" // a job id
 	g := startReplicaGroupWith(ctx, t, func(int, string, string) {}, func(i int, data string) {
-		dir := filepath.Join(data, left, "out", ".partopt-run-1")
+		dir := filepath.Join(data, service.JobsDir, left, "out", ".partopt-run-1")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +304,7 @@ func TestAReplicaThatDoesNotLeadKeepsNoJobFiles(t *testing.T) {
 	g.submit(ctx, job.Spec{Model: blocksModel(t), Window: 8, Halo: 2}, "after")
 	fetchDone(ctx, t, client, "after") // a leader was elected and every replica has started
 	for i, data := range g.data {
-		if _, err := os.Stat(filepath.Join(data, left)); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(data, service.JobsDir, left)); !os.IsNotExist(err) {
 			t.Errorf("replica c%d still holds the job files of its earlier life: %v", i, err)
 		}
 		if _, err := os.Stat(filepath.Join(data, "raft")); err != nil {

@@ -743,12 +743,14 @@ func TestDataKeepsOnlyWhatJobsNeed(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		res := embeddedResources(t, "coordinator")
 		data := t.TempDir()
-		stale := filepath.Join(data, "crashed-job")
+		jobs := filepath.Join(data, service.JobsDir)
+		stale := filepath.Join(jobs, "crashed-job")
 		os.MkdirAll(filepath.Join(stale, "out"), 0o755)
+		os.WriteFile(filepath.Join(data, "crashed-job"), []byte("not in the jobs directory"), 0o644)
 		os.WriteFile(filepath.Join(stale, "model.uai"), []byte("partial"), 0o644)
 		old := time.Now().Add(-2 * time.Hour)
 		os.Chtimes(stale, old, old)
-		other := filepath.Join(data, "not a job")
+		other := filepath.Join(jobs, "not a job")
 		os.Mkdir(other, 0o755)
 		os.Chtimes(other, old, old)
 		served := make(chan error, 1)
@@ -774,10 +776,10 @@ func TestDataKeepsOnlyWhatJobsNeed(t *testing.T) {
 		cancel()
 		<-served
 		exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
-		if exists(stale) || !exists(other) {
-			t.Errorf("retention %v: a stale job's files left %v, a directory that is no job's left %v; want gone and left", retention, exists(stale), exists(other))
+		if exists(stale) || !exists(other) || !exists(filepath.Join(data, "crashed-job")) {
+			t.Errorf("retention %v: a stale job's files left %v, a directory that is no job's left %v, a file beside the jobs directory left %v; want gone, left and left", retention, exists(stale), exists(other), exists(filepath.Join(data, "crashed-job")))
 		}
-		if kept := exists(filepath.Join(data, id)); kept != (retention > 0) {
+		if kept := exists(filepath.Join(jobs, id)); kept != (retention > 0) {
 			t.Errorf("retention %v: the finished job's files kept: %v", retention, kept)
 		}
 	}

@@ -194,7 +194,7 @@ func newCoordinatorCmd() *cobra.Command {
 	addNATSFlags(cmd, &n)
 	addServiceFlags(cmd, &n)
 	fl := cmd.Flags()
-	fl.StringVar(&cfg.Data, "data", "partopt-data", "directory for the jobs' label files and outputs")
+	fl.StringVar(&cfg.Data, "data", "partopt-data", "directory for the jobs' label files and outputs (in DATA/jobs) and, by default, the raft state (DATA/raft)")
 	fl.StringVar(&cfg.HTTP, "http", "localhost:8222", "status page and /metrics address (empty: none)")
 	fl.StringVar(&cfg.AdvertiseHTTP, "advertise-http", "", "the URL at which the other replicas reach this one's status page, which their pages serve while it leads (default: the --http address, or this host's name with its port)")
 	fl.StringArrayVar(&cfg.SharedRoots, "shared-root", nil, "a directory below which jobs may name their model by path (submit --shared; repeatable; none: uploaded models only)")
