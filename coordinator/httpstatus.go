@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/partopt/partopt/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -93,15 +94,19 @@ func (p *StatusPage) leaders(h http.HandlerFunc) http.HandlerFunc {
 			h(w, r)
 			return
 		}
-		target, err := url.Parse(leader)
-		if err != nil || (target.Scheme != "http" && target.Scheme != "https") || target.Host == "" {
-			http.Error(w, fmt.Sprintf("this replica follows; the leader's page %q is not an http URL", leader), http.StatusBadGateway)
+		if err := protocol.CheckPageURL(leader); err != nil {
+			http.Error(w, "this replica follows; the leader's page: "+err.Error(), http.StatusBadGateway)
 			return
 		}
+		target, _ := url.Parse(leader)
 		proxy := &httputil.ReverseProxy{
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.SetURL(target)
 				pr.Out.Header.Set(proxiedHeader, r.Host)
+				// The page needs no login: what a browser sends for this
+				// host is not for another's.
+				pr.Out.Header.Del("Authorization")
+				pr.Out.Header.Del("Cookie")
 			},
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 				http.Error(w, fmt.Sprintf("this replica follows, and the leader's page at %s does not answer: %v", leader, err), http.StatusBadGateway)

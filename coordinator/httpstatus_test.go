@@ -321,6 +321,37 @@ func TestFollowersServeTheLeadersPage(t *testing.T) {
 	}
 }
 
+// TestFollowersProxyOnlyToAStatusPage: the leader's page URL comes from the
+// raft table, which anyone who reaches a raft port could write to: a
+// follower proxies only to an http(s) URL of a host (no path, query or user
+// of a record's choosing), and never passes on what a browser sends for it
+// alone (Authorization, Cookie).
+func TestFollowersProxyOnlyToAStatusPage(t *testing.T) {
+	var got http.Header
+	var path string
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, path = r.Header.Clone(), r.URL.Path
+		io.WriteString(w, "leader")
+	}))
+	defer leader.Close()
+	page := leader.URL
+	follower := &coordinator.StatusPage{Jobs: func() []coordinator.JobView { return nil }, Gatherer: prometheus.NewRegistry(), Leader: func() string { return page }}
+	req := httptest.NewRequest(http.MethodGet, "/jobs/led", nil)
+	req.Header.Set("Authorization", "Bearer s3cr3t")
+	req.Header.Set("Cookie", "session=s3cr3t")
+	rec := httptest.NewRecorder()
+	follower.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || path != "/jobs/led" || got.Get("Authorization") != "" || got.Get("Cookie") != "" {
+		t.Errorf("proxied %d to %s with %v", rec.Code, path, got)
+	}
+	for _, bad := range []string{leader.URL + "/latest/meta-data", "file:///etc/passwd", strings.Replace(leader.URL, "://", "://u:p@", 1), leader.URL + "/?x=1"} {
+		page, path = bad, ""
+		if rec := get(t, follower.Handler(), "/jobs/led"); rec.Code != http.StatusBadGateway || path != "" {
+			t.Errorf("leader page %q: %d %s, reached %q", bad, rec.Code, rec.Body, path)
+		}
+	}
+}
+
 // TestSummaryReadsStatusesStoredBefore: a status stored before snake_case
 // (Go field names, rounds from 0) reads as it was written.
 func TestSummaryReadsStatusesStoredBefore(t *testing.T) {

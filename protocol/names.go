@@ -1,7 +1,9 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -234,6 +236,33 @@ func ValidateObject(name string) error {
 		if c := name[i]; !tokenByte(c) && c != '.' && c != '/' {
 			return fmt.Errorf("object name %.80q: character %q at %d: use only A-Z a-z 0-9 _ - . /", name, c, i)
 		}
+	}
+	return nil
+}
+
+// MaxPageURLLen is the longest status page URL a replica may record.
+const MaxPageURLLen = 2048
+
+// CheckPageURL checks a replica's status page URL, which the other replicas'
+// pages proxy to while it leads: an http or https URL of a host, its path
+// empty or "/", without user info, query or fragment. The URL is recorded in
+// the raft table, which anyone who reaches a raft port can write to (raft's
+// transport is not authenticated): the check keeps such a record from making
+// followers proxy their users to a path, credentials or query of its choosing.
+func CheckPageURL(page string) error {
+	if len(page) > MaxPageURLLen {
+		return fmt.Errorf("status page URL of %d bytes, at most %d", len(page), MaxPageURLLen)
+	}
+	u, err := url.Parse(page)
+	switch {
+	case err != nil:
+		return fmt.Errorf("status page URL %q does not parse", page)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Opaque != "":
+		return fmt.Errorf("status page URL %q: want http://HOST:PORT or https://HOST:PORT", page)
+	case u.User != nil:
+		return errors.New("status page URL with user info: a page URL is shown to everyone, and its page needs no login")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
+		return fmt.Errorf("status page URL %q: want http://HOST:PORT or https://HOST:PORT, without user, path, query or fragment", page)
 	}
 	return nil
 }

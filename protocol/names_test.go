@@ -186,3 +186,35 @@ func TestValidateObject(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPageURL: a status page URL a replica records (and the others proxy
+// to) is an http(s) URL of a host and nothing more.
+func TestCheckPageURL(t *testing.T) {
+	for _, c := range []struct {
+		url string
+		ok  bool
+	}{
+		{"http://c1:8222", true},
+		{"https://c1.example.org:443/", true},
+		{"http://[::1]:8222", true},
+		{"", false},
+		{"c1:8222", false},
+		{"ftp://c1:8222", false},
+		{"file:///etc/passwd", false},
+		{"http://", false},
+		{"http://alice:secret@c1:8222", false},
+		{"http://c1:8222/admin", false},
+		{"http://c1:8222/?a=b", false},
+		{"http://c1:8222/#x", false},
+		{"http:c1", false},
+		{"http://c1:8222/" + strings.Repeat("a", MaxPageURLLen), false},
+	} {
+		err := CheckPageURL(c.url)
+		if (err == nil) != c.ok {
+			t.Errorf("CheckPageURL(%.60q): %v, want ok %v", c.url, err, c.ok)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("CheckPageURL(%q) quotes the password: %v", c.url, err)
+		}
+	}
+}

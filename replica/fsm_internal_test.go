@@ -57,3 +57,22 @@ func TestSnapshotKeepsJobsAndPages(t *testing.T) {
 		t.Errorf("an old snapshot: %v, %+v, %v", err, h.list(), h.pages)
 	}
 }
+
+// TestPagesAreStatusPageURLs: a page entry whose URL is not a status page's
+// (what only an intruder on a raft port could append) changes nothing.
+func TestPagesAreStatusPageURLs(t *testing.T) {
+	f := &fsm{jobs: map[string]*Job{}, pages: map[string]string{}}
+	apply(t, f, command{Page: &Page{ID: "c1", URL: "http://c1:8222"}})
+	for _, bad := range []string{"http://169.254.169.254/latest/meta-data", "file:///etc/passwd", "http://u:p@c1:8222"} {
+		data, err := msgpack.Marshal(command{Page: &Page{ID: "c1", URL: bad}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err, _ := f.Apply(&raft.Log{Data: data}).(error); err == nil {
+			t.Errorf("page %q recorded", bad)
+		}
+	}
+	if f.pages["c1"] != "http://c1:8222" {
+		t.Errorf("pages %v", f.pages)
+	}
+}

@@ -144,7 +144,8 @@ type command struct {
 }
 
 // Page is a replica's status page URL, which the others' pages serve while it
-// leads (recorded through raft, so that only a replica can name one).
+// leads (recorded through raft; anyone who reaches a raft port could write
+// one, so only URLs protocol.CheckPageURL accepts are recorded).
 type Page struct {
 	ID  string `msgpack:"i"`
 	URL string `msgpack:"u"`
@@ -359,6 +360,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 		}
 		delete(f.jobs, c.Delete)
 	case c.Page != nil:
+		if err := protocol.CheckPageURL(c.Page.URL); err != nil {
+			return err // an entry no replica makes: what a raft port's intruder might
+		}
 		f.pages[c.Page.ID] = c.Page.URL
 	}
 	return nil

@@ -108,6 +108,9 @@ func Serve(ctx context.Context, cfg Config) error {
 		if self == "" {
 			self = pageURL(bound)
 		}
+		if err := protocol.CheckPageURL(self); err != nil {
+			return fmt.Errorf("--advertise-http: %w", err)
+		}
 		s.selfPage.Store(&self)
 	}
 	if cfg.Raft == nil {
