@@ -73,9 +73,11 @@ func (t Toulbar2) run(ctx context.Context, path, dir string, m *model.Model, pre
 }
 
 // killGrace is how long past Timeout the process may run before it is killed: -timer
-// counts CPU seconds, and toulbar2 needs a moment to write its labeling.
+// counts CPU seconds, which a loaded machine gives at a fraction of the wall
+// clock's pace (a third with a few other processes per core: the kill is for a
+// hung process, not a slow one), and toulbar2 needs a moment to write its labeling.
 func killGrace(timeout time.Duration) time.Duration {
-	return 5*time.Second + timeout/10
+	return 5*time.Second + 2*timeout
 }
 
 // parseOutput reads toulbar2's verdict from its output: the last "energy:" field and
