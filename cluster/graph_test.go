@@ -236,36 +236,20 @@ func TestBadGraphTasksAreReported(t *testing.T) {
 // worker that joins, and the job gives partition.Solve's labels, nothing lost.
 func TestForgedGraphProofIsNotMerged(t *testing.T) {
 	e := newGraphEnv(t, "graph-forged", random.DensePairwise(random.New(11), 60, 4, 0.08), 8, 1, 4<<20)
-	res, closeConn := e.connect("rogue")
-	defer closeConn()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var forged atomic.Int32
-	rogueDone := make(chan struct{})
-	go func() {
-		defer close(rogueDone)
-		pullTasks(ctx, t, res, func(task protocol.WindowTask) *protocol.WindowResult {
-			if forged.Load() >= 3 {
-				cancel()
-				return nil
-			}
-			nodes, err := protocol.DecodeNodes(e.spec, *task.Graph, nil)
-			if err != nil {
-				t.Error(err)
-				return nil
-			}
-			forged.Add(1)
-			lie := make([]int32, len(nodes))
-			for i := range lie {
-				lie[i] = 1
-			}
-			return &protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: len(nodes),
-				Persistent: protocol.EncodeLabels(lie, e.spec.Labels), Relaxed: protocol.EncodeLabels(lie, e.spec.Labels)}
-		})
-	}()
+	forged, rogueDone := e.rogueWorker(3, func(_ context.Context, task protocol.WindowTask) (*protocol.WindowResult, bool) {
+		nodes, err := protocol.DecodeNodes(e.spec, *task.Graph, nil)
+		if err != nil {
+			t.Error(err)
+			return nil, false
+		}
+		lie := make([]int32, len(nodes))
+		for i := range lie {
+			lie[i] = 1
+		}
+		return &protocol.WindowResult{Job: task.Job, Round: task.Round, Window: task.Window, Worker: "rogue", Vars: len(nodes),
+			Persistent: protocol.EncodeLabels(lie, e.spec.Labels), Relaxed: protocol.EncodeLabels(lie, e.spec.Labels)}, true
+	})
 	pers, lab, sum := e.runThenWorker(rogueDone)
 	e.sameAsSolve(pers, lab)
-	if n := int(forged.Load()); n < 3 || sum.Lost != 0 || sum.Rejected != n || sum.Resent != n {
-		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, sum.Lost, sum.Rejected, sum.Resent, e.log.String())
-	}
+	e.checkForgeriesSentAgain(forged, 3, sum)
 }

@@ -637,49 +637,35 @@ func TestUnusableResultsAreSentAgain(t *testing.T) {
 // job ends with the labels of the local solve, nothing lost.
 func TestForgedRasterProofIsNotMerged(t *testing.T) {
 	e := newEnv(t, "forged-pbp", 40, 30, 3, 10)
-	res, closeConn := e.connect("rogue")
-	defer closeConn()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var forged atomic.Int32
-	rogueDone := make(chan struct{})
-	go func() {
-		defer close(rogueDone)
-		pullTasks(ctx, t, res, func(task protocol.WindowTask) *protocol.WindowResult {
-			if forged.Load() >= 4 {
-				cancel() // enough: the rogue leaves
-				return nil
+	var made int
+	forged, rogueDone := e.rogueWorker(4, func(ctx context.Context, task protocol.WindowTask) (*protocol.WindowResult, bool) {
+		out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "rogue")
+		if err != nil || len(out.Persistent.Data) == 0 {
+			return &out, false // nothing free to forge in this window
+		}
+		vals, err := out.Persistent.DecodeMax(e.spec.Labels)
+		if err != nil {
+			t.Error(err)
+			return nil, false
+		}
+		if made++; made%2 == 1 {
+			for i := range vals {
+				vals[i] = 1 // every node persistent at label 0
 			}
-			out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "rogue")
-			if err != nil || len(out.Persistent.Data) == 0 {
-				return &out // nothing free to forge in this window
+			out.Proof = nil
+		} else {
+			k := slices.IndexFunc(vals, func(l int32) bool { return l > 0 })
+			if k < 0 {
+				k = 0
 			}
-			vals, err := out.Persistent.DecodeMax(e.spec.Labels)
-			if err != nil {
-				t.Error(err)
-				return nil
-			}
-			if forged.Add(1)%2 == 1 {
-				for i := range vals {
-					vals[i] = 1 // every node persistent at label 0
-				}
-				out.Proof = nil
-			} else {
-				k := slices.IndexFunc(vals, func(l int32) bool { return l > 0 })
-				if k < 0 {
-					k = 0
-				}
-				vals[k] = vals[k]%int32(e.spec.Labels) + 1
-			}
-			out.Persistent = protocol.EncodeLabels(vals, e.spec.Labels)
-			return &out
-		})
-	}()
+			vals[k] = vals[k]%int32(e.spec.Labels) + 1
+		}
+		out.Persistent = protocol.EncodeLabels(vals, e.spec.Labels)
+		return &out, true
+	})
 	pers, lab, sum := e.runThenWorker(rogueDone)
 	e.sameAsLocal(pers, lab)
-	if n := int(forged.Load()); n < 4 || sum.Lost != 0 || sum.Rejected != n || sum.Resent != n {
-		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, sum.Lost, sum.Rejected, sum.Resent, e.log.String())
-	}
+	e.checkForgeriesSentAgain(forged, 4, sum)
 	if !strings.Contains(e.log.String(), "its proof does not hold") {
 		t.Errorf("no proof named in the log:\n%s", e.log.String())
 	}
@@ -695,56 +681,42 @@ func TestForgedRasterProofIsNotMerged(t *testing.T) {
 // job ends with the local labels.
 func TestExhaustiveCertificateBombIsRefused(t *testing.T) {
 	e := newEnv(t, "bomb-cert", 40, 30, 3, 10)
-	res, closeConn := e.connect("rogue")
-	defer closeConn()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var forged atomic.Int32
-	rogueDone := make(chan struct{})
-	go func() {
-		defer close(rogueDone)
-		pullTasks(ctx, t, res, func(task protocol.WindowTask) *protocol.WindowResult {
-			if forged.Load() >= 2 {
-				cancel()
-				return nil
+	var made int
+	forged, rogueDone := e.rogueWorker(2, func(ctx context.Context, task protocol.WindowTask) (*protocol.WindowResult, bool) {
+		out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "rogue")
+		if err != nil || len(out.Proof) == 0 {
+			return &out, false
+		}
+		proof, err := persistency.ReadResult(bytes.NewReader(out.Proof))
+		if err != nil {
+			t.Error(err)
+			return nil, false
+		}
+		var x []int
+		for v, l := range proof.Persistent {
+			if l >= 0 && len(x) < 19 {
+				x = append(x, l)
+			} else {
+				proof.Persistent[v] = -1
 			}
-			out, err := worker.Solve(ctx, e.spec, task, e.raster, nil, "rogue")
-			if err != nil || len(out.Proof) == 0 {
-				return &out
-			}
-			proof, err := persistency.ReadResult(bytes.NewReader(out.Proof))
-			if err != nil {
-				t.Error(err)
-				return nil
-			}
-			var x []int
-			for v, l := range proof.Persistent {
-				if l >= 0 && len(x) < 19 {
-					x = append(x, l)
-				} else {
-					proof.Persistent[v] = -1
-				}
-			}
-			if len(x) < 19 {
-				return &out // too few persistent variables to make the bomb
-			}
-			proof.Elimination = nil
-			proof.Certificate = &persistency.Certificate{Labeling: x, Exhaustive: true, Limit: persistency.MaxCheckEnumeration}
-			if out.Proof, err = persistency.EncodeResult(proof); err != nil {
-				t.Error(err)
-				return nil
-			}
-			if forged.Add(1) == 1 {
-				out.Proof = withLimit(t, out.Proof, x, math.MaxInt)
-			}
-			return &out
-		})
-	}()
+		}
+		if len(x) < 19 {
+			return &out, false // too few persistent variables to make the bomb
+		}
+		proof.Elimination = nil
+		proof.Certificate = &persistency.Certificate{Labeling: x, Exhaustive: true, Limit: persistency.MaxCheckEnumeration}
+		if out.Proof, err = persistency.EncodeResult(proof); err != nil {
+			t.Error(err)
+			return nil, false
+		}
+		if made++; made == 1 {
+			out.Proof = withLimit(t, out.Proof, x, math.MaxInt)
+		}
+		return &out, true
+	})
 	pers, lab, sum := e.runThenWorker(rogueDone)
 	e.sameAsLocal(pers, lab)
-	if n := int(forged.Load()); n < 2 || sum.Lost != 0 || sum.Rejected != n || sum.Resent != n {
-		t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, sum.Lost, sum.Rejected, sum.Resent, e.log.String())
-	}
+	e.checkForgeriesSentAgain(forged, 2, sum)
 	for _, why := range []string{"labelings (certificate limit), at most 4194304 possible", "a check enumerates at most 4194304 labelings"} {
 		if !strings.Contains(e.log.String(), why) {
 			t.Errorf("no refusal for %q in the log:\n%s", why, e.log.String())
@@ -783,6 +755,42 @@ func withLimit(t *testing.T, proof []byte, x []int, limit uint64) []byte {
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// rogueWorker takes tasks on a connection of its own and answers each with
+// forge's result until n of them are forgeries (forge's second result), then
+// leaves; it returns the count of forgeries and a channel closed once it left.
+func (e *env) rogueWorker(n int32, forge func(ctx context.Context, task protocol.WindowTask) (*protocol.WindowResult, bool)) (*atomic.Int32, <-chan struct{}) {
+	res, closeConn := e.connect("rogue")
+	ctx, cancel := context.WithCancel(context.Background())
+	var forged atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer closeConn()
+		pullTasks(ctx, e.t, res, func(task protocol.WindowTask) *protocol.WindowResult {
+			if forged.Load() >= n {
+				cancel() // enough: the rogue leaves
+				return nil
+			}
+			out, lie := forge(ctx, task)
+			if lie {
+				forged.Add(1)
+			}
+			return out
+		})
+	}()
+	e.t.Cleanup(func() { cancel(); <-done })
+	return &forged, done
+}
+
+// checkForgeriesSentAgain checks that every one of at least min forgeries was
+// rejected and its window sent again, nothing lost.
+func (e *env) checkForgeriesSentAgain(forged *atomic.Int32, min int, sum coordinator.Summary) {
+	e.t.Helper()
+	if n := int(forged.Load()); n < min || sum.Lost != 0 || sum.Rejected != n || sum.Resent != n {
+		e.t.Fatalf("%d forged; lost %d, rejected %d, sent again %d\nlog:\n%s", n, sum.Lost, sum.Rejected, sum.Resent, e.log.String())
+	}
 }
 
 // TestReplacedStoredResultIsSentAgain: a garbage message that replaces a
