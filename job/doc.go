@@ -14,8 +14,9 @@
 //	fmt.Println(res.Summary)
 //	v, err := job.Verify("model.uai", "out", false, nil)
 //
-// A Spec's zero values are the defaults: method pbp+iri (Algorithm 1, then
-// label elimination on what it leaves) with the reparametrisation-invariant
+// A Spec's zero values are the defaults: method pbp+iri (whole: label
+// elimination, then Algorithm 1 on what it leaves undecided; by windows:
+// Algorithm 1's windows, then label elimination's) with the reparametrisation-invariant
 // boundary, each relaxation solver's own iteration cap, the whole model (a
 // .grid file by 512-pixel windows; past MaxInMemoryPixels by pbp alone, out of
 // core). Window > 0 solves by windows: tiles of a raster model or BFS regions of

@@ -38,25 +38,28 @@ type IRIReport struct {
 	// unnecessary, EliminatedLabelFraction them over Σ(|X_v| − 1).
 	EliminatedLabels        int     `json:"eliminated_labels"`
 	EliminatedLabelFraction float64 `json:"eliminated_label_fraction"`
-	// PBPPersistentVariables are Algorithm 1's (pbp+iri), before the elimination.
-	PBPPersistentVariables *int           `json:"pbp_persistent_variables,omitempty"`
-	Rounds                 int            `json:"rounds"`
-	Stages                 int            `json:"stages"` // test labelings searched with, each proven
-	PruningIterations      int            `json:"pruning_iterations,omitempty"`
-	SolverIterations       int            `json:"solver_iterations"`
-	LowerBound             Float          `json:"lower_bound"`
-	Energy                 Float          `json:"energy"`
-	CertificateBound       Float          `json:"certificate_bound"`
-	Verified               bool           `json:"verified"`
-	Seconds                float64        `json:"seconds"`
-	SolverSeconds          float64        `json:"solver_seconds"`
-	Options                *ReportOptions `json:"options,omitempty"`
+	// PBPAddedVariables (pbp+iri) are the persistent variables Algorithm 1
+	// proved after the elimination, among those it left undecided
+	// (persistency.PruneAfter).
+	PBPAddedVariables *int           `json:"pbp_added_variables,omitempty"`
+	Rounds            int            `json:"rounds"`
+	Stages            int            `json:"stages"` // test labelings searched with, each proven
+	PruningIterations int            `json:"pruning_iterations,omitempty"`
+	SolverIterations  int            `json:"solver_iterations"`
+	LowerBound        Float          `json:"lower_bound"`
+	Energy            Float          `json:"energy"`
+	CertificateBound  Float          `json:"certificate_bound"`
+	Verified          bool           `json:"verified"`
+	Seconds           float64        `json:"seconds"`
+	SolverSeconds     float64        `json:"solver_seconds"`
+	Options           *ReportOptions `json:"options,omitempty"`
 	Provenance
 }
 
-// solveIRI is method iri (label elimination alone) or pbp+iri (Algorithm 1, then
-// label elimination on what it leaves), on the whole model; the proof of both is
-// re-checked from the model before anything is written.
+// solveIRI is method iri (label elimination alone) or pbp+iri (label
+// elimination, then Algorithm 1 on what it leaves undecided, its additions
+// proven as one more stage: persistency.PruneAfter), on the whole model; the
+// proof is re-checked from the model before anything is written.
 func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	s := r.spec
 	solver, topt, err := r.begin(p)
@@ -69,36 +72,28 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 		res.Persistent[v] = -1
 	}
 	progress := Progress{Method: s.Method, Variables: n, MaxIterations: topt.MaxIterations}
-	if s.Method == PBPIRI {
-		opt := persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: topt}}
-		if r.opt.Progress != nil {
-			opt.Progress = func(q persistency.Progress) { progress.Pruning = &q; r.opt.Progress(progress) }
-		}
-		if res, err = persistency.Run(ctx, p.Solved, opt); err != nil {
-			return nil, r.proofFailed(ctx, err)
-		}
-	}
 	eo := topt
 	if s.Solver.MaxIterations == 0 {
 		eo.MaxIterations = 0 // the elimination's own caps (persistency.Eliminate)
 	}
-	eopt := persistency.EliminateOptions{Solver: persistency.Auto{Options: eo}, Domains: res.Domains(p.Solved)}
+	eopt := persistency.EliminateOptions{Solver: persistency.Auto{Options: eo}}
 	if r.opt.Progress != nil {
 		eopt.Progress = func(q persistency.EliminateProgress) {
 			progress.Pruning, progress.Eliminate = nil, &q
 			r.opt.Progress(progress)
 		}
 	}
-	el, err := persistency.Eliminate(ctx, p.Solved, eopt)
+	var el *persistency.Elimination
+	if s.Method == PBPIRI {
+		el, err = persistency.PruneAfter(ctx, p.Solved, eopt, persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: topt}})
+	} else {
+		el, err = persistency.Eliminate(ctx, p.Solved, eopt)
+	}
 	if err != nil {
 		return nil, r.proofFailed(ctx, err)
 	}
-	pbpPersistent := len(res.Set)
-	el.Prior = nil // Verify and the file rebuild it from res.Persistent
 	res.Elimination = el
-	if s.Method == IRI {
-		res.Labeling, res.Energy, res.LowerBound = el.Test, el.Energy, el.LowerBound
-	}
+	res.Labeling, res.Energy, res.LowerBound = el.Test, el.Energy, el.LowerBound
 	// Check the proof from the model alone before anything claims it.
 	chk, err := persistency.Verify(p.Solved, res)
 	if err != nil {
@@ -108,22 +103,19 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	score, frac := persistency.Score(p.Solved, el.Persistent)
 	eliminated, labels := eliminatedOf(p.Solved, el.Alive)
 	energy := p.Solved.Energy(el.Test)
-	bound := res.LowerBound
-	if s.Method == IRI {
-		bound = el.LowerBound
-	}
+	bound := el.LowerBound
 	o := reportOptions(topt)
 	rep := &IRIReport{
 		Method: string(s.Method), Solver: solver, Model: r.modelName(), Provenance: r.provenance(nil),
 		Variables: p.Model.NumVars(), FreeVariables: n,
 		PersistentVariables: persistency.Count(el.Persistent), PersistentFraction: score, Fraction: frac,
 		EliminatedLabels: eliminated, EliminatedLabelFraction: fraction(int64(eliminated), int64(labels)),
-		Rounds: el.Rounds, Stages: len(el.Earlier) + 1, PruningIterations: res.PruningIterations, SolverIterations: res.SolverIterations + el.SolverIterations,
+		Rounds: el.Rounds, Stages: len(el.Earlier) + 1, SolverIterations: el.SolverIterations,
 		LowerBound: Float(bound), Energy: Float(energy), CertificateBound: Float(chk.Bound),
-		Verified: true, Seconds: res.Seconds + el.Seconds, SolverSeconds: res.SolverSeconds + el.SolverSeconds, Options: &o,
+		Verified: true, Seconds: el.Seconds, SolverSeconds: el.SolverSeconds, Options: &o,
 	}
 	if s.Method == PBPIRI {
-		rep.Boundary, rep.PBPPersistentVariables = s.Boundary.String(), &pbpPersistent
+		rep.Boundary, rep.PBPAddedVariables = s.Boundary.String(), &el.Pruned
 	}
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()

@@ -30,8 +30,11 @@ const (
 	// IRI proves labels non-optimal: label elimination by iterative relaxed
 	// inference (Shekhovtsov et al.); a variable left with one label is persistent.
 	IRI Method = "iri"
-	// PBPIRI runs Algorithm 1 (pbp), then label elimination on what it leaves:
-	// at least what pbp proves.
+	// PBPIRI runs both, to prove at least what pbp proves: on a whole model
+	// label elimination first, then Algorithm 1 on what it leaves undecided
+	// (persistency.PruneAfter: its additions proven as one more elimination
+	// stage); by windows Algorithm 1's windows first, then label
+	// elimination's from what they proved.
 	PBPIRI Method = "pbp+iri"
 )
 

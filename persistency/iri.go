@@ -101,8 +101,11 @@ type Elimination struct {
 	// Earlier are the stages before the last (whose test labeling, alive labels
 	// and certificate are Test, Alive and Certificate), in order: each proves its
 	// Alive from the previous stage's (the first from Prior).
-	Earlier          []Stage
-	Eliminated       int // labels eliminated here (Prior's dead labels not counted)
+	Earlier    []Stage
+	Eliminated int // labels eliminated here (Prior's dead labels not counted)
+	// Pruned are the variables PruneAfter's Algorithm 1 proved, which the
+	// search had left undecided (result files do not store it).
+	Pruned           int
 	Rounds           int
 	SolverIterations int
 	Seconds          float64
@@ -622,13 +625,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		if err != nil {
 			return nil, err
 		}
-		more.Earlier = append(res.Earlier, Stage{Test: res.Test, Alive: res.Alive, Certificate: res.Certificate})
-		more.Prior, more.LowerBound = res.Prior, res.LowerBound
-		more.Eliminated += res.Eliminated
-		more.Rounds += res.Rounds
-		more.SolverIterations += res.SolverIterations
-		more.SolverSeconds += res.SolverSeconds
-		res = more
+		res = chain(res, more)
 	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil

@@ -1,0 +1,127 @@
+package persistency
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/partopt/partopt/model"
+)
+
+// PruneAfter is Algorithm 1 after label elimination, the default's order:
+// label elimination (Eliminate, opt) first, which on every model measured
+// proves all that Algorithm 1 proves and more, in less time; then Algorithm 1
+// (Run, with popt's variant and solver) on what it leaves undecided — the
+// model over the alive labels, its persistent variables conditioned away,
+// small where the elimination did its work — because with an inexact
+// relaxation solver the elimination can miss a variable that Algorithm 1
+// proves. The variables Algorithm 1 adds are proven as one more stage of the
+// elimination: its labels on them become the test labeling (the last stage's
+// elsewhere) and a search with them as the only candidates eliminates their
+// other labels, with its own certificate, so the outcome is an Elimination
+// (from opt.Domains) that VerifyElimination checks like any other.
+//
+// Restricting the model to the alive labels keeps an optimal labeling (the
+// elimination's maps compose into one improving map), and so does fixing the
+// persistent variables: what Algorithm 1 proves on that model holds for m.
+// The extra stage re-proves it on m itself; where its search cannot, the
+// variables stay as the elimination left them (sound either way).
+func PruneAfter(ctx context.Context, m *model.Model, opt EliminateOptions, popt Options) (*Elimination, error) {
+	start := time.Now()
+	el, err := Eliminate(ctx, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	labels, iterations, err := pruneUndecided(ctx, m, el, opt.Candidates, popt)
+	el.SolverIterations += iterations
+	if err != nil || labels == nil {
+		el.Seconds = time.Since(start).Seconds()
+		return el, err
+	}
+	next := opt
+	next.Domains, next.Test, next.Candidates = el.Alive, slices.Clone(el.Test), make([]bool, len(labels))
+	for v, l := range labels {
+		if l >= 0 {
+			next.Test[v], next.Candidates[v] = l, true
+		}
+	}
+	more, err := search(ctx, m, next)
+	if err != nil {
+		return nil, err
+	}
+	if more.Eliminated > 0 {
+		before := Count(el.Persistent)
+		el = chain(el, more)
+		el.Pruned = Count(el.Persistent) - before
+	}
+	el.Seconds = time.Since(start).Seconds()
+	return el, nil
+}
+
+// pruneUndecided runs Algorithm 1 on the variables el leaves undecided (and
+// candidates, when set), over their alive labels with el's persistent labels
+// fixed, and returns the labels (of m) it proves, −1 elsewhere (nil: none),
+// and its solver's iterations.
+func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candidates []bool, popt Options) ([]int, int, error) {
+	fixed := make([]int, m.NumVars())
+	open := 0
+	for v, ls := range el.Alive {
+		fixed[v] = -1
+		switch {
+		case len(ls) == 1:
+			fixed[v] = 0 // its one alive label, 0 over the alive labels
+		case candidates == nil || candidates[v]:
+			open++
+		}
+	}
+	if open == 0 {
+		return nil, 0, nil
+	}
+	d, err := newDomains(m, el.Alive)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := build(m, d, restrictedModel)
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := r.Condition(fixed)
+	if err != nil {
+		return nil, 0, err
+	}
+	var cand []bool
+	if candidates != nil {
+		cand = make([]bool, len(c.Vars))
+		for i, v := range c.Vars {
+			cand[i] = candidates[v]
+		}
+	}
+	popt.Candidates, popt.Progress = cand, nil
+	res, err := Run(ctx, c.Model, popt)
+	if err != nil {
+		return nil, 0, err
+	}
+	var labels []int
+	for i, l := range res.Persistent {
+		if l < 0 {
+			continue
+		}
+		if labels == nil {
+			labels = slices.Repeat([]int{-1}, m.NumVars())
+		}
+		v := c.Vars[i]
+		labels[v] = d.labels[v][l]
+	}
+	return labels, res.SolverIterations, nil
+}
+
+// chain appends stage more, searched from the domains res left, to res.
+func chain(res, more *Elimination) *Elimination {
+	more.Earlier = append(res.Earlier, Stage{Test: res.Test, Alive: res.Alive, Certificate: res.Certificate})
+	more.Prior, more.LowerBound = res.Prior, res.LowerBound
+	more.Eliminated += res.Eliminated
+	more.Rounds += res.Rounds
+	more.SolverIterations += res.SolverIterations
+	more.SolverSeconds += res.SolverSeconds
+	return more
+}
