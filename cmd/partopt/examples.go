@@ -3,7 +3,9 @@ package main
 import "github.com/spf13/cobra"
 
 // examples are the commands' examples (their --help), by command path; every
-// command has some (TestEveryCommandExplainsItself).
+// command has some (TestEveryCommandExplainsItself), and every line runs as
+// written, in a directory holding the files they name
+// (TestHelpExamplesRunAsWritten).
 var examples = map[string]string{
 	"partopt": `  partopt solve model.uai -o result/           # prove persistent labels, whole model
   partopt run big.grid -o result/ --workers 8    # by windows over an embedded NATS
@@ -27,9 +29,9 @@ var examples = map[string]string{
   partopt gen seg fruits.jpg -o seg.uai.gz`,
 	"partopt gen stereo": `  partopt gen stereo tsukuba1.bmp tsukuba2.bmp -o tsukuba.grid --disparities 16
   partopt gen stereo left.png right.png -o stereo.uai --disparities 32 --contrast`,
-	"partopt gen tiled": `  partopt gen tiled fruits.jpg -o giga.grid --width 40000 --height 25000 --labels 4`,
-	"partopt gen stereo-tiled": `  partopt gen stereo-tiled tsukuba1.bmp tsukuba2.bmp -o giga.grid --width 40000 --height 25000 --disparities 16
-  partopt gen stereo-tiled left.tif right.tif -o cones.grid --width 12000 --height 9000 --disparities 64 --contrast`,
+	"partopt gen tiled": `  partopt gen tiled fruits.jpg -o big.grid --width 600 --height 400 --labels 4   # 40000×25000: a gigapixel, 16 GB`,
+	"partopt gen stereo-tiled": `  partopt gen stereo-tiled tsukuba1.bmp tsukuba2.bmp -o stereo.grid --width 1000 --height 800 --disparities 16
+  partopt gen stereo-tiled left.tif right.tif -o cones.grid --width 600 --height 450 --disparities 32 --contrast`,
 	"partopt run": `  partopt run big.grid -o result/
   partopt run model.uai -o result/ --window 200 --workers 4 --http localhost:8222
   partopt run big.grid -o result/ --listen 0.0.0.0:4222 --token "$TOKEN"   # workers of other machines join`,
