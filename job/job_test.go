@@ -361,8 +361,8 @@ func TestLabelEliminationOutputsVerify(t *testing.T) {
 			if rep.Method != string(method) || !rep.Verified || rep.EliminatedLabelFraction < 0 || rep.EliminatedLabelFraction > 1 {
 				t.Errorf("%s %s: report %+v", model, method, rep)
 			}
-			if p := pbp.Report.(*job.PBPReport); method == job.PBPIRI && (rep.PersistentVariables < p.PersistentVariables || rep.PBPAddedVariables == nil) {
-				t.Errorf("%s: pbp+iri proves %d persistent (pbp's additions %v), pbp alone %d", model, rep.PersistentVariables, rep.PBPAddedVariables, p.PersistentVariables)
+			if p := pbp.Report.(*job.PBPReport); method == job.PBPIRI && (rep.PersistentVariables < p.PersistentVariables || (rep.PBPAddedVariables == nil) == (rep.PBPPersistentVariables == nil)) {
+				t.Errorf("%s: pbp+iri proves %d persistent (pbp's first %v, additions %v), pbp alone %d", model, rep.PersistentVariables, rep.PBPPersistentVariables, rep.PBPAddedVariables, p.PersistentVariables)
 			}
 			domains := filepath.Join(dir, job.DomainsFile)
 			good, err := os.ReadFile(domains)
