@@ -3,6 +3,7 @@ package persistency_test
 import (
 	"testing"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/persistency"
@@ -69,4 +70,43 @@ func TestPruneAfterProvesAtLeastAlgorithm1(t *testing.T) {
 		t.Error("Algorithm 1 added nothing after any elimination: the stage was not tested")
 	}
 	t.Logf("Algorithm 1 added %d variables after the elimination", added)
+}
+
+// TestPruneAfterProvesAtLeastAlgorithm1OnSharedModels: the same on the real
+// models of ../shared's oracle table, the pairwise ones of at most 5,000
+// variables (proteins, segmentations, object detection, grids, WCSP): every
+// label Algorithm 1 alone proves, and VerifyElimination accepts the outcome.
+func TestPruneAfterProvesAtLeastAlgorithm1OnSharedModels(t *testing.T) {
+	checked := 0
+	for _, row := range testutil.ReadOracle(t, sharedModels) {
+		m := readShared(t, row.Path)
+		if !isPairwise(m) || m.NumVars() > 5000 {
+			continue
+		}
+		checked++
+		pbp, err := persistency.Run(testCtx, m, persistency.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		el, err := persistency.PruneAfter(testCtx, m, persistency.EliminateOptions{}, persistency.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := persistency.VerifyElimination(m, el); err != nil {
+			t.Errorf("%s: %v", row.Path, err)
+		}
+		missed := 0
+		for v, l := range pbp.Persistent {
+			if l >= 0 && el.Persistent[v] != l {
+				missed++
+			}
+		}
+		if missed > 0 {
+			t.Errorf("%s: %d of Algorithm 1's %d persistent labels not proven", row.Path, missed, persistency.Count(pbp.Persistent))
+		}
+		t.Logf("%s: Algorithm 1 %d, PruneAfter %d persistent (%d added after the elimination)", row.Path, persistency.Count(pbp.Persistent), persistency.Count(el.Persistent), el.Pruned)
+	}
+	if checked < 8 {
+		t.Errorf("only %d shared models checked", checked)
+	}
 }
