@@ -40,4 +40,8 @@
 //	el, err := persistency.Eliminate(ctx, m, persistency.EliminateOptions{})
 //	el.Alive[v]                                // labels some optimal labeling may take
 //	_, err = persistency.VerifyElimination(m, el) // every stage's certificate re-checked
+//
+// PruneAfter runs Algorithm 1 after it, on what it left undecided, and proves
+// what that adds as one more stage: at least what each proves alone, as one
+// elimination.
 package persistency
