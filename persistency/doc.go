@@ -42,6 +42,6 @@
 //	_, err = persistency.VerifyElimination(m, el) // every stage's certificate re-checked
 //
 // PruneAfter runs Algorithm 1 after it, on what it left undecided, and proves
-// what that adds as one more stage: at least what each proves alone, as one
-// elimination.
+// what that adds as one more stage: one elimination that, on every model
+// tested, proves what each proves alone.
 package persistency
