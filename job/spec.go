@@ -106,10 +106,8 @@ func (s Spec) method() Method {
 // Windowed says whether the job is solved by windows.
 func (s Spec) Windowed() bool {
 	switch s.method() {
-	case PBP, PBPIRI:
+	case PBP, PBPIRI, IRI:
 		return s.Window > 0 || IsGridFile(s.Model)
-	case IRI:
-		return s.Window > 0
 	}
 	return false
 }
@@ -199,7 +197,7 @@ func (s Spec) withDefaults() Spec {
 	if s.PNGMax == 0 {
 		s.PNGMax = DefaultPNGSide
 	}
-	if s.Window == 0 && IsGridFile(s.Model) && (s.Method == PBP || s.Method == PBPIRI) {
+	if s.Window == 0 && IsGridFile(s.Model) && (s.Method == PBP || s.Method == PBPIRI || s.Method == IRI) {
 		s.Window = DefaultRasterWindow
 	}
 	return s
