@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/grid"
+	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/trws"
 )
@@ -121,6 +123,26 @@ func TestEveryWindowedMethodWindowsAGrid(t *testing.T) {
 		s := Spec{Model: "big.grid", Method: c.m}.withDefaults()
 		if s.Windowed() != c.windowed || (c.windowed && s.Window != DefaultRasterWindow) {
 			t.Errorf("%q: windowed %v, window %d; want %v", c.m, s.Windowed(), s.Window, c.windowed)
+		}
+	}
+}
+
+// TestPBPFirstOnRastersAndBinaryModels: pbp+iri of a whole model runs
+// Algorithm 1 first on a raster (stereo, segmentation: measured 9× faster and
+// stronger than the elimination first on a 400² stereo raster) and on a
+// binary model, the elimination first on other models (proteins).
+func TestPBPFirstOnRastersAndBinaryModels(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		m    *model.Model
+		want bool
+	}{
+		{"8-label raster", random.PottsDenoising(random.New(1), 12, 10, 8, 0.8, 4, 1.3), true},
+		{"binary graph", random.DensePairwise(random.New(2), 20, 2, 0.3), true},
+		{"5-label graph", random.DensePairwise(random.New(3), 20, 5, 0.3), false},
+	} {
+		if got := pbpFirst(c.m); got != c.want {
+			t.Errorf("%s: Algorithm 1 first %v, want %v", c.name, got, c.want)
 		}
 	}
 }

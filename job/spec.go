@@ -33,8 +33,9 @@ const (
 	// PBPIRI runs both, to prove at least what pbp proves: on a whole model
 	// label elimination first, then Algorithm 1 on what it leaves undecided
 	// (persistency.PruneAfter: its additions proven as one more elimination
-	// stage), but Algorithm 1 first on a binary model; by windows Algorithm
-	// 1's windows first, then label elimination's from what they proved.
+	// stage), but Algorithm 1 first on a raster or a binary model; by windows
+	// Algorithm 1's windows first, then label elimination's from what they
+	// proved.
 	PBPIRI Method = "pbp+iri"
 )
 

@@ -42,6 +42,7 @@
 //	_, err = persistency.VerifyElimination(m, el) // every stage's certificate re-checked
 //
 // PruneAfter runs Algorithm 1 after it, on what it left undecided, and proves
-// what that adds as one more stage: one elimination that, on every model
-// tested, proves what each proves alone.
+// what that adds as one more stage: one elimination that proves what each
+// proves alone on the random and real models of its tests, but not always
+// (a 400² stereo raster: 97.7% against Algorithm 1's 100%).
 package persistency

@@ -8,14 +8,16 @@ import (
 	"github.com/partopt/partopt/model"
 )
 
-// PruneAfter is Algorithm 1 after label elimination, the default's order:
-// label elimination (Eliminate, opt) first, which on every model measured
-// proves all that Algorithm 1 proves and more, in less time; then Algorithm 1
-// (Run, with popt's variant and solver) on what it leaves undecided — the
-// model over the alive labels, its persistent variables conditioned away,
-// small where the elimination did its work — because with an inexact
-// relaxation solver the elimination can miss a variable that Algorithm 1
-// proves. The variables Algorithm 1 adds are proven as one more stage of the
+// PruneAfter is Algorithm 1 after label elimination, the whole-model
+// default's order off rasters: label elimination (Eliminate, opt) first,
+// which on proteins and other irregular models proves all that Algorithm 1
+// proves and more, in less time; then Algorithm 1 (Run, with popt's variant
+// and solver) on what it leaves undecided — the model over the alive labels,
+// its persistent variables conditioned away, small where the elimination did
+// its work — because with an inexact relaxation solver the elimination can
+// miss variables that Algorithm 1 proves. It does not always get them back:
+// on a 400² stereo raster it ends at 97.7% where Algorithm 1 alone proves
+// 100%, nine times faster (there Algorithm 1 goes first: job). The variables Algorithm 1 adds are proven as one more stage of the
 // elimination: its labels on them become the test labeling (the last stage's
 // elsewhere) and a search with them as the only candidates eliminates their
 // other labels, with its own certificate, so the outcome is an Elimination
