@@ -39,7 +39,7 @@ type IRIReport struct {
 	// unnecessary, EliminatedLabelFraction them over Σ(|X_v| − 1).
 	EliminatedLabels        int     `json:"eliminated_labels"`
 	EliminatedLabelFraction float64 `json:"eliminated_label_fraction"`
-	// PBPPersistentVariables (pbp+iri of a binary model, pbpFirst) are
+	// PBPPersistentVariables (pbp+iri of a raster or binary model, pbpFirst) are
 	// Algorithm 1's, before the elimination; PBPAddedVariables (pbp+iri of
 	// others) those Algorithm 1 proved after it, among those it left undecided
 	// (persistency.PruneAfter).
@@ -61,7 +61,7 @@ type IRIReport struct {
 
 // solveIRI is method iri (label elimination alone) or pbp+iri (label
 // elimination, then Algorithm 1 on what it leaves undecided, its additions
-// proven as one more stage: persistency.PruneAfter; on a binary model
+// proven as one more stage: persistency.PruneAfter; on a raster or binary model
 // Algorithm 1 first, then label elimination on what it leaves: pbpFirst), on
 // the whole model; the proof is re-checked from the model before anything is
 // written.
