@@ -1,6 +1,7 @@
 package persistency_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/partopt/partopt/internal/testutil"
@@ -34,26 +35,11 @@ func TestPruneAfterProvesAtLeastAlgorithm1(t *testing.T) {
 	for _, f := range families {
 		for s := range uint64(60) {
 			m := f.gen(s)
-			pbp, err := persistency.Run(testCtx, m, persistency.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			iri, err := persistency.Eliminate(testCtx, m, persistency.EliminateOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			el, err := persistency.PruneAfter(testCtx, m, persistency.EliminateOptions{}, persistency.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := persistency.VerifyElimination(m, el); err != nil {
-				t.Fatalf("%s %d: %v", f.name, s, err)
-			}
-			for v, l := range pbp.Persistent {
-				if l >= 0 && el.Persistent[v] != l {
-					t.Errorf("%s %d: variable %d: Algorithm 1 proves label %d, PruneAfter %d", f.name, s, v, l, el.Persistent[v])
-				}
-			}
+			_, el := pruneAfterAgainstAlgorithm1(t, m, fmt.Sprintf("%s %d", f.name, s))
 			if a, b := persistency.Count(el.Persistent), persistency.Count(iri.Persistent); a < b {
 				t.Errorf("%s %d: %d persistent, the elimination alone %d", f.name, s, a, b)
 			}
@@ -84,29 +70,38 @@ func TestPruneAfterProvesAtLeastAlgorithm1OnSharedModels(t *testing.T) {
 			continue
 		}
 		checked++
-		pbp, err := persistency.Run(testCtx, m, persistency.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		el, err := persistency.PruneAfter(testCtx, m, persistency.EliminateOptions{}, persistency.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := persistency.VerifyElimination(m, el); err != nil {
-			t.Errorf("%s: %v", row.Path, err)
-		}
-		missed := 0
-		for v, l := range pbp.Persistent {
-			if l >= 0 && el.Persistent[v] != l {
-				missed++
-			}
-		}
-		if missed > 0 {
-			t.Errorf("%s: %d of Algorithm 1's %d persistent labels not proven", row.Path, missed, persistency.Count(pbp.Persistent))
-		}
+		pbp, el := pruneAfterAgainstAlgorithm1(t, m, row.Path)
 		t.Logf("%s: Algorithm 1 %d, PruneAfter %d persistent (%d added after the elimination)", row.Path, persistency.Count(pbp.Persistent), persistency.Count(el.Persistent), el.Pruned)
 	}
 	if checked < 8 {
 		t.Errorf("only %d shared models checked", checked)
 	}
+}
+
+// pruneAfterAgainstAlgorithm1 runs Algorithm 1 and PruneAfter on m (what
+// names it in errors), checks PruneAfter's outcome with VerifyElimination and
+// that it proves every label Algorithm 1 proves, and returns both.
+func pruneAfterAgainstAlgorithm1(t *testing.T, m *model.Model, what string) (*persistency.Result, *persistency.Elimination) {
+	t.Helper()
+	pbp, err := persistency.Run(testCtx, m, persistency.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	el, err := persistency.PruneAfter(testCtx, m, persistency.EliminateOptions{}, persistency.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := persistency.VerifyElimination(m, el); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	missed := 0
+	for v, l := range pbp.Persistent {
+		if l >= 0 && el.Persistent[v] != l {
+			missed++
+		}
+	}
+	if missed > 0 {
+		t.Errorf("%s: %d of Algorithm 1's %d persistent labels not proven", what, missed, persistency.Count(pbp.Persistent))
+	}
+	return pbp, el
 }
