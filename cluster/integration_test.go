@@ -295,6 +295,33 @@ func TestDistributedRunEqualsLocalSolve(t *testing.T) {
 	}
 }
 
+// TestDeletedResultsConsumerIsTakenUpAgain: the coordinator's durable
+// consumer of results deleted under a running job (a server that lost it, an
+// operator's mistake; a starved run once saw its consumer stop and exited
+// with "the results consumer stopped") is created again and the job ends
+// with the local labels: the results it had acked are delivered again and
+// count as duplicates.
+func TestDeletedResultsConsumerIsTakenUpAgain(t *testing.T) {
+	e := newEnv(t, "consumer", 40, 30, 3, 4)
+	res, closeConn := e.connect("operator")
+	defer closeConn()
+	var once sync.Once
+	e.startWorker("w", 1, func(task protocol.WindowTask) {
+		if task.Round == 1 {
+			once.Do(func() {
+				if err := res.Results.DeleteConsumer(context.Background(), res.Names.CoordinatorConsumer(task.Job)); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	})
+	pers, lab, _ := e.mustRun()
+	e.sameAsLocal(pers, lab)
+	if !strings.Contains(e.log.String(), "taking it up again") {
+		t.Errorf("the consumer's loss is not logged:\n%s", e.log.String())
+	}
+}
+
 // TestKilledWorkerTaskIsRedelivered: a worker that dies mid-task (no ack, no nak)
 // costs its task's ack wait; another worker solves it and the result is the same.
 func TestKilledWorkerTaskIsRedelivered(t *testing.T) {

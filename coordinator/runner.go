@@ -388,25 +388,34 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 		}
 		r.log.Info("resuming the job from its stored results")
 	}
-	cons, err := r.res.Results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:        r.res.Names.CoordinatorConsumer(r.spec.Job),
-		FilterSubjects: []string{r.res.Names.ResultFilter(r.spec.Job), r.res.Names.ErrorSubject(r.spec.Job)},
-		AckPolicy:      jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxAckPending: -1,
-	})
-	if err != nil {
-		return r.Summary(), fmt.Errorf("results consumer: %w", err)
-	}
-	iter, err := cons.Messages(jetstream.PullMaxMessages(256))
+	iter, err := r.consumeResults(ctx)
 	if err != nil {
 		return r.Summary(), err
 	}
 	msgs, stopped := make(chan jetstream.Msg, 256), make(chan struct{})
+	var iterMu sync.Mutex // iter: the goroutine replaces it, Run stops it
 	go func() {
 		defer close(msgs)
 		for {
-			m, err := iter.Next()
+			iterMu.Lock()
+			it := iter
+			iterMu.Unlock()
+			m, err := it.Next()
 			if err != nil {
-				return // iter.Stop
+				if it, err = r.resumeResults(ctx, err, stopped); err != nil {
+					return
+				}
+				iterMu.Lock()
+				select {
+				case <-stopped: // Run returned while it was taken up
+					it.Stop()
+					iterMu.Unlock()
+					return
+				default:
+				}
+				iter = it
+				iterMu.Unlock()
+				continue
 			}
 			select {
 			case msgs <- m:
@@ -415,7 +424,12 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			}
 		}
 	}()
-	defer func() { close(stopped); iter.Stop() }()
+	defer func() {
+		close(stopped)
+		iterMu.Lock()
+		iter.Stop()
+		iterMu.Unlock()
+	}()
 	defer close(r.done)
 
 	nc := r.res.Conn
@@ -475,6 +489,46 @@ func (r *Runner) Run(ctx context.Context) (Summary, error) {
 			r.overdue(ctx, now)
 			r.publishStatus(ctx)
 		}
+	}
+}
+
+// consumeResults creates (or finds) the job's durable consumer of results
+// and iterates its messages.
+func (r *Runner) consumeResults(ctx context.Context) (jetstream.MessagesContext, error) {
+	cons, err := r.res.Results.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:        r.res.Names.CoordinatorConsumer(r.spec.Job),
+		FilterSubjects: []string{r.res.Names.ResultFilter(r.spec.Job), r.res.Names.ErrorSubject(r.spec.Job)},
+		AckPolicy:      jetstream.AckExplicitPolicy, AckWait: time.Minute, MaxAckPending: -1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("results consumer: %w", err)
+	}
+	return cons.Messages(jetstream.PullMaxMessages(256))
+}
+
+// resumeResults takes the results consumer up again after its iterator ended
+// with cause while the run goes on — the consumer deleted under it, a server's
+// hiccup under a starved machine — retrying every few seconds; the results it
+// had acknowledged come again and count as duplicates. It gives up (an error)
+// when Run returned (stopped), ctx ended or the connection is closed.
+func (r *Runner) resumeResults(ctx context.Context, cause error, stopped <-chan struct{}) (jetstream.MessagesContext, error) {
+	for wait := time.Duration(0); ; wait = min(max(2*wait, time.Second), 15*time.Second) {
+		select {
+		case <-stopped:
+			return nil, cause
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		if r.res.Conn.IsClosed() {
+			return nil, cause
+		}
+		r.log.Warn("the results consumer stopped: taking it up again", "err", cause)
+		it, err := r.consumeResults(ctx)
+		if err == nil {
+			return it, nil
+		}
+		cause = err
 	}
 }
 
