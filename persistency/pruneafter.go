@@ -17,7 +17,9 @@ import (
 // its work — because with an inexact relaxation solver the elimination can
 // miss variables that Algorithm 1 proves. It does not always get them back:
 // on a 400² stereo raster it ends at 97.7% where Algorithm 1 alone proves
-// 100%, nine times faster (there Algorithm 1 goes first: job). The variables Algorithm 1 adds are proven as one more stage of the
+// 100%, nine times faster (there Algorithm 1 goes first: job).
+//
+// The variables Algorithm 1 adds are proven as one more stage of the
 // elimination: its labels on them become the test labeling (the last stage's
 // elsewhere) and a search with them as the only candidates eliminates their
 // other labels, with its own certificate, so the outcome is an Elimination
