@@ -198,7 +198,7 @@ func (s Spec) withDefaults() Spec {
 	if s.PNGMax == 0 {
 		s.PNGMax = DefaultPNGSide
 	}
-	if s.Window == 0 && IsGridFile(s.Model) && (s.Method == PBP || s.Method == PBPIRI || s.Method == IRI) {
+	if s.Window == 0 && s.Windowed() { // a .grid file: Windowed says which methods
 		s.Window = DefaultRasterWindow
 	}
 	return s

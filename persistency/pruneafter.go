@@ -36,8 +36,11 @@ func PruneAfter(ctx context.Context, m *model.Model, opt EliminateOptions, popt 
 	if err != nil {
 		return nil, err
 	}
-	labels, iterations, err := pruneUndecided(ctx, m, el, opt.Candidates, popt)
-	el.SolverIterations += iterations
+	labels, run, err := pruneUndecided(ctx, m, el, opt.Candidates, popt)
+	if run != nil { // its solver's work counts in the elimination's
+		el.SolverIterations += run.SolverIterations
+		el.SolverSeconds += run.SolverSeconds
+	}
 	if err != nil || labels == nil {
 		el.Seconds = time.Since(start).Seconds()
 		return el, err
@@ -65,8 +68,8 @@ func PruneAfter(ctx context.Context, m *model.Model, opt EliminateOptions, popt 
 // pruneUndecided runs Algorithm 1 on the variables el leaves undecided (and
 // candidates, when set), over their alive labels with el's persistent labels
 // fixed, and returns the labels (of m) it proves, −1 elsewhere (nil: none),
-// and its solver's iterations.
-func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candidates []bool, popt Options) ([]int, int, error) {
+// and Algorithm 1's result (nil when it did not run).
+func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candidates []bool, popt Options) ([]int, *Result, error) {
 	fixed := make([]int, m.NumVars())
 	open := 0
 	for v, ls := range el.Alive {
@@ -79,19 +82,19 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 		}
 	}
 	if open == 0 {
-		return nil, 0, nil
+		return nil, nil, nil
 	}
 	d, err := newDomains(m, el.Alive)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	r, err := build(m, d, restrictedModel)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	c, err := r.Condition(fixed)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	var cand []bool
 	if candidates != nil {
@@ -103,7 +106,7 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 	popt.Candidates, popt.Progress = cand, nil
 	res, err := Run(ctx, c.Model, popt)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	var labels []int
 	for i, l := range res.Persistent {
@@ -116,7 +119,7 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 		v := c.Vars[i]
 		labels[v] = d.labels[v][l]
 	}
-	return labels, res.SolverIterations, nil
+	return labels, res, nil
 }
 
 // chain appends stage more, searched from the domains res left, to res.

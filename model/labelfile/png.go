@@ -56,11 +56,12 @@ func exportPNG(w io.Writer, r Raster, h Header, bits int) error {
 
 // writeChunk writes a PNG chunk: length, type, data, CRC-32 of type and data.
 func writeChunk(w io.Writer, typ string, data []byte) error {
-	var head, tail [8]byte
+	var head [8]byte
+	var tail [4]byte
 	binary.BigEndian.PutUint32(head[:], uint32(len(data)))
 	copy(head[4:], typ)
 	binary.BigEndian.PutUint32(tail[:], crc32.Update(crc32.ChecksumIEEE(head[4:]), crc32.IEEETable, data))
-	for _, b := range [][]byte{head[:], data, tail[:4]} {
+	for _, b := range [][]byte{head[:], data, tail[:]} {
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
