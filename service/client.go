@@ -54,7 +54,7 @@ func Submit(ctx context.Context, conn cluster.ConnOptions, s job.Spec, o SubmitO
 	if o.ID != "" {
 		spec.Job = o.ID
 	}
-	res, err := cluster.Dial(ctx, conn, "partopt-submit")
+	res, err := dialStarting(ctx, conn, "partopt-submit")
 	if err != nil {
 		return "", err
 	}
@@ -94,6 +94,24 @@ func Submit(ctx context.Context, conn cluster.ConnOptions, s job.Spec, o SubmitO
 // noCoordinatorWait is how long a request waits for a coordinator to subscribe:
 // one that is starting, or a raft group electing a new leader.
 const noCoordinatorWait = 15 * time.Second
+
+// dialStarting is cluster.Dial that, while no service has created the
+// cluster's resources yet (a coordinator starting beside the submit),
+// tries again for up to noCoordinatorWait.
+func dialStarting(ctx context.Context, conn cluster.ConnOptions, name string) (*cluster.Resources, error) {
+	deadline := time.Now().Add(noCoordinatorWait)
+	for {
+		res, err := cluster.Dial(ctx, conn, name)
+		if !errors.Is(err, cluster.ErrNoCluster) || time.Now().After(deadline) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
 
 // requestCoordinator sends a request to the coordinators, trying again while no
 // coordinator listens (then nobody received it, so a retry cannot duplicate it),
@@ -199,8 +217,32 @@ func Cancel(ctx context.Context, res *cluster.Resources, jobID, reason string) e
 	if _, err := requestCoordinator(ctx, res, res.Names.CancelSubject(jobID), data); err != nil {
 		return coordinatorError(err)
 	}
-	return nil
+	// The coordinator ends the job as it takes the request: wait for that, so
+	// that what follows a cancel (a delete, a new job of the same id) finds the
+	// job ended.
+	deadline := time.Now().Add(cancelWait)
+	for {
+		s, err := Status(ctx, res, jobID)
+		switch {
+		case err != nil:
+			return err
+		case s.Phase == coordinator.Canceled.String():
+			return nil
+		case Ended(s.Phase):
+			return fmt.Errorf("job %s ended %s before the cancel took effect", jobID, s.Phase)
+		case time.Now().After(deadline):
+			return fmt.Errorf("job %s: cancel requested, but after %v it is still %s", jobID, cancelWait, s.Phase)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
+
+// cancelWait is how long Cancel waits for the coordinator to end the job.
+const cancelWait = 30 * time.Second
 
 // Delete asks the coordinator to delete an ended job: its objects (model,
 // outputs), what it left in the streams, its files in the coordinator's data

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -219,12 +221,12 @@ func (e *Embedded) Windows(ctx context.Context, d *job.Distributed) (*job.Outcom
 	defer startLocalWorkers(ctx, res, d.Raster, d.Graph, max(e.Workers, 1), log)()
 	note := noteFunc(e.Note)
 	if url := srv.URL(); url != "" {
-		join := "partopt worker --nats " + url
-		switch {
+		join := "partopt worker --nats " + reachableURL(url)
+		switch { // the secret is not printed: it is in a file on their machine
 		case e.Server.Token != "":
-			join += " --token …" // the secret is not printed
+			join += " --token-file FILE"
 		case e.Server.User != "":
-			join += " --user " + e.Server.User + " --password …"
+			join += " --user " + e.Server.User + " --password-file FILE"
 		}
 		note("workers of other machines may join with: " + join)
 	}
@@ -416,4 +418,23 @@ func uploadFile(ctx context.Context, res *cluster.Resources, name, path string) 
 		return nil, err
 	}
 	return &protocol.Payload{Object: name, Size: int64(len(data)), CRC32C: protocol.CRC32C(data)}, nil
+}
+
+// reachableURL is the server URL u as other machines reach it: a server
+// listening on every address (0.0.0.0, ::) is named by this host's name.
+func reachableURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	host, port, err := net.SplitHostPort(p.Host)
+	if err != nil || !(host == "0.0.0.0" || host == "::" || host == "") {
+		return u
+	}
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		return u
+	}
+	p.Host = net.JoinHostPort(name, port)
+	return p.String()
 }

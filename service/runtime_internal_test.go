@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,5 +117,25 @@ func TestRunStateKeepsItsModel(t *testing.T) {
 	}
 	if err := e.sameModel(model); err == nil || !strings.Contains(err.Error(), stateModel) {
 		t.Errorf("a damaged record: %v, want an error naming %s", err, stateModel)
+	}
+}
+
+// TestJoinHintNamesAReachableServer: the worker command run prints for other
+// machines names this host where the server listens on every address, and
+// keeps any other address as it is.
+func TestJoinHintNamesAReachableServer(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	for in, want := range map[string]string{
+		"nats://0.0.0.0:4222":   "nats://" + net.JoinHostPort(host, "4222"),
+		"nats://[::]:4222":      "nats://" + net.JoinHostPort(host, "4222"),
+		"nats://10.0.0.7:4222":  "nats://10.0.0.7:4222",
+		"nats://127.0.0.1:4222": "nats://127.0.0.1:4222",
+	} {
+		if got := reachableURL(in); got != want {
+			t.Errorf("reachableURL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -861,3 +861,32 @@ func TestJobsExpireAfterTheirRetention(t *testing.T) {
 		t.Errorf("fetch of a job that ended since: %v", err)
 	}
 }
+
+// TestSubmitWaitsForAStartingCoordinator: a job submitted while the cluster's
+// first coordinator is still starting — no service has created the
+// cluster's resources yet — is taken once it has, not refused (as
+// "partopt coordinator … & partopt submit …" in one script did).
+func TestSubmitWaitsForAStartingCoordinator(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := listeningServer(t)
+	conn := cluster.ConnOptions{URL: srv.URL()}
+	if _, err := cluster.Dial(ctx, conn, "test-client"); !errors.Is(err, cluster.ErrNoCluster) {
+		t.Fatalf("before any service: %v", err)
+	}
+	type submitted struct {
+		id  string
+		err error
+	}
+	done := make(chan submitted, 1)
+	go func() {
+		id, err := service.Submit(ctx, conn, job.Spec{Model: denoise, Method: job.PBP, Window: 16, Halo: 8}, service.SubmitOptions{})
+		done <- submitted{id, err}
+	}()
+	time.Sleep(time.Second)
+	startCluster(ctx, t, conn)
+	s := <-done
+	if s.err != nil || s.id == "" {
+		t.Fatalf("submit beside a starting coordinator: %q, %v", s.id, s.err)
+	}
+}

@@ -4,8 +4,9 @@ import "github.com/spf13/cobra"
 
 // examples are the commands' examples (their --help), by command path; every
 // command has some (TestEveryCommandExplainsItself), and every line runs as
-// written, in a directory holding the files they name
-// (TestHelpExamplesRunAsWritten).
+// written: in a directory holding the files they name
+// (TestHelpExamplesRunAsWritten), the cluster's on hosts nats, c1, c2 and c3
+// with the paths they name (TestClusterHelpExamplesRunAsWritten).
 var examples = map[string]string{
 	"partopt": `  partopt solve model.uai -o result/           # prove persistent labels, whole model
   partopt run big.grid -o result/ --workers 8    # by windows over an embedded NATS
@@ -34,16 +35,16 @@ var examples = map[string]string{
   partopt gen stereo-tiled left.tif right.tif -o cones.grid --width 600 --height 450 --disparities 32 --contrast`,
 	"partopt run": `  partopt run big.grid -o result/
   partopt run model.uai -o result/ --window 200 --workers 4 --http localhost:8222
-  partopt run big.grid -o result/ --listen 0.0.0.0:4222 --token "$TOKEN"   # workers of other machines join`,
+  partopt run big.grid -o result/ --listen 0.0.0.0:4222 --token-file /run/secrets/nats-token   # workers of other machines join`,
 	"partopt server": `  partopt server --listen 127.0.0.1:4222 --dir /var/lib/partopt-nats
-  partopt server --listen 0.0.0.0:4222 --dir /var/lib/partopt-nats --token-file /etc/partopt/token`,
-	"partopt coordinator": `  partopt coordinator --nats nats://nats:4222 --data /var/lib/partopt
-  partopt coordinator --nats nats://nats:4222 --data /var/lib/partopt --id c1 --raft-addr c1:7000 \
-      --peers c1=c1:7000,c2=c2:7000,c3=c3:7000 --bootstrap --http 0.0.0.0:8222`,
-	"partopt worker": `  partopt worker --nats nats://nats:4222
-  NATS_CREDS=/etc/partopt/worker.creds partopt worker --slots 4 --http 0.0.0.0:9090`,
+  partopt server --listen 0.0.0.0:4222 --dir /var/lib/partopt-nats --token-file /run/secrets/nats-token`,
+	"partopt coordinator": `  partopt coordinator --nats nats://nats:4222 --data /var/lib/partopt --shared-root /srv/models
+  partopt coordinator --nats nats://nats:4222 --token-file /run/secrets/nats-token --data /var/lib/partopt \
+      --id c1 --raft-addr c1:7000 --peers c1=c1:7000,c2=c2:7000,c3=c3:7000 --bootstrap --http 0.0.0.0:8222`,
+	"partopt worker": `  partopt worker --nats nats://nats:4222 --shared-root /srv/models
+  NATS_URL=nats://nats:4222 partopt worker --token-file /run/secrets/nats-token --slots 4 --http 0.0.0.0:9090`,
 	"partopt submit": `  JOB=$(partopt submit big.grid --window 512)
-  partopt submit /shared/models/scene.uai --shared --method iri --job scene-1`,
+  partopt submit /srv/models/scene.uai --shared --method iri --job scene-1`,
 	"partopt fetch": `  partopt fetch "$JOB" -o result/
   partopt status --wait "$JOB" && partopt fetch "$JOB" -o result/`,
 	"partopt cancel": `  partopt cancel "$JOB" --reason "wrong model"`,

@@ -93,8 +93,8 @@ cancelled, 2 on a usage error, an unknown job, no connection or a wait past
 --timeout — so that
 "partopt status --wait JOB && partopt fetch JOB -o DIR" fetches only a finished
 job.`,
-		Example: `  partopt status 20261126-0912-ab12
-  partopt status --wait --json 20261126-0912-ab12 > status.json
+		Example: `  partopt status "$JOB"
+  partopt status --wait --json "$JOB" > status.json
   partopt status --wait "$JOB" && partopt fetch "$JOB" -o result/
   partopt status --wait --timeout 2h "$JOB"`,
 		Args: cobra.ExactArgs(1),
@@ -244,7 +244,7 @@ removes their outputs and uploaded model from the object store, whatever they le
 in the streams, their files in its data directory and their entry in the job
 table, after which status and jobs no longer know them and their ids are free. A
 running job is refused: cancel it first. Fetch what you need before.`,
-		Example: `  partopt delete 20261126-0912-ab12
+		Example: `  partopt delete "$JOB"
   partopt jobs --json | jq -r '.[] | select(.phase != "running") | .job' | xargs partopt delete`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -310,8 +310,9 @@ func newCancelCmd() *cobra.Command {
 		Use:   "cancel JOB",
 		Short: "Cancel a running job",
 		Long: `Cancel a running job: the coordinator stops dispatching its windows, purges its
-queued tasks and ends it as canceled with the reason (status shows it). Its
-files stay until partopt delete JOB.`,
+queued tasks and ends it as canceled with the reason (status shows it); the
+command returns once the job has ended (up to 30 s), so that a delete may
+follow at once. Its files stay until partopt delete JOB.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := protocol.ValidateJob(args[0]); err != nil {
@@ -325,7 +326,7 @@ files stay until partopt delete JOB.`,
 			if err := service.Cancel(cmd.Context(), res, args[0], reason); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job %s cancelled\n", args[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "job %s canceled\n", args[0])
 			return nil
 		},
 	}
