@@ -340,7 +340,7 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 				return
 			case <-t.C:
 				s := runner.Summary()
-				d.Progress(partition.RasterProgress{Round: s.Round, WindowsDone: s.Merged, Windows: s.Windows, Persistent: s.Proven, Resuming: runner.Resuming()})
+				d.Progress(partition.RasterProgress{Round: s.Round, WindowsDone: s.Merged, Windows: s.Windows, Persistent: s.Proven, Resuming: runner.Resuming(), Waiting: s.Stored})
 			}
 		}
 	}()

@@ -127,10 +127,11 @@ func pbpProgressText(outer persistency.Progress, pruning bool, inner trws.Progre
 	return line
 }
 
-// windowProgressText is a windowed run's line: the round, windows merged, the
-// persistent fraction so far and the round's ETA from its pace — the windows
-// merged since `from` were, over elapsed time (a resumed run's merges of its
-// earlier results are no pace: "resuming" instead).
+// windowProgressText is a windowed run's line: the round, windows merged (and
+// those solved, waiting for an earlier one to merge), the persistent fraction
+// so far and the round's ETA from its pace — the windows merged since `from`
+// were, over elapsed time (a resumed run's merges of its earlier results are
+// no pace: "resuming" instead).
 func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Duration, from int) string {
 	eta := "ETA -"
 	switch {
@@ -140,8 +141,12 @@ func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Durati
 		left := time.Duration(float64(elapsed) / float64(p.WindowsDone-from) * float64(p.Windows-p.WindowsDone))
 		eta = "ETA " + left.Round(time.Second).String()
 	}
-	return fmt.Sprintf("round %d  windows %d/%d (%.1f%%)  persistent %.1f%%  %s",
-		p.Round+1, p.WindowsDone, p.Windows, 100*fraction(int64(p.WindowsDone), int64(p.Windows)),
+	waiting := ""
+	if p.Waiting > 0 {
+		waiting = fmt.Sprintf(" +%d solved", p.Waiting)
+	}
+	return fmt.Sprintf("round %d  windows %d/%d (%.1f%%)%s  persistent %.1f%%  %s",
+		p.Round+1, p.WindowsDone, p.Windows, 100*fraction(int64(p.WindowsDone), int64(p.Windows)), waiting,
 		math.Floor(1000*fraction(p.Persistent, n))/10, eta)
 }
 
@@ -183,8 +188,8 @@ func (v *progressView) update(p job.Progress) {
 	case p.Windows != nil:
 		now := v.line.now()
 		switch {
-		case p.Windows.Resuming: // the pace counts from the last replayed window
-			v.round, v.roundStart, v.roundFrom = p.Windows.Round, now, p.Windows.WindowsDone
+		case p.Windows.Resuming: // the pace counts from the last replayed window, merged or waiting
+			v.round, v.roundStart, v.roundFrom = p.Windows.Round, now, p.Windows.WindowsDone+p.Windows.Waiting
 		case p.Windows.Round != v.round:
 			v.round, v.roundStart, v.roundFrom = p.Windows.Round, v.last, 0
 		}

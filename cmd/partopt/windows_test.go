@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/partopt/partopt/internal/testutil"
+	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/oracle"
 	"github.com/partopt/partopt/partition"
+	"github.com/spf13/cobra"
 )
 
 // windowedOutputs is what a windowed solve left behind.
@@ -293,6 +295,26 @@ func TestWindowStatusText(t *testing.T) {
 	}
 	if got := windowProgressText(partition.RasterProgress{WindowsDone: 30, Windows: 40}, 10, time.Second, 30); !strings.HasSuffix(got, "ETA -") {
 		t.Errorf("nothing solved since the resume: %q", got)
+	}
+	// A resumed run whose windows under way at the stop come first in plan
+	// order: what it replayed waits for them, and says so.
+	if got := windowProgressText(partition.RasterProgress{Windows: 400, Waiting: 100}, 10, time.Minute, 100); !strings.HasSuffix(got, "windows 0/400 (0.0%) +100 solved  persistent 0.0%  ETA -") {
+		t.Errorf("replayed windows waiting: %q", got)
+	}
+}
+
+// TestResumedPaceCountsOnlyNewWindows: the windows a resumed run replayed,
+// merged or waiting for the windows before them, are no pace: once those
+// merge, the ETA counts only the windows solved since.
+func TestResumedPaceCountsOnlyNewWindows(t *testing.T) {
+	v := newProgress(&cobra.Command{})
+	v.update(job.Progress{Variables: 10, Windows: &partition.RasterProgress{Windows: 400, WindowsDone: 0, Waiting: 100, Resuming: true}})
+	if v.roundFrom != 100 {
+		t.Fatalf("the pace counts from window %d, want 100 (every replayed one)", v.roundFrom)
+	}
+	v.update(job.Progress{Variables: 10, Windows: &partition.RasterProgress{Windows: 400, WindowsDone: 100}})
+	if v.roundFrom != 100 {
+		t.Errorf("after the replayed windows merged, the pace counts from window %d, want 100", v.roundFrom)
 	}
 }
 
