@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 
@@ -18,7 +19,32 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(profiled(os.Getenv("PARTOPT_CPUPROFILE"), os.Stderr, func() int { return run(os.Args[1:], os.Stdout, os.Stderr) })) }
+
+// profiled runs cmd, writing a Go CPU profile of it to path when path is set
+// ($PARTOPT_CPUPROFILE: what a performance report or a benchmark's
+// breakdown needs, read with "go tool pprof"); a path that cannot be
+// written is bad input, reported before anything runs.
+func profiled(path string, stderr io.Writer, cmd func() int) int {
+	if path == "" {
+		return cmd()
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "partopt: PARTOPT_CPUPROFILE: %v\n", err)
+		return exitBadInput
+	}
+	code := cmd()
+	pprof.StopCPUProfile()
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(stderr, "partopt: PARTOPT_CPUPROFILE: %v\n", err)
+		return max(code, exitInternal)
+	}
+	return code
+}
 
 // Exit codes of the CLI contract.
 const (
@@ -70,7 +96,10 @@ by windows out of core, on one machine or a cluster over NATS JetStream.
 
 Exit status: 0 on success, 1 on an internal failure (or a proof that does not
 verify, a job that failed), 2 on bad input (arguments, unreadable or malformed
-files, an unknown job, no connection).`,
+files, an unknown job, no connection).
+
+PARTOPT_CPUPROFILE=FILE writes a CPU profile of any command to FILE ("go tool
+pprof FILE"), for a report of where the time goes.`,
 		Version:       version.Get().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -174,5 +175,31 @@ func TestHelpSucceeds(t *testing.T) {
 	code, out, _ := partopt("--help")
 	if code != 0 || !strings.Contains(out, "energy") || !strings.Contains(out, "info") {
 		t.Errorf("--help: exit %d:\n%s", code, out)
+	}
+}
+
+// TestCPUProfileOnRequest: $PARTOPT_CPUPROFILE writes a pprof CPU profile
+// (gzip-compressed protobuf) of the command, whose exit code is kept; a path
+// that cannot be written is bad input, and the command does not run.
+func TestCPUProfileOnRequest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.pprof")
+	code := profiled(path, io.Discard, func() int {
+		return run([]string{"info", filepath.Join(fixtures, "denoise32.uai.gz")}, io.Discard, io.Discard)
+	})
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("profile: %d bytes, %v", len(data), err)
+	}
+	if code := profiled("", io.Discard, func() int { return exitInternal }); code != exitInternal {
+		t.Errorf("without a profile the command's exit code is kept: %d", code)
+	}
+	var stderr strings.Builder
+	ran := false
+	code = profiled(filepath.Join(t.TempDir(), "missing", "cpu.pprof"), &stderr, func() int { ran = true; return exitOK })
+	if code != exitBadInput || ran || !strings.Contains(stderr.String(), "PARTOPT_CPUPROFILE") {
+		t.Errorf("unwritable profile: exit %d, ran %v, %q", code, ran, stderr.String())
 	}
 }
