@@ -99,33 +99,28 @@ const noCoordinatorWait = 15 * time.Second
 // cluster's resources yet (a coordinator starting beside the submit),
 // tries again for up to noCoordinatorWait.
 func dialStarting(ctx context.Context, conn cluster.ConnOptions, name string) (*cluster.Resources, error) {
-	deadline := time.Now().Add(noCoordinatorWait)
-	for {
-		res, err := cluster.Dial(ctx, conn, name)
-		if !errors.Is(err, cluster.ErrNoCluster) || time.Now().After(deadline) {
-			return res, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	return whileStarting(ctx, cluster.ErrNoCluster, func() (*cluster.Resources, error) { return cluster.Dial(ctx, conn, name) })
 }
 
 // requestCoordinator sends a request to the coordinators, trying again while no
 // coordinator listens (then nobody received it, so a retry cannot duplicate it),
 // for up to noCoordinatorWait.
 func requestCoordinator(ctx context.Context, res *cluster.Resources, subject string, data []byte) (*nats.Msg, error) {
+	return whileStarting(ctx, nats.ErrNoResponders, func() (*nats.Msg, error) { return res.Conn.Request(subject, data, requestTimeout) })
+}
+
+// whileStarting calls try again every 250 ms while it fails with starting (a
+// coordinator not there yet), for up to noCoordinatorWait or until ctx ends.
+func whileStarting[T any](ctx context.Context, starting error, try func() (T, error)) (T, error) {
 	deadline := time.Now().Add(noCoordinatorWait)
 	for {
-		msg, err := res.Conn.Request(subject, data, requestTimeout)
-		if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
-			return msg, err
+		v, err := try()
+		if !errors.Is(err, starting) || time.Now().After(deadline) {
+			return v, err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return v, err
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
