@@ -184,6 +184,9 @@ func newCoordinatorCmd() *cobra.Command {
 			}
 			res, err := cluster.DialWaiting(ctx, conn, n.config(), "partopt-coordinator", cfg.Log)
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped (a signal) while waiting for NATS: not a failure
+				}
 				return err
 			}
 			defer res.Conn.Close()
@@ -240,6 +243,9 @@ back to the cluster for another worker. Models come from the path in the job
 			}
 			res, err := cluster.DialWaiting(ctx, conn, n.config(), "partopt-worker", o.Log)
 			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped (a signal) while waiting for NATS: not a failure
+				}
 				return err
 			}
 			defer res.Conn.Close()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -617,6 +618,27 @@ func TestServicesLogStructuredEvents(t *testing.T) {
 	for _, want := range []string{"coordinator: round dispatched", "coordinator: window result stored", "coordinator: window merged", "coordinator: raft", "worker: window solved"} {
 		if events[want] == 0 {
 			t.Errorf("no %q event: %v", want, events)
+		}
+	}
+}
+
+// TestServicesStoppedWhileWaitingForNATSExitCleanly: a coordinator or worker
+// stopped (SIGTERM, Ctrl-C) before NATS answered exits 0 without an error
+// line: it was stopped, it did not fail.
+func TestServicesStoppedWhileWaitingForNATSExitCleanly(t *testing.T) {
+	for _, args := range [][]string{
+		{"coordinator", "--nats", "nats://127.0.0.1:1", "--data", t.TempDir(), "--http", ""},
+		{"worker", "--nats", "nats://127.0.0.1:1"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		var stderr strings.Builder
+		code := runContext(ctx, args, io.Discard, &stderr)
+		cancel()
+		if code != exitOK || strings.Contains(stderr.String(), "partopt: ") {
+			t.Errorf("%s stopped while waiting for NATS: exit %d\n%s", args[0], code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "waiting for NATS") {
+			t.Errorf("%s did not say it was waiting for NATS:\n%s", args[0], stderr.String())
 		}
 	}
 }
