@@ -19,7 +19,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func main() { os.Exit(profiled(os.Getenv("PARTOPT_CPUPROFILE"), os.Stderr, func() int { return run(os.Args[1:], os.Stdout, os.Stderr) })) }
+func main() {
+	os.Exit(profiled(os.Getenv("PARTOPT_CPUPROFILE"), os.Stderr, func() int { return run(os.Args[1:], os.Stdout, os.Stderr) }))
+}
 
 // profiled runs cmd, writing a Go CPU profile of it to path when path is set
 // ($PARTOPT_CPUPROFILE: what a performance report or a benchmark's
