@@ -104,7 +104,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 			el.Prior = nil // Verify and the file rebuild it from res.Persistent
 		}
 	case s.Method == PBPIRI:
-		el, err = persistency.PruneAfter(ctx, p.Solved, eopt, persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: topt}})
+		el, err = persistency.PruneAfter(ctx, p.Solved, eopt, persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: eo}})
 	default:
 		el, err = persistency.Eliminate(ctx, p.Solved, eopt)
 	}

@@ -30,6 +30,10 @@ type Options struct {
 	// iteration changed (the same decisions where the relaxation's optimum is
 	// unique; the final certificate is checked on the whole sub-problem either way).
 	FullSolves bool
+	// looseFirst ends the first relaxed solve by the elimination's loose stall
+	// rule (stalledFirst) where the solver has no cap of the caller's: PruneAfter's,
+	// after an elimination that did the bulk of the work.
+	looseFirst bool
 }
 
 // Progress reports a pruning iteration.
@@ -91,7 +95,11 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	}
 	timed := &timedSolver{r: solver, iterations: &res.SolverIterations}
 	solve := func(p *model.Model, from *Warm) (*Outcome, error) { return timed.solve(ctx, p, from) }
+	if opt.looseFirst {
+		timed.r, _ = stalledFirst(solver, firstIterations, 10, 1e-5)
+	}
 	out, err := solve(m, nil)
+	timed.r = solver
 	if err != nil {
 		return nil, err
 	}

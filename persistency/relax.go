@@ -187,6 +187,31 @@ func targeted(r Relaxation, target, gap float64) Relaxation {
 	return r
 }
 
+// stalledFirst is r, where the caller set no cap, for at most n iterations
+// ending once its bound has not risen by tolerance (relative) in iterations,
+// its other options as they were (certificate and settling kept: Algorithm 1's
+// first solve, whose consistent nodes start A). It says whether it set them.
+func stalledFirst(r Relaxation, n, iterations int, tolerance float64) (Relaxation, bool) {
+	set := func(o trws.Options) trws.Options {
+		o = withDefaults(o, trws.DefaultOptions())
+		o.MaxIterations, o.StallIterations, o.StallTolerance = n, iterations, tolerance
+		return o
+	}
+	switch r := r.(type) {
+	case nil:
+		return Auto{set(trws.Options{})}, true
+	case TRWS:
+		if r.Options.MaxIterations == 0 {
+			return TRWS{set(r.Options)}, true
+		}
+	case Auto:
+		if r.Options.MaxIterations == 0 {
+			return Auto{set(r.Options)}, true
+		}
+	}
+	return r, false
+}
+
 // firstCapped is r for the relaxed solve that starts a label elimination, unless
 // the caller set a cap: TRW-S for at most n iterations, ending once its bound has
 // not risen by 1e-6 relative in 20 iterations. That solve gives the test labeling

@@ -1,0 +1,58 @@
+package persistency
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/partopt/partopt/trws"
+)
+
+// TestStalledFirstKeepsTheCallersCapAndOptions: the loose first solve applies
+// only where the caller left the cap to the solver, and changes nothing but
+// the cap and the stall rule (Algorithm 1 still certifies and settles).
+func TestStalledFirstKeepsTheCallersCapAndOptions(t *testing.T) {
+	def := trws.DefaultOptions()
+	uncapped := def
+	uncapped.MaxIterations = 0
+	capped := def
+	capped.MaxIterations = 300
+	for _, c := range []struct {
+		name string
+		in   Relaxation
+		set  bool
+	}{
+		{"auto, no cap", Auto{uncapped}, true},
+		{"auto, zero options", Auto{}, true},
+		{"trws, no cap", TRWS{uncapped}, true},
+		{"auto, the caller's cap", Auto{capped}, false},
+		{"trws, the caller's cap", TRWS{capped}, false},
+		{"srmp", SRMP{}, false},
+	} {
+		r, set := stalledFirst(c.in, 500, 10, 1e-5)
+		if set != c.set {
+			t.Errorf("%s: set %v, want %v", c.name, set, c.set)
+			continue
+		}
+		if !set {
+			if fmt.Sprintf("%#v", r) != fmt.Sprintf("%#v", c.in) {
+				t.Errorf("%s: changed to %+v", c.name, r)
+			}
+			continue
+		}
+		var o trws.Options
+		switch r := r.(type) {
+		case Auto:
+			o = r.Options
+		case TRWS:
+			o = r.Options
+		default:
+			t.Fatalf("%s: %T", c.name, r)
+		}
+		want := def
+		want.MaxIterations, want.StallIterations, want.StallTolerance = 500, 10, 1e-5
+		if o.MaxIterations != want.MaxIterations || o.StallIterations != want.StallIterations || o.StallTolerance != want.StallTolerance ||
+			o.GapTolerance != want.GapTolerance || o.CheckEvery != want.CheckEvery || o.SettleBelow != want.SettleBelow || o.NoCertify || o.HasTarget {
+			t.Errorf("%s: %+v", c.name, o)
+		}
+	}
+}
