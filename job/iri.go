@@ -56,6 +56,7 @@ type IRIReport struct {
 	Seconds                float64        `json:"seconds"`
 	SolverSeconds          float64        `json:"solver_seconds"`
 	Options                *ReportOptions `json:"options,omitempty"`
+	Outputs                []string       `json:"outputs"` // the files written beside report.json
 	Provenance
 }
 
@@ -150,6 +151,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 		uaiOutputs(x, evidenceOf(p.Proven(el.Persistent)))...)
 	files = append(files, output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, domains) }})
 	files = append(files, aliveRasterOutputs(p.Model, x, domains, s.PNGMax)...)
+	rep.Outputs = names(files)
 	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}

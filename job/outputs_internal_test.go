@@ -107,6 +107,33 @@ func TestConcurrentRunsIntoOneDirectory(t *testing.T) {
 	}
 }
 
+// TestEveryReportListsItsOutputs: report.json names every file its run wrote
+// beside it, whole or by windows, whatever the method — a whole iri run's did
+// not, which TestConcurrentRunsIntoOneDirectory found whenever that run's
+// outputs were the ones left.
+func TestEveryReportListsItsOutputs(t *testing.T) {
+	const model = "../testdata/denoise32.uai.gz"
+	for _, s := range []Spec{
+		{Method: TRWS}, {Method: PBP}, {Method: IRI}, {Method: PBPIRI},
+		{Method: PBP, Window: 16, Halo: 4}, {Method: IRI, Window: 16, Halo: 4}, {Method: PBPIRI, Window: 16, Halo: 4},
+	} {
+		s.Model, s.Output = model, t.TempDir()
+		if _, err := Run(context.Background(), s, Options{}); err != nil {
+			t.Fatalf("%+v: %v", s, err)
+		}
+		got := dirFiles(t, s.Output)
+		var rep struct {
+			Outputs []string `json:"outputs"`
+		}
+		if err := json.Unmarshal([]byte(got[ReportFile]), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if want := append(rep.Outputs, ReportFile); !sameSet(keys(got), want) {
+			t.Errorf("%s (window %d): the directory holds %v, the report lists %v", s.Method, s.Window, keys(got), rep.Outputs)
+		}
+	}
+}
+
 func keys(m map[string]string) []string {
 	var out []string
 	for k := range m {

@@ -29,6 +29,7 @@ type LPReport struct {
 	Stop             string        `json:"stop"`
 	Seconds          float64       `json:"seconds"`
 	Options          ReportOptions `json:"options"`
+	Outputs          []string      `json:"outputs"` // the files written beside report.json
 	Provenance
 }
 
@@ -71,6 +72,7 @@ type PBPReport struct {
 	Seconds             float64        `json:"seconds"`
 	SolverSeconds       float64        `json:"solver_seconds"`
 	Options             *ReportOptions `json:"options,omitempty"` // the solver's
+	Outputs             []string       `json:"outputs"`           // the files written beside report.json
 	Provenance
 }
 
@@ -145,8 +147,9 @@ func (r *runner) solveLP(ctx context.Context, p *Problem) (*Result, error) {
 	if n := p.Solved.NumVars(); n > 0 {
 		rep.AgreeingFraction = float64(res.Agreeing) / float64(n)
 	}
-	x := p.Extend(res.Labeling)
-	if err := writeOutputs(s.Output, []output{labelsOutput(x)}, rep); err != nil {
+	files := []output{labelsOutput(p.Extend(res.Labeling))}
+	rep.Outputs = names(files)
+	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}
 	out := &Result{Report: rep, Canceled: res.Stop == trws.StopCanceled,
@@ -210,6 +213,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	}
 	files := append([]output{{name: CertificateFile, write: func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
 		uaiOutputs(p.Extend(res.Labeling), evidenceOf(p.Proven(res.Persistent)))...)
+	rep.Outputs = names(files)
 	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}
