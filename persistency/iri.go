@@ -615,7 +615,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		stages = 10
 	}
 	for len(res.Earlier)+1 < stages {
-		y := refine(m, res.Alive, res.Test, opt.Candidates)
+		y := refine(m, res.Alive, res.Test, opt.Candidates, res.Eliminated == 0)
 		if y == nil || !improves(m.Energy(y), res.Energy) {
 			break
 		}
