@@ -278,23 +278,30 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 			byVar[p] = append(byVar[p], t)
 		}
 	}
+	// Each variable's scope (itself and every variable sharing a table) and its
+	// size, recomputed only for the variables whose tables an elimination changed.
+	scopes, sizes := make([][]int, len(comp)), make([]int, len(comp))
+	rescope := func(p int) {
+		scope := []int{p}
+		for _, t := range byVar[p] {
+			scope = union(scope, t.vars)
+		}
+		scopes[p], sizes[p] = scope, size(scope)
+	}
+	for p := range comp {
+		rescope(p)
+	}
 	for {
-		best, bestSize, bestScope := -1, 0, []int(nil)
+		best := -1
 		for p := range comp {
-			if gone[p] {
-				continue
-			}
-			scope := []int{p}
-			for _, t := range byVar[p] {
-				scope = union(scope, t.vars)
-			}
-			if s := size(scope); best < 0 || s < bestSize {
-				best, bestSize, bestScope = p, s, scope
+			if !gone[p] && (best < 0 || sizes[p] < sizes[best]) {
+				best = p
 			}
 		}
 		if best < 0 {
 			break
 		}
+		bestSize, bestScope := sizes[best], scopes[best]
 		in := slices.Clone(byVar[best])
 		if bestSize > entries || total+bestSize > refineTotal || work+bestSize*len(in) > budget {
 			break
@@ -353,6 +360,9 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		}
 		for _, p := range nt.vars {
 			byVar[p] = append(byVar[p], nt)
+		}
+		for _, p := range nt.vars {
+			rescope(p)
 		}
 	}
 
