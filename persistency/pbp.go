@@ -99,7 +99,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		timed.r, _ = stalledFirst(solver, firstIterations, 10, 1e-5)
 	}
 	out, err := solve(m, nil)
-	timed.r = solver
+	timed.r = solver // the pruning iterations' own
 	if err != nil {
 		return nil, err
 	}

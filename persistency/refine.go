@@ -358,10 +358,8 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 				byVar[p] = slices.DeleteFunc(byVar[p], func(u *vtable) bool { return u == t })
 			}
 		}
-		for _, p := range nt.vars {
+		for _, p := range nt.vars { // rescope reads p's own tables only
 			byVar[p] = append(byVar[p], nt)
-		}
-		for _, p := range nt.vars {
 			rescope(p)
 		}
 	}

@@ -187,29 +187,11 @@ func targeted(r Relaxation, target, gap float64) Relaxation {
 	return r
 }
 
-// stalledFirst is r, where the caller set no cap, for at most n iterations
-// ending once its bound has not risen by tolerance (relative) in iterations,
-// its other options as they were (certificate and settling kept: Algorithm 1's
-// first solve, whose consistent nodes start A). It says whether it set them.
+// stalledFirst is firstStalled with its other options as they were
+// (certificate and settling kept: Algorithm 1's first solve, whose consistent
+// nodes start A).
 func stalledFirst(r Relaxation, n, iterations int, tolerance float64) (Relaxation, bool) {
-	set := func(o trws.Options) trws.Options {
-		o = withDefaults(o, trws.DefaultOptions())
-		o.MaxIterations, o.StallIterations, o.StallTolerance = n, iterations, tolerance
-		return o
-	}
-	switch r := r.(type) {
-	case nil:
-		return Auto{set(trws.Options{})}, true
-	case TRWS:
-		if r.Options.MaxIterations == 0 {
-			return TRWS{set(r.Options)}, true
-		}
-	case Auto:
-		if r.Options.MaxIterations == 0 {
-			return Auto{set(r.Options)}, true
-		}
-	}
-	return r, false
+	return stallRule(r, n, iterations, tolerance, nil)
 }
 
 // firstCapped is r for the relaxed solve that starts a label elimination, unless
@@ -232,19 +214,32 @@ func firstCapped(r Relaxation, n int) Relaxation {
 // once its bound has not risen by tolerance (relative) in iterations. It says
 // whether it set them (not when the caller set a cap).
 func firstStalled(r Relaxation, n, iterations int, tolerance float64) (Relaxation, bool) {
-	first := func(t TRWS) TRWS {
-		t = capped(t, n).(TRWS)
-		t.Options.StallIterations, t.Options.StallTolerance = iterations, tolerance
-		return t
+	return stallRule(r, n, iterations, tolerance, func(o *trws.Options) {
+		o.NoCertify, o.SettleBelow = true, 0 // as capped: the search certifies itself
+	})
+}
+
+// stallRule is r's TRW-S, where the caller set no cap, for at most n
+// iterations, ending once its bound has not risen by tolerance (relative) in
+// iterations, its other options resolved and then adjusted (nil: kept); SRMP
+// keeps its own. It says whether it set them.
+func stallRule(r Relaxation, n, iterations int, tolerance float64, adjust func(*trws.Options)) (Relaxation, bool) {
+	set := func(o trws.Options) TRWS {
+		o = withDefaults(o, trws.DefaultOptions())
+		o.MaxIterations, o.StallIterations, o.StallTolerance = n, iterations, tolerance
+		if adjust != nil {
+			adjust(&o)
+		}
+		return TRWS{o}
 	}
 	switch r := r.(type) {
 	case TRWS:
 		if r.Options.MaxIterations == 0 {
-			return first(r), true
+			return set(r.Options), true
 		}
 	case Auto:
 		if r.Options.MaxIterations == 0 {
-			return cappedAuto{first(TRWS(r)), SRMP(r)}, true
+			return cappedAuto{set(r.Options), SRMP(r)}, true
 		}
 	}
 	return r, false

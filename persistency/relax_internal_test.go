@@ -9,7 +9,8 @@ import (
 
 // TestStalledFirstKeepsTheCallersCapAndOptions: the loose first solve applies
 // only where the caller left the cap to the solver, and changes nothing but
-// the cap and the stall rule (Algorithm 1 still certifies and settles).
+// TRW-S's cap and stall rule (Algorithm 1 still certifies and settles; SRMP
+// keeps its options, as in the elimination's first solve).
 func TestStalledFirstKeepsTheCallersCapAndOptions(t *testing.T) {
 	def := trws.DefaultOptions()
 	uncapped := def
@@ -41,8 +42,11 @@ func TestStalledFirstKeepsTheCallersCapAndOptions(t *testing.T) {
 		}
 		var o trws.Options
 		switch r := r.(type) {
-		case Auto:
-			o = r.Options
+		case cappedAuto: // higher-order models keep SRMP as the caller gave it
+			o = r.t.Options
+			if a := c.in.(Auto); fmt.Sprintf("%#v", r.s) != fmt.Sprintf("%#v", SRMP(a)) {
+				t.Errorf("%s: SRMP changed to %+v", c.name, r.s)
+			}
 		case TRWS:
 			o = r.Options
 		default:
