@@ -93,16 +93,12 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	var el *persistency.Elimination
 	switch {
 	case first:
-		opt := persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: topt}}
+		opt := persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: eo}}
 		if r.opt.Progress != nil {
 			opt.Progress = func(q persistency.Progress) { progress.Pruning = &q; r.opt.Progress(progress) }
 		}
-		if res, err = persistency.Run(ctx, p.Solved, opt); err != nil {
-			return nil, r.proofFailed(ctx, err)
-		}
-		eopt.Domains = res.Domains(p.Solved)
-		if el, err = persistency.Eliminate(ctx, p.Solved, eopt); err == nil {
-			el.Prior = nil // Verify and the file rebuild it from res.Persistent
+		if res, err = persistency.PruneFirst(ctx, p.Solved, eopt, opt); err == nil {
+			el = res.Elimination
 		}
 	case s.Method == PBPIRI:
 		el, err = persistency.PruneAfter(ctx, p.Solved, eopt, persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: eo}})

@@ -666,29 +666,19 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 				return nil, err
 			}
 		}
-		var loose bool
-		timed.r, loose = firstStalled(solver, firstIterations, 10, 1e-5)
-		out, err := solve(restricted, nil)
+		loose, ok := firstStalled(solver, firstIterations, 10, 1e-5)
+		var strict func(int) Relaxation
+		if ok {
+			strict = func(done int) Relaxation {
+				if done >= firstIterations {
+					return nil
+				}
+				return firstCapped(solver, firstIterations-done)
+			}
+		}
+		out, err := stalledSolve(ctx, timed, restricted, loose, strict)
 		if err != nil {
 			return nil, err
-		}
-		// The loose stall rule ends a creeping bound early (proteins); one that
-		// stalls near the labeling's energy belongs to a relaxation about to prove
-		// it (stereo), and stopping it there would leave the rounds, on explicit
-		// tables, to finish its work: it goes on in place with the strict rule.
-		_, inPlace := out.state.(*trws.Solver)
-		if gap := out.Energy - out.LowerBound; inPlace && loose && out.Iterations < firstIterations &&
-			gap > tolerance(out.Energy) && gap <= nearlyTight*math.Max(1, math.Abs(out.Energy)) {
-			timed.r = firstCapped(solver, firstIterations-out.Iterations)
-			more, err := solve(nil, &Warm{Prev: out, InPlace: true})
-			if err != nil {
-				return nil, err
-			}
-			if more.Energy > out.Energy {
-				more.Labeling, more.Energy = out.Labeling, out.Energy
-			}
-			more.LowerBound = math.Max(more.LowerBound, out.LowerBound)
-			out = more
 		}
 		y, res.LowerBound, prev = d.original(out.Labeling), out.LowerBound, out
 		relaxed = out

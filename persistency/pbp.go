@@ -30,10 +30,14 @@ type Options struct {
 	// iteration changed (the same decisions where the relaxation's optimum is
 	// unique; the final certificate is checked on the whole sub-problem either way).
 	FullSolves bool
-	// looseFirst ends the first relaxed solve by the elimination's loose stall
-	// rule (stalledFirst) where the solver has no cap of the caller's: PruneAfter's,
-	// after an elimination that did the bulk of the work.
-	looseFirst bool
+	// QuickFirst ends the first relaxed solve by label elimination's loose
+	// stall rule (10 iterations, 1e-5 relative; at most 500) where the solver
+	// has no cap of the caller's, unless its gap is nearly closed: then it goes
+	// on with the solver's own rule (stalledSolve). A relaxation that creeps far
+	// from its labeling (spin glasses: 110 iterations, 100 of them stalled, for
+	// nothing proven) ends early; one about to prove most of the model
+	// (stereo) converges as before.
+	QuickFirst bool
 }
 
 // Progress reports a pruning iteration.
@@ -95,10 +99,13 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	}
 	timed := &timedSolver{r: solver, iterations: &res.SolverIterations}
 	solve := func(p *model.Model, from *Warm) (*Outcome, error) { return timed.solve(ctx, p, from) }
-	if opt.looseFirst {
-		timed.r, _ = stalledFirst(solver, firstIterations, 10, 1e-5)
+	loose, strict := solver, (func(int) Relaxation)(nil)
+	if opt.QuickFirst {
+		if r, ok := stalledFirst(solver, firstIterations, 10, 1e-5); ok {
+			loose, strict = r, func(int) Relaxation { return solver }
+		}
 	}
-	out, err := solve(m, nil)
+	out, err := stalledSolve(ctx, timed, m, loose, strict)
 	timed.r = solver // the pruning iterations' own
 	if err != nil {
 		return nil, err

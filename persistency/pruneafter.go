@@ -8,6 +8,30 @@ import (
 	"github.com/partopt/partopt/model"
 )
 
+// PruneFirst is label elimination after Algorithm 1, the whole-model
+// default's order on rasters and on models of two labels a variable, where
+// Algorithm 1 proves about everything and label elimination by itself is slow
+// (a 400² stereo raster: 100% in 8.6 s, against 97.7% in 77 s; job): Run (popt,
+// its first solve ended by QuickFirst's rule), then Eliminate (opt) from the
+// domains its persistent labels leave. The Result is Algorithm 1's, its work
+// in its own fields, with the elimination as its Elimination (no Prior:
+// Verify rebuilds it from Persistent).
+func PruneFirst(ctx context.Context, m *model.Model, opt EliminateOptions, popt Options) (*Result, error) {
+	popt.QuickFirst = true
+	res, err := Run(ctx, m, popt)
+	if err != nil {
+		return nil, err
+	}
+	opt.Domains = res.Domains(m)
+	el, err := Eliminate(ctx, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	el.Prior = nil
+	res.Elimination = el
+	return res, nil
+}
+
 // PruneAfter is Algorithm 1 after label elimination, the whole-model
 // default's order off rasters: label elimination (Eliminate, opt) first,
 // which on proteins and other irregular models proves all that Algorithm 1
@@ -106,7 +130,7 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 	// The elimination did the bulk: Algorithm 1's first solve stops as the
 	// elimination's does, not at the cap of a relaxation that creeps
 	// (ObjectDetection_11: 1,500 iterations for nothing).
-	popt.Candidates, popt.Progress, popt.looseFirst = cand, nil, true
+	popt.Candidates, popt.Progress, popt.QuickFirst = cand, nil, true
 	res, err := Run(ctx, c.Model, popt)
 	if err != nil {
 		return nil, nil, err

@@ -29,32 +29,38 @@ const (
 	// components, in table lookups; a search that runs out keeps the best
 	// labeling found.
 	refineWork = 1 << 24
-	// idleEntries and idleWork are refineEntries and refineWork after a search
-	// that eliminated nothing: its relaxation gave no improving map around the
-	// test labeling, and a better labeling rarely changes that (400 random
-	// models, 38 such searches: the same labels eliminated as with the full
-	// budget; with 2^12 entries one of them lost 4),
-	// while the exact minimisation of everything left costs up to the whole
-	// budget (Grids_26, a 400-variable spin glass: 0.4 s, against part_opt's
-	// 3 ms for the same nothing). Small components stay exact.
+	// idleEntries bounds refine's tables after a search that eliminated
+	// nothing: its relaxation gave no improving map around the test labeling,
+	// and a better labeling rarely changes that (400 random models, 38 such
+	// searches: the same labels eliminated as with the full budget; with 2^12
+	// entries one of them lost 4). Then only the components variable
+	// elimination minimises exactly within these tables are refined, and no
+	// search runs: on a spin glass, whose undecided variables form one
+	// component of treewidth ~20, a bounded search found a better labeling
+	// for a second stage that proved nothing more, at 10× part_opt's whole
+	// time for the same nothing (Grids_26: 40 of 78 ms).
 	idleEntries = 1 << 14
-	idleWork    = 1 << 20
 )
 
 // refine returns y improved on the components of the undecided variables (more
 // than one alive label; among candidates when they are given), or nil when no
-// component was improved; idle (after a search that eliminated nothing) with
-// the small budget.
+// component was improved; idle (after a search that eliminated nothing) only
+// where small tables minimise a component exactly (idleEntries).
 func refine(m *model.Model, alive [][]int, y []int, candidates []bool, idle bool) []int {
 	if idle {
-		return refineWith(m, alive, y, candidates, idleEntries, idleWork)
+		return refineWith(m, alive, y, candidates, idleEntries, 0)
 	}
 	return refineWith(m, alive, y, candidates, refineEntries, refineWork)
 }
 
 // refineWith is refine with variable elimination's tables bounded by entries
-// and the searches' work by work.
+// and the searches' work by work; work 0 refines only the components
+// elimination minimises exactly within entries (eliminable), with no search.
 func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entries, work int) []int {
+	exactOnly := work == 0
+	if exactOnly {
+		work = refineWork // as a bound only: eliminable leaves no search
+	}
 	n := m.NumVars()
 	open := make([]bool, n)
 	for v, ls := range alive {
@@ -68,7 +74,7 @@ func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entri
 			continue
 		}
 		comp := component(m, open, seen, v0)
-		if len(comp) > refineVars {
+		if len(comp) > refineVars || exactOnly && !eliminable(m, alive, comp, entries) {
 			continue
 		}
 		factors := touching(m, comp)
@@ -198,6 +204,71 @@ func component(m *model.Model, open, seen []bool, v0 int) []int {
 		}
 	}
 	return comp
+}
+
+// eliminable says whether minimize's variable elimination, its order
+// followed on the scopes alone, removes every variable of comp with tables of
+// at most entries entries (refineTotal in all): then it minimises comp exactly,
+// with no search. The scope of a variable is itself and the variables sharing a
+// factor with it, eliminating it joins its scope's others.
+func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
+	pos := make(map[int]int, len(comp))
+	for p, v := range comp {
+		pos[v] = p
+	}
+	size := func(scope []int) int {
+		s := 1
+		for _, p := range scope {
+			if s *= len(alive[comp[p]]); s > entries {
+				return entries + 1
+			}
+		}
+		return s
+	}
+	scopes := make([][]int, len(comp))
+	for p := range scopes {
+		scopes[p] = []int{p}
+	}
+	total := 0 // the factors' tables, then each new one
+	for _, f := range touching(m, comp) {
+		var vars []int
+		for _, u := range m.FactorVars(f) {
+			if p, ok := pos[int(u)]; ok {
+				vars = append(vars, p)
+			}
+		}
+		slices.Sort(vars)
+		for _, p := range vars {
+			scopes[p] = union(scopes[p], vars)
+		}
+		total += size(vars)
+	}
+	sizes := make([]int, len(comp))
+	for p, scope := range scopes {
+		sizes[p] = size(scope)
+	}
+	gone := make([]bool, len(comp))
+	for range comp {
+		best := -1
+		for p := range comp {
+			if !gone[p] && (best < 0 || sizes[p] < sizes[best]) {
+				best = p
+			}
+		}
+		if total += sizes[best]; sizes[best] > entries || total > refineTotal {
+			return false
+		}
+		gone[best] = true
+		for _, q := range scopes[best] {
+			if q != best {
+				scopes[q] = union(scopes[q], scopes[best])
+				i, _ := slices.BinarySearch(scopes[q], best)
+				scopes[q] = slices.Delete(scopes[q], i, i+1)
+				sizes[q] = size(scopes[q])
+			}
+		}
+	}
+	return true
 }
 
 // vtable is a table over component positions vars (ascending), row-major over

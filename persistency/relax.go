@@ -245,6 +245,38 @@ func stallRule(r Relaxation, n, iterations int, tolerance float64, adjust func(*
 	return r, false
 }
 
+// stalledSolve is a first relaxed solve of p by timed with loose (a loose
+// stall rule): the loose rule ends a creeping bound early (proteins, spin
+// glasses); one that stalls near its labeling's energy belongs to a relaxation
+// about to prove it (stereo), and stopping it there would leave the rounds or
+// pruning iterations, on explicit tables, to finish its work: it goes on in
+// place with strict(the iterations done), unless that is nil (strict nil: the
+// loose solve alone).
+func stalledSolve(ctx context.Context, timed *timedSolver, p *model.Model, loose Relaxation, strict func(done int) Relaxation) (*Outcome, error) {
+	timed.r = loose
+	out, err := timed.solve(ctx, p, nil)
+	if err != nil || strict == nil {
+		return out, err
+	}
+	_, inPlace := out.state.(*trws.Solver)
+	gap := out.Energy - out.LowerBound
+	if !inPlace || gap <= tolerance(out.Energy) || gap > nearlyTight*math.Max(1, math.Abs(out.Energy)) {
+		return out, nil
+	}
+	if timed.r = strict(out.Iterations); timed.r == nil {
+		return out, nil
+	}
+	more, err := timed.solve(ctx, nil, &Warm{Prev: out, InPlace: true})
+	if err != nil {
+		return nil, err
+	}
+	if more.Energy > out.Energy {
+		more.Labeling, more.Energy = out.Labeling, out.Energy
+	}
+	more.LowerBound = math.Max(more.LowerBound, out.LowerBound)
+	return more, nil
+}
+
 // cappedAuto is Auto with each solver's options resolved.
 type cappedAuto struct {
 	t TRWS
