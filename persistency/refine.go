@@ -29,23 +29,25 @@ const (
 	// components, in table lookups; a search that runs out keeps the best
 	// labeling found.
 	refineWork = 1 << 24
-	// idleEntries bounds refine's tables after a search that eliminated
-	// nothing: its relaxation gave no improving map around the test labeling,
-	// and a better labeling rarely changes that (400 random models, 38 such
-	// searches: the same labels eliminated as with the full budget; with 2^12
-	// entries one of them lost 4). Then only the components variable
-	// elimination minimises exactly within these tables are refined, and no
-	// search runs: on a spin glass, whose undecided variables form one
-	// component of treewidth ~20, a bounded search found a better labeling
-	// for a second stage that proved nothing more, at 10× part_opt's whole
-	// time for the same nothing (Grids_26: 40 of 78 ms).
+	// idleEntries bounds all of refine's tables on a component after a search
+	// that eliminated nothing: its relaxation gave no improving map around the
+	// test labeling, and a better labeling rarely changes that (400 random
+	// models, 38 such searches: the same labels eliminated as with the full
+	// budget; with 2^12 entries a table one of them lost 4). Then only the
+	// components variable elimination minimises exactly within these tables
+	// are refined, and no search runs: on spin glasses a search (Grids_26,
+	// 400 variables, treewidth 20: 40 of 78 ms) or an exact elimination
+	// (grid10x10: 7 of 16 ms) found a better labeling for a second stage
+	// that proved nothing more, at 10× part_opt's whole time for the same
+	// nothing.
 	idleEntries = 1 << 14
 )
 
 // refine returns y improved on the components of the undecided variables (more
 // than one alive label; among candidates when they are given), or nil when no
 // component was improved; idle (after a search that eliminated nothing) only
-// where small tables minimise a component exactly (idleEntries).
+// where variable elimination minimises a component exactly with idleEntries
+// table entries in all.
 func refine(m *model.Model, alive [][]int, y []int, candidates []bool, idle bool) []int {
 	if idle {
 		return refineWith(m, alive, y, candidates, idleEntries, 0)
@@ -55,7 +57,8 @@ func refine(m *model.Model, alive [][]int, y []int, candidates []bool, idle bool
 
 // refineWith is refine with variable elimination's tables bounded by entries
 // and the searches' work by work; work 0 refines only the components
-// elimination minimises exactly within entries (eliminable), with no search.
+// elimination minimises exactly with entries table entries in all
+// (eliminable), with no search.
 func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entries, work int) []int {
 	exactOnly := work == 0
 	if exactOnly {
@@ -207,10 +210,11 @@ func component(m *model.Model, open, seen []bool, v0 int) []int {
 }
 
 // eliminable says whether minimize's variable elimination, its order
-// followed on the scopes alone, removes every variable of comp with tables of
-// at most entries entries (refineTotal in all): then it minimises comp exactly,
-// with no search. The scope of a variable is itself and the variables sharing a
-// factor with it, eliminating it joins its scope's others.
+// followed on the scopes alone, removes every variable of comp with at most
+// entries table entries in all (the factors' and the new ones): then it
+// minimises comp exactly, with no search. The scope of a variable is itself
+// and the variables sharing a factor with it; eliminating it joins its
+// scope's others.
 func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 	pos := make(map[int]int, len(comp))
 	for p, v := range comp {
@@ -255,7 +259,7 @@ func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 				best = p
 			}
 		}
-		if total += sizes[best]; sizes[best] > entries || total > refineTotal {
+		if total += sizes[best]; total > entries {
 			return false
 		}
 		gone[best] = true

@@ -142,13 +142,19 @@ func (a Auto) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 	return SRMP(a).Solve(ctx, p, from)
 }
 
-// capped returns r with its per-solve iteration cap set to n, when r is one of this
-// package's solvers (others are returned as they are).
+// capped returns r with its per-solve iteration cap set to n and the loose
+// stall rule (10 iterations, 1e-5 relative), when r is one of this package's
+// solvers (others are returned as they are).
 func capped(r Relaxation, n int) Relaxation {
 	set := func(o, def trws.Options) trws.Options {
 		o = withDefaults(o, def)
 		o.MaxIterations, o.NoCertify = n, true // the search certifies itself
 		o.SettleBelow = 0                      // its rounds end at violators, not agreement
+		// A round whose bound creeps ends as the first solve's loose rule
+		// ends it (no violator coming: the next round fixes the labels
+		// nearest their minimum): a spin glass's round stopped after 15
+		// iterations, not 50, with the same outcome.
+		o.StallIterations, o.StallTolerance = 10, 1e-5
 		return o
 	}
 	switch r := r.(type) {

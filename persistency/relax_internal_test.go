@@ -60,3 +60,29 @@ func TestStalledFirstKeepsTheCallersCapAndOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundsStallLoosely: a round of label elimination (capped) ends where its
+// bound stalls by the first solve's loose rule, not TRW-S's default 100
+// iterations, whatever stall rule the caller gave; its cap and the search's
+// own certification stay.
+func TestRoundsStallLoosely(t *testing.T) {
+	own := trws.DefaultOptions()
+	own.StallIterations, own.StallTolerance = 300, 1e-9
+	for _, in := range []Relaxation{Auto{}, TRWS{}, TRWS{own}, Auto{own}} {
+		var o trws.Options
+		switch r := capped(in, 50).(type) {
+		case TRWS:
+			o = r.Options
+		case cappedAuto:
+			o = r.t.Options
+			if r.s.Options.StallIterations != 10 {
+				t.Errorf("%#v: SRMP's rounds stall after %d iterations", in, r.s.Options.StallIterations)
+			}
+		default:
+			t.Fatalf("%#v: %T", in, r)
+		}
+		if o.MaxIterations != 50 || o.StallIterations != 10 || o.StallTolerance != 1e-5 || !o.NoCertify || o.SettleBelow != 0 {
+			t.Errorf("%#v: rounds with %+v", in, o)
+		}
+	}
+}

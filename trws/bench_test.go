@@ -59,6 +59,17 @@ func BenchmarkPottsLabelCounts(b *testing.B) {
 	}
 }
 
+// BenchmarkSpinGlass: two labels, Potts terms and explicit tables mixed (a
+// frustrated grid: its repulsive couplings are tables), at the size of the
+// UAI Grids_18 model (40×40) and large (500×500): the two-label passes.
+func BenchmarkSpinGlass(b *testing.B) {
+	for _, side := range []int{40, 500} {
+		b.Run(fmt.Sprintf("%dx%d", side, side), func(b *testing.B) {
+			benchIterations(b, random.FrustratedGrid(random.New(1), side, side))
+		})
+	}
+}
+
 // BenchmarkTable256x256K8: explicit 8×8 tables on every edge (the C++ original does
 // about 1.1 M node-updates/s).
 func BenchmarkTable256x256K8(b *testing.B) {

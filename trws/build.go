@@ -91,6 +91,7 @@ type Solver struct {
 
 	allPotts bool      // every edge Potts and one label count: the Potts passes apply
 	tl2      bool      // the truncated-linear passes apply (trunclinear.go)
+	table2   bool      // the two-label Potts and table passes apply (table2.go)
 	mk       int       // largest label count
 	scratch  []float32 // 4·mk: D, h, primal scores, distance transforms
 	envV     []int32   // parabola envelope of the truncated quadratic kernel

@@ -140,6 +140,10 @@ func (s *Solver) forward() {
 		s.forwardTruncLinear2()
 		return
 	}
+	if s.table2 {
+		s.forwardTable2()
+		return
+	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	for i := int32(0); i < int32(s.n); i++ {
 		k := s.labels[i]
@@ -196,6 +200,9 @@ func (s *Solver) backward(check bool) float64 {
 	}
 	if s.tl2 {
 		return s.backwardTruncLinear2()
+	}
+	if s.table2 {
+		return s.backwardTable2()
 	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	lb := 0.0

@@ -9,18 +9,20 @@ import "slices"
 
 // setupUniformPasses enables the passes for models of one kind and one label
 // count where they apply: the Potts passes below (allPotts) and the stereo
-// passes (tl2, trunclinear.go).
+// passes (tl2, trunclinear.go), and two labels, Potts or tables (table2,
+// table2.go).
 func (s *Solver) setupUniformPasses() {
 	s.generalPasses()
 	if s.n == 0 || slices.ContainsFunc(s.labels, func(k int32) bool { return int(k) != s.mk }) {
 		return
 	}
-	potts, tl2 := true, true
+	potts, tl2, tables := true, true, s.mk == 2
 	for e, k := range s.kind {
 		potts = potts && k == kindPotts
 		tl2 = tl2 && k == kindTruncLinear && truncLinear2Sends(s.mk, s.mk, s.t[e])
+		tables = tables && (k == kindTable || k == kindPotts)
 	}
-	s.allPotts, s.tl2 = potts, tl2
+	s.allPotts, s.tl2, s.table2 = potts, tl2, tables && !potts
 	if potts {
 		s.w64 = make([]float64, len(s.fn))
 		for e, fn := range s.fn {
@@ -31,7 +33,7 @@ func (s *Solver) setupUniformPasses() {
 
 // generalPasses turns the uniform passes off: an edge's term changed kind.
 func (s *Solver) generalPasses() {
-	s.allPotts, s.tl2 = false, false
+	s.allPotts, s.tl2, s.table2 = false, false, false
 }
 
 // unrolled returns the Potts passes written out for the solver's label count,

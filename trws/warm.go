@@ -195,7 +195,9 @@ func (s *Solver) SetTable(e int, t []float64) error {
 		}
 	}
 	s.fn[e], s.kind[e] = fn, kindTable
+	table2 := s.table2 // still every edge a two-label table or Potts term
 	s.generalPasses()
+	s.table2 = table2
 	if s.dif != nil {
 		s.dif[e] = -1
 	}
