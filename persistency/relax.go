@@ -102,7 +102,7 @@ func (t TRWS) Solve(ctx context.Context, p *model.Model, from *Warm) (*Outcome, 
 func withDefaults(opt, def trws.Options) trws.Options {
 	switch {
 	case opt.MaxIterations == 0 && opt.CheckEvery == 0:
-		def.Progress = opt.Progress
+		def.Progress, def.Threads = opt.Progress, opt.Threads
 		return def
 	case opt.MaxIterations == 0:
 		opt.MaxIterations = def.MaxIterations

@@ -17,6 +17,11 @@ import (
 // node-updates/s = iterations × variables / seconds, the measure, and the
 // solver's heap.
 func benchIterations(b *testing.B, m *model.Model) {
+	benchIterationsOn(b, m, 1)
+}
+
+// benchIterationsOn is benchIterations with the passes on threads goroutines.
+func benchIterationsOn(b *testing.B, m *model.Model, threads int) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -32,7 +37,7 @@ func benchIterations(b *testing.B, m *model.Model) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	r, err := s.Solve(context.Background(), trws.Options{MaxIterations: b.N, GapTolerance: 0, CheckEvery: math.MaxInt})
+	r, err := s.Solve(context.Background(), trws.Options{MaxIterations: b.N, GapTolerance: 0, CheckEvery: math.MaxInt, Threads: threads})
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -68,6 +73,52 @@ func BenchmarkSpinGlass(b *testing.B) {
 			benchIterations(b, random.FrustratedGrid(random.New(1), side, side))
 		})
 	}
+}
+
+// BenchmarkStripsSideBySide: the passes of a stereo grid (tsukuba's size,
+// 384×288, 16 labels, truncated linear) and of a 500×500 spin glass on one
+// and two goroutines (pipeline.go).
+func BenchmarkStripsSideBySide(b *testing.B) {
+	stereo := stereoGrid(384, 288, 16)
+	glass := random.FrustratedGrid(random.New(1), 500, 500)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("stereo384x288K16/threads%d", threads), func(b *testing.B) { benchIterationsOn(b, stereo, threads) })
+		b.Run(fmt.Sprintf("spinglass500x500/threads%d", threads), func(b *testing.B) { benchIterationsOn(b, glass, threads) })
+	}
+}
+
+// stereoGrid is a w×h grid of k labels with random unaries and one
+// truncated-linear term (W 1, T 2) on every edge: a stereo model's shape.
+func stereoGrid(w, h, k int) *model.Model {
+	rng := random.New(3)
+	labels := make([]int, w*h)
+	for v := range labels {
+		labels[v] = k
+	}
+	b := model.NewBuilder(labels)
+	for v := range labels {
+		u := make([]float64, k)
+		for l := range u {
+			u[l] = 10 * rng.Float64()
+		}
+		b.AddTable([]int{v}, u)
+	}
+	id, _ := b.AddFunction(model.Function{Kind: model.TruncatedLinear, Shape: []int{k, k}, W: 1, T: 2})
+	for y := range h {
+		for x := range w {
+			if x+1 < w {
+				b.AddFactor(id, y*w+x, y*w+x+1)
+			}
+			if y+1 < h {
+				b.AddFactor(id, y*w+x, (y+1)*w+x)
+			}
+		}
+	}
+	m, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
 
 // BenchmarkTable256x256K8: explicit 8×8 tables on every edge (the C++ original does

@@ -97,6 +97,14 @@ type Solver struct {
 	envV     []int32   // parabola envelope of the truncated quadratic kernel
 	envZ     []float64
 	iters    int // iterations run so far (all calls)
+
+	// Column strips side by side (pipeline.go): the grid's width (0: not a grid, or
+	// too small), the goroutines of this Solve, each block's part of the
+	// bound, the other goroutines' D and h.
+	rowWidth    int
+	threads     int
+	partial     []float64
+	pipeScratch []float32
 }
 
 // ErrNotPairwise is returned for models with factors of order > 2.

@@ -23,6 +23,7 @@ func (s *Solver) setupUniformPasses() {
 		tables = tables && (k == kindTable || k == kindPotts)
 	}
 	s.allPotts, s.tl2, s.table2 = potts, tl2, tables && !potts
+	s.setupPipeline()
 	if potts {
 		s.w64 = make([]float64, len(s.fn))
 		for e, fn := range s.fn {

@@ -10,7 +10,16 @@ package trws
 
 // forwardTable2 is forward for table2 models.
 func (s *Solver) forwardTable2() {
-	for i := int32(0); i < int32(s.n); i++ {
+	if s.rowWidth > 0 {
+		s.pipelined(false, s.forwardTable2Nodes)
+		return
+	}
+	s.forwardTable2Nodes(0, int32(s.n), nil, nil)
+}
+
+// forwardTable2Nodes is forwardTable2 on the nodes [lo, hi) (no scratch).
+func (s *Solver) forwardTable2Nodes(lo, hi int32, _, _ []float32) float64 {
+	for i := lo; i < hi; i++ {
 		a0, a1 := s.astart[i], s.astart[i+1]
 		d0, d1 := s.sum2(i, a0, a1)
 		g := s.gamma[i]
@@ -30,12 +39,22 @@ func (s *Solver) forwardTable2() {
 			out[0], out[1] = o0-m, o1-m
 		}
 	}
+	return 0
 }
 
 // backwardTable2 is backward for table2 models.
 func (s *Solver) backwardTable2() float64 {
+	if s.rowWidth > 0 {
+		return s.pipelined(true, s.backwardTable2Nodes) + s.offset
+	}
+	return s.backwardTable2Nodes(0, int32(s.n), nil, nil) + s.offset
+}
+
+// backwardTable2Nodes is backwardTable2 on the nodes [lo, hi), without the
+// offset.
+func (s *Solver) backwardTable2Nodes(lo, hi int32, _, _ []float32) float64 {
 	lb := 0.0
-	for i := int32(s.n) - 1; i >= 0; i-- {
+	for i := hi - 1; i >= lo; i-- {
 		a0, a1 := s.astart[i], s.astart[i+1]
 		d0, d1 := s.sum2(i, a0, a1)
 		dmin := min(d0, d1)
@@ -60,7 +79,7 @@ func (s *Solver) backwardTable2() float64 {
 			lb += float64(m) - float64(g)*float64(dmin)
 		}
 	}
-	return lb + s.offset
+	return lb
 }
 
 // sum2 is sumInto for a node of two labels: its unary plus every message

@@ -22,18 +22,39 @@ func truncLinear2Sends(k, kr int, t float32) bool {
 // between them: each call's arguments, stored on the stack behind the
 // messages' stores, cost a third of the pass).
 func (s *Solver) forwardTruncLinear2() {
-	n, k := s.n, s.mk
-	_ = s.u32[k*n-1]
-	forwardTruncLinear2AVX2(n, k, s.u32, s.msg, s.w, s.t, s.gamma[:n], s.scratch[:k], s.scratch[k:2*k],
-		s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout)
+	if s.rowWidth > 0 {
+		s.pipelined(false, s.forwardTruncLinear2Nodes)
+		return
+	}
+	s.forwardTruncLinear2Nodes(0, int32(s.n), s.scratch[:s.mk], s.scratch[s.mk:2*s.mk])
+}
+
+// forwardTruncLinear2Nodes is forwardTruncLinear2 on the nodes [lo, hi) with
+// scratch d, h: the assembly indexes the nodes' arrays from lo, the edges'
+// and the messages' absolutely.
+func (s *Solver) forwardTruncLinear2Nodes(lo, hi int32, d, h []float32) float64 {
+	k := s.mk
+	_ = s.u32[k*int(hi)-1]
+	forwardTruncLinear2AVX2(int(hi-lo), k, s.u32[k*int(lo):], s.msg, s.w, s.t, s.gamma[lo:hi], d, h,
+		s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
+	return 0
 }
 
 // backwardTruncLinear2 is backward for tl2 models, without a check's work.
 func (s *Solver) backwardTruncLinear2() float64 {
-	n, k := s.n, s.mk
-	_ = s.u32[k*n-1]
-	return backwardTruncLinear2AVX2(n, k, s.u32, s.msg, s.w, s.t, s.gamma[:n], s.scratch[:k], s.scratch[k:2*k],
-		s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.aout) + s.offset
+	if s.rowWidth > 0 {
+		return s.pipelined(true, s.backwardTruncLinear2Nodes) + s.offset
+	}
+	return s.backwardTruncLinear2Nodes(0, int32(s.n), s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]) + s.offset
+}
+
+// backwardTruncLinear2Nodes is backwardTruncLinear2 on the nodes [lo, hi),
+// without the offset.
+func (s *Solver) backwardTruncLinear2Nodes(lo, hi int32, d, h []float32) float64 {
+	k := s.mk
+	_ = s.u32[k*int(hi)-1]
+	return backwardTruncLinear2AVX2(int(hi-lo), k, s.u32[k*int(lo):], s.msg, s.w, s.t, s.gamma[lo:hi], d, h,
+		s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
 }
 
 // checkTruncLinear2 is check for tl2 models.

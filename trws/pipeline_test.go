@@ -1,0 +1,85 @@
+package trws
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
+)
+
+// TestStripsSideBySideGiveTheSamePasses: on grids large enough for the passes
+// to run in column strips side by side (stereo: truncated linear, 16 labels; a spin
+// glass: two labels), 1, 2 and 3 goroutines give the same messages and bounds
+// bit for bit, iteration after iteration, and the same messages as the passes
+// over the whole node order (whose bound is summed in another order: equal to
+// 1e-12); Solve on 1 and 2 goroutines gives the same Result.
+func TestStripsSideBySideGiveTheSamePasses(t *testing.T) {
+	models := map[string]*model.Model{"spin glass 130×130": random.FrustratedGrid(random.New(32), 130, 130)}
+	if vector { // the stereo passes are AVX2's
+		models["stereo 160×120"] = truncLinearGridAny(31, 160, 120, 16)
+	}
+	for name, m := range models {
+		var solvers []*Solver
+		for threads := 1; threads <= 3; threads++ {
+			s, err := New(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.rowWidth == 0 {
+				t.Fatalf("%s: the strips do not run side by side", name)
+			}
+			s.threads = threads
+			solvers = append(solvers, s)
+		}
+		whole, _ := New(m)
+		whole.rowWidth = 0
+		for it := range 12 {
+			var bounds []float64
+			for _, s := range solvers {
+				s.forward()
+				bounds = append(bounds, s.backward(false))
+			}
+			whole.forward()
+			lw := whole.backward(false)
+			for i, s := range solvers[1:] {
+				if bounds[i+1] != bounds[0] || !slices.Equal(s.msg, solvers[0].msg) {
+					t.Fatalf("%s, iteration %d: %d goroutines: bound %v against %v, messages equal %v", name, it, i+2, bounds[i+1], bounds[0], slices.Equal(s.msg, solvers[0].msg))
+				}
+			}
+			if !slices.Equal(whole.msg, solvers[0].msg) || math.Abs(lw-bounds[0]) > 1e-12*math.Max(1, math.Abs(lw)) {
+				t.Fatalf("%s, iteration %d: against the whole order: bound %v and %v, messages equal %v", name, it, bounds[0], lw, slices.Equal(whole.msg, solvers[0].msg))
+			}
+		}
+		var results []Result
+		for _, threads := range []int{1, 2} {
+			s, _ := New(m)
+			o := DefaultOptions()
+			o.MaxIterations, o.Threads = 60, threads
+			r, err := s.Solve(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, r)
+		}
+		a, b := results[0], results[1]
+		if a.LowerBound != b.LowerBound || a.Energy != b.Energy || a.Iterations != b.Iterations || !slices.Equal(a.Labeling, b.Labeling) || !slices.Equal(a.Consistent, b.Consistent) {
+			t.Errorf("%s: Solve on 1 and 2 goroutines: %+v against %+v", name, a.Stop, b.Stop)
+		}
+	}
+}
+
+// truncLinearGridAny is a w×h truncated-linear grid of k labels (T 2,
+// random weights and unaries), the stereo passes' model.
+func truncLinearGridAny(seed uint64, w, h, k int) *model.Model {
+	rng := random.New(seed)
+	return testModel(w*h, k, func(t []float64) {
+		for i := range t {
+			t[i] = float64(rng.IntN(20)) + rng.Float64()
+		}
+	}, gridPairs(w, h), func() model.Function {
+		return model.Function{Kind: model.TruncatedLinear, Shape: []int{k, k}, W: 0.5 + 3*rng.Float64(), T: 2}
+	})
+}
