@@ -1,6 +1,7 @@
 package trws
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -98,23 +99,30 @@ func TestTable2PassesEqualTheGeneralOnes(t *testing.T) {
 				}
 				general.table2 = false
 			}
-			check := it%2 == 1
-			fast.forward()
-			lf := fast.backward(check)
-			general.forward()
-			lg := general.backward(check)
-			if lf != lg || !slices.Equal(fast.msg, general.msg) {
-				t.Fatalf("%s, iteration %d: bounds %v and %v, messages equal %v", name, it, lf, lg, slices.Equal(fast.msg, general.msg))
-			}
-			if !check {
-				continue
-			}
-			cf, pf := engine{fast}.Check()
-			cf, pf = slices.Clone(cf), slices.Clone(pf)
-			cg, pg := engine{general}.Check()
-			if !slices.Equal(cf, cg) || !slices.Equal(pf, pg) {
-				t.Fatalf("%s, iteration %d: consistency labels or labelings differ", name, it)
-			}
+			samePasses(t, fmt.Sprintf("%s, iteration %d", name, it), fast, general, it%2 == 1)
 		}
+	}
+}
+
+// samePasses runs an iteration (a check's when check) of fast and general and
+// fails unless their bounds, messages and, after a check, consistency labels
+// and labelings are the same bit for bit.
+func samePasses(t *testing.T, what string, fast, general *Solver, check bool) {
+	t.Helper()
+	fast.forward()
+	lf := fast.backward(check)
+	general.forward()
+	lg := general.backward(check)
+	if lf != lg || !slices.Equal(fast.msg, general.msg) {
+		t.Fatalf("%s: bounds %v and %v, messages equal %v", what, lf, lg, slices.Equal(fast.msg, general.msg))
+	}
+	if !check {
+		return
+	}
+	cf, pf := engine{fast}.Check()
+	cf, pf = slices.Clone(cf), slices.Clone(pf)
+	cg, pg := engine{general}.Check()
+	if !slices.Equal(cf, cg) || !slices.Equal(pf, pg) {
+		t.Fatalf("%s: consistency labels or labelings differ", what)
 	}
 }

@@ -3,6 +3,7 @@
 package trws
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -177,23 +178,7 @@ func TestTruncLinearPassesEqualTheGeneralOnes(t *testing.T) {
 		general, _ := New(m)
 		general.tl2 = false
 		for it := range 20 {
-			check := it%2 == 1
-			fast.forward()
-			lf := fast.backward(check)
-			general.forward()
-			lg := general.backward(check)
-			if lf != lg || !slices.Equal(fast.msg, general.msg) {
-				t.Fatalf("K=%d iteration %d: bounds %v and %v, messages equal %v", c.k, it, lf, lg, slices.Equal(fast.msg, general.msg))
-			}
-			if !check {
-				continue
-			}
-			cf, pf := engine{fast}.Check()
-			cf, pf = slices.Clone(cf), slices.Clone(pf)
-			cg, pg := engine{general}.Check()
-			if !slices.Equal(cf, cg) || !slices.Equal(pf, pg) {
-				t.Fatalf("K=%d iteration %d: consistency labels or labelings differ", c.k, it)
-			}
+			samePasses(t, fmt.Sprintf("K=%d iteration %d", c.k, it), fast, general, it%2 == 1)
 		}
 	}
 }
