@@ -69,6 +69,10 @@ type EliminateOptions struct {
 	MaxStages int
 	// Progress, if set, is called after every round.
 	Progress func(EliminateProgress)
+	// relaxed, when set, is a relaxed solve of the model (Domains the full
+	// ones) that the first stage starts from instead of solving: Algorithm 1's
+	// first, where it proved nothing (PruneFirst).
+	relaxed *Outcome
 }
 
 // EliminateProgress reports a round of the search.
@@ -666,19 +670,21 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 				return nil, err
 			}
 		}
-		loose, ok := firstStalled(solver, firstIterations, 10, 1e-5)
-		var strict func(int) Relaxation
-		if ok {
-			strict = func(done int) Relaxation {
-				if done >= firstIterations {
-					return nil
+		out := opt.relaxed
+		if out == nil || !d.full(m) {
+			loose, ok := firstStalled(solver, firstIterations, 10, 1e-5)
+			var strict func(int) Relaxation
+			if ok {
+				strict = func(done int) Relaxation {
+					if done >= firstIterations {
+						return nil
+					}
+					return firstCapped(solver, firstIterations-done)
 				}
-				return firstCapped(solver, firstIterations-done)
 			}
-		}
-		out, err := stalledSolve(ctx, timed, restricted, loose, strict)
-		if err != nil {
-			return nil, err
+			if out, err = stalledSolve(ctx, timed, restricted, loose, strict); err != nil {
+				return nil, err
+			}
 		}
 		y, res.LowerBound, prev = d.original(out.Labeling), out.LowerBound, out
 		relaxed = out

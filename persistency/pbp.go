@@ -87,6 +87,13 @@ type Result struct {
 // cannot change Ê), until nothing is dropped. The final solve's certificate is
 // checked before any label is reported: no certificate, no persistent label.
 func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
+	res, _, err := run(ctx, m, opt)
+	return res, err
+}
+
+// run is Run, and its first relaxed solve where no pruning iteration went on
+// from it (nothing was consistent): PruneFirst's elimination starts there.
+func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, error) {
 	start := time.Now()
 	solver := opt.Solver
 	if solver == nil {
@@ -108,7 +115,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	out, err := stalledSolve(ctx, timed, m, loose, strict)
 	timed.r = solver // the pruning iterations' own
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res.Labeling = append([]int(nil), out.Labeling...)
 	res.LowerBound = out.LowerBound
@@ -121,7 +128,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	x := make([]int, n)
 	var A []int
 	if opt.Candidates != nil && len(opt.Candidates) != n {
-		return nil, errors.New("persistency: Options.Candidates needs one entry per variable")
+		return nil, nil, errors.New("persistency: Options.Candidates needs one entry per variable")
 	}
 	for v, l := range out.Consistent {
 		if l >= 0 && (opt.Candidates == nil || opt.Candidates[v]) {
@@ -137,7 +144,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	}
 	for it := 1; len(A) > 0; it++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		res.PruningIterations = it
 		if inc != nil {
@@ -145,7 +152,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			cons, boundary, ok, err := inc.step(ctx, A, x)
 			res.SolverIterations += inc.loc.Iterations - before
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if ok {
 				res.Settled++
@@ -161,14 +168,14 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			// from the survivors' messages.
 			s, err := inc.solver()
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			inc, prevVars = nil, A
 			out = &Outcome{state: s}
 			if ok {
 				cert, gap, done, err := certifyFinal(m, A, x, opt.Variant, s)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if done {
 					res.prove(A, x, cert, gap)
@@ -178,7 +185,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		}
 		sp, err := BuildSubproblem(m, A, x, opt.Variant)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(sp.Hopeless) > 0 {
 			A = without(A, sp.Hopeless)
@@ -192,7 +199,7 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		}
 		next, err := solve(sp.Model, from)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		kept := narrow(A, x, next.Consistent, sp.Boundary)
 		report(it, len(kept), next.LowerBound)
@@ -204,14 +211,14 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			}
 			cert, err := next.Certify(final)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			chk, err := cert.Check(sp.Model)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if !chk.Certified {
-				return nil, errors.New("persistency: the final sub-problem's certificate does not check (the solver is not integrally correct at this tolerance)")
+				return nil, nil, errors.New("persistency: the final sub-problem's certificate does not check (the solver is not integrally correct at this tolerance)")
 			}
 			if s, ok := next.state.(*trws.Solver); ok {
 				cert.compact(s, sp.Model)
@@ -228,7 +235,10 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	res.Score, res.Fraction = Score(m, res.Persistent)
 	res.Seconds = time.Since(start).Seconds()
 	res.SolverSeconds = timed.elapsed.Seconds()
-	return res, nil
+	if res.PruningIterations > 0 {
+		return res, nil, nil
+	}
+	return res, out, nil // no pruning iteration went on in its solver
 }
 
 // narrow is a pruning iteration's decision: the nodes of A (ascending) that

@@ -18,11 +18,14 @@ import (
 // Verify rebuilds it from Persistent).
 func PruneFirst(ctx context.Context, m *model.Model, opt EliminateOptions, popt Options) (*Result, error) {
 	popt.QuickFirst = true
-	res, err := Run(ctx, m, popt)
+	res, first, err := run(ctx, m, popt)
 	if err != nil {
 		return nil, err
 	}
 	opt.Domains = res.Domains(m)
+	if Count(res.Persistent) == 0 && opt.Test == nil {
+		opt.relaxed = first // the same model: its relaxed solve, not another
+	}
 	el, err := Eliminate(ctx, m, opt)
 	if err != nil {
 		return nil, err
