@@ -452,14 +452,15 @@ func (d *resultDecoder) take(n int, what string) {
 	d.left -= int64(n)
 }
 
-// errBeyondBudget is a file that holds more than a result of the model can.
+// errBeyondBudget is a file that holds more than a result of the model can: a
+// flipped bit in a length does that too.
 type errBeyondBudget struct {
 	what string
 	n    int
 }
 
 func (e errBeyondBudget) Error() string {
-	return fmt.Sprintf("persistency: the result file holds more than a result of this model can (%s: %d entries): a result of another model, or a forged one", e.what, e.n)
+	return fmt.Sprintf("persistency: the result file holds more than a result of this model can (%s: %d entries): damaged, a result of another model, or a forged one", e.what, e.n)
 }
 
 // ResultBudget is the most list entries (ints and floats) that a result file of
