@@ -217,18 +217,11 @@ func component(m *model.Model, open, seen []bool, v0 int) []int {
 // scope's others.
 func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 	pos := make(map[int]int, len(comp))
+	dom := make([][]int, len(comp)) // by position
 	for p, v := range comp {
-		pos[v] = p
+		pos[v], dom[p] = p, alive[v]
 	}
-	size := func(scope []int) int {
-		s := 1
-		for _, p := range scope {
-			if s *= len(alive[comp[p]]); s > entries {
-				return entries + 1
-			}
-		}
-		return s
-	}
+	size := func(scope []int) int { return scopeSize(dom, scope, entries) }
 	scopes := make([][]int, len(comp))
 	for p := range scopes {
 		scopes[p] = []int{p}
@@ -253,12 +246,7 @@ func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 	}
 	gone := make([]bool, len(comp))
 	for range comp {
-		best := -1
-		for p := range comp {
-			if !gone[p] && (best < 0 || sizes[p] < sizes[best]) {
-				best = p
-			}
-		}
+		best := nextEliminated(gone, sizes)
 		if total += sizes[best]; total > entries {
 			return false
 		}
@@ -273,6 +261,31 @@ func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 		}
 	}
 	return true
+}
+
+// scopeSize is the entries of a table over the positions scope with the
+// labels dom (by position), or limit+1 once past limit.
+func scopeSize(dom [][]int, scope []int, limit int) int {
+	s := 1
+	for _, p := range scope {
+		if s *= len(dom[p]); s > limit {
+			return limit + 1
+		}
+	}
+	return s
+}
+
+// nextEliminated is the variable elimination removes next: the first of the
+// smallest scope among those not gone (−1: none left). minimize and
+// eliminable both choose by it, so that eliminable follows minimize's order.
+func nextEliminated(gone []bool, sizes []int) int {
+	best := -1
+	for p, g := range gone {
+		if !g && (best < 0 || sizes[p] < sizes[best]) {
+			best = p
+		}
+	}
+	return best
 }
 
 // vtable is a table over component positions vars (ascending), row-major over
@@ -304,15 +317,7 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 	for p, v := range comp {
 		pos[v], dom[p] = p, alive[v]
 	}
-	size := func(vars []int) int {
-		s := 1
-		for _, p := range vars {
-			if s *= len(dom[p]); s > entries {
-				return entries + 1
-			}
-		}
-		return s
-	}
+	size := func(vars []int) int { return scopeSize(dom, vars, entries) }
 	// The factors as tables over their component variables, the others at x.
 	var tabs []*vtable
 	saved := slices.Clone(x)
@@ -367,12 +372,7 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		rescope(p)
 	}
 	for {
-		best := -1
-		for p := range comp {
-			if !gone[p] && (best < 0 || sizes[p] < sizes[best]) {
-				best = p
-			}
-		}
+		best := nextEliminated(gone, sizes)
 		if best < 0 {
 			break
 		}

@@ -269,9 +269,11 @@ func stalledSolve(ctx context.Context, timed *timedSolver, p *model.Model, loose
 	if !inPlace || gap <= tolerance(out.Energy) || gap > nearlyTight*math.Max(1, math.Abs(out.Energy)) {
 		return out, nil
 	}
-	if timed.r = strict(out.Iterations); timed.r == nil {
+	r := strict(out.Iterations)
+	if r == nil {
 		return out, nil
 	}
+	timed.r = r
 	more, err := timed.solve(ctx, nil, &Warm{Prev: out, InPlace: true})
 	if err != nil {
 		return nil, err

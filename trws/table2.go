@@ -30,13 +30,13 @@ func (s *Solver) forwardTable2Nodes(lo, hi int32, _, _ []float32) float64 {
 			if e := s.aedge[a]; s.kind[e] == kindPotts { // pottsSquare
 				w, hmin := s.w[e], min(h0, h1)
 				out[0], out[1] = min(h0-hmin, w), min(h1-hmin, w)
-				continue
+			} else {
+				t := (*[4]float32)(s.tables[s.tab[e]:]) // row = this node's label
+				o0 := min(h0+t[0], h1+t[2])
+				o1 := min(h0+t[1], h1+t[3])
+				m := min(o0, o1)
+				out[0], out[1] = o0-m, o1-m
 			}
-			t := (*[4]float32)(s.tables[s.tab[s.aedge[a]]:]) // row = this node's label
-			o0 := min(h0+t[0], h1+t[2])
-			o1 := min(h0+t[1], h1+t[3])
-			m := min(o0, o1)
-			out[0], out[1] = o0-m, o1-m
 		}
 	}
 	return 0
