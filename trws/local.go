@@ -42,6 +42,7 @@ type Local struct {
 	Stable     int
 	Iterations int // region iterations run so far
 	failed     bool
+	dStored    bool // the last passes kept the region's D (in d)
 }
 
 // NewLocal starts a Local from s's messages and the consistency labels of its
@@ -243,6 +244,11 @@ func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
 // backward passes of the whole problem's, skipping removed neighbours.
 func (l *Local) passes(region []int32) {
 	s := l.s
+	if s.tl2 {
+		l.passesTruncLinear2(region)
+		return
+	}
+	l.dStored = true
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	for _, i := range region {
 		k := s.labels[i]
@@ -269,6 +275,60 @@ func (l *Local) passes(region []int32) {
 			}
 		}
 	}
+}
+
+// passesTruncLinear2 is passes for tl2 solvers (stereo): the region's runs of
+// consecutive nodes go to the whole problem's assembly passes, with the Local's
+// γ. The floats are passes' own: a killed neighbour's message into a node is
+// zero, and adding it changes no sum; the passes also send to killed
+// neighbours, messages into them that nothing reads (Restrict drops them). D
+// is not kept: check sums the region's nodes again, which gives the backward
+// pass's D, as no message into a node changes after its backward update.
+func (l *Local) passesTruncLinear2(region []int32) {
+	s := l.s
+	k := s.mk
+	d, h := s.scratch[:k], s.scratch[k:2*k]
+	l.dStored = false
+	pass := func(lo, hi int32, backward bool) {
+		u := s.u32[k*int(lo) : k*int(hi)]
+		if backward {
+			backwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,
+				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
+			return
+		}
+		forwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,
+			s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
+	}
+	for lo := 0; lo < len(region); {
+		hi := consecutive(region, lo)
+		pass(region[lo], region[hi-1]+1, false)
+		lo = hi
+	}
+	for hi := len(region); hi > 0; {
+		lo := consecutiveBefore(region, hi)
+		pass(region[lo], region[hi-1]+1, true)
+		hi = lo
+	}
+}
+
+// consecutive returns the end of the run of consecutive nodes of region
+// (ascending) that starts at position lo.
+func consecutive(region []int32, lo int) int {
+	hi := lo + 1
+	for hi < len(region) && region[hi] == region[hi-1]+1 {
+		hi++
+	}
+	return hi
+}
+
+// consecutiveBefore returns the start of the run of consecutive nodes of
+// region (ascending) that ends before position hi.
+func consecutiveBefore(region []int32, hi int) int {
+	lo := hi - 1
+	for lo > 0 && region[lo-1] == region[lo]-1 {
+		lo--
+	}
+	return lo
 }
 
 // check computes the consistency labels (the package doc's definition, as the
@@ -311,7 +371,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	for n, list := range [][]int32{zone, ring2} {
 		for m, i := range list {
 			d := l.d[s.uoff[i]:s.uoff[i+1]]
-			if n > 0 || m >= len(region) { // a region node's D is the last backward pass's
+			if n > 0 || m >= len(region) || !l.dStored { // else a region node's D is the last backward pass's
 				s.sumInto(i, d)
 			}
 			l.next[i] = uniqueArgmin(d)

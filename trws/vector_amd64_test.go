@@ -3,8 +3,10 @@
 package trws
 
 import (
+	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -267,4 +269,76 @@ func assemblyLabelCounts(t *testing.T) []int {
 	}
 	t.Logf("assembly Potts passes for K = %v", ks)
 	return ks
+}
+
+// TestLocalStereoPassesEqualTheGeneralOnes: a Local on a stereo solver (tl2)
+// settles its regions with the whole problem's assembly passes, run by run of
+// consecutive nodes; after the same kills, unary changes and settles it holds
+// the general passes' messages into every survivor, consistency labels and
+// iteration counts, bit for bit, and its survivors' solver is theirs.
+func TestLocalStereoPassesEqualTheGeneralOnes(t *testing.T) {
+	if !vector {
+		t.Skip("no AVX2 on this CPU")
+	}
+	for _, c := range []struct {
+		k    int
+		ts   []float64
+		ties bool
+	}{{16, []float64{2}, false}, {16, []float64{2, 1.5}, false}, {24, []float64{1.25, 2}, false}, {8, []float64{2}, true}} {
+		m := truncLinearGrid(uint64(300+c.k), 31, 23, c.k, c.ts, c.ties)
+		fast, general := solvedLocal(t, m), solvedLocal(t, m)
+		if !fast.s.tl2 {
+			t.Fatalf("K=%d: the stereo passes do not apply", c.k)
+		}
+		general.s.tl2 = false
+		fast.Stable, general.Stable = 1, 1 // as the pruning iterations settle
+		rng := rand.New(rand.NewPCG(uint64(c.k), 5))
+		settled := 0
+		for round := range 30 {
+			var gone []int
+			for range 1 + rng.IntN(6) {
+				if v := rng.IntN(fast.s.n); !fast.dead[v] && !slices.Contains(gone, v) {
+					gone = append(gone, v)
+				}
+			}
+			changed := fast.Kill(gone)
+			if !slices.Equal(changed, general.Kill(gone)) {
+				t.Fatal("Kill differs")
+			}
+			for _, v := range changed {
+				u := slices.Clone(fast.s.u64[fast.s.uoff[v]:fast.s.uoff[v+1]])
+				for i := range u {
+					u[i] += 0.3 * rng.Float64()
+				}
+				if fast.SetUnary(v, u) != nil || general.SetUnary(v, u) != nil {
+					t.Fatal("SetUnary failed")
+				}
+			}
+			okF, okG := fast.Settle(context.Background(), changed), general.Settle(context.Background(), changed)
+			what := fmt.Sprintf("K=%d round %d", c.k, round)
+			if okF != okG || fast.Iterations != general.Iterations || !slices.Equal(fast.cons, general.cons) {
+				t.Fatalf("%s: settled %v/%v after %d/%d iterations, labels equal %v", what, okF, okG,
+					fast.Iterations, general.Iterations, slices.Equal(fast.cons, general.cons))
+			}
+			rf, keep, err := fast.Solver()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rg, _, err := general.Solver()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rf.msg, rg.msg) || !slices.Equal(rf.gamma, rg.gamma) {
+				t.Fatalf("%s: the survivors' (%d) messages differ", what, len(keep))
+			}
+			if !okF {
+				break
+			}
+			settled++
+		}
+		if settled < 10 {
+			t.Errorf("K=%d: only %d settles: the test compares little", c.k, settled)
+		}
+		t.Logf("K=%d T %v: %d settles, %d iterations", c.k, c.ts, settled, fast.Iterations)
+	}
 }
