@@ -42,7 +42,6 @@ type Local struct {
 	Stable     int
 	Iterations int // region iterations run so far
 	failed     bool
-	dStored    bool // the last passes kept the region's D (in d)
 }
 
 // NewLocal starts a Local from s's messages and the consistency labels of its
@@ -215,8 +214,8 @@ func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
 		if ctx.Err() != nil {
 			return false
 		}
-		for range every {
-			l.passes(region)
+		for it := range every {
+			l.passes(region, it == every-1)
 			used += 2 * len(region)
 		}
 		l.Iterations += every
@@ -241,14 +240,16 @@ func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
 }
 
 // passes is one TRW-S iteration over the region (ascending): the forward and
-// backward passes of the whole problem's, skipping removed neighbours.
-func (l *Local) passes(region []int32) {
+// backward passes of the whole problem's, skipping removed neighbours. With
+// keepD, the backward pass leaves each region node's D in l.d, where check
+// reads it: no message into a node changes after its backward update (the
+// nodes after it in the backward pass send to earlier ones only).
+func (l *Local) passes(region []int32, keepD bool) {
 	s := l.s
 	if s.tl2 {
-		l.passesTruncLinear2(region)
+		l.passesTruncLinear2(region, keepD)
 		return
 	}
-	l.dStored = true
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	for _, i := range region {
 		k := s.labels[i]
@@ -264,8 +265,6 @@ func (l *Local) passes(region []int32) {
 	for r := len(region) - 1; r >= 0; r-- {
 		i := region[r]
 		k := s.labels[i]
-		// Into l.d, where check reads it: no message into i changes after this
-		// (the nodes after it in the backward pass send to earlier ones only).
 		d, h := l.d[s.uoff[i]:s.uoff[i+1]], H[:k]
 		s.sumInto(i, d)
 		g := l.gamma[i]
@@ -281,16 +280,22 @@ func (l *Local) passes(region []int32) {
 // consecutive nodes go to the whole problem's assembly passes, with the Local's
 // γ. The floats are passes' own: a killed neighbour's message into a node is
 // zero, and adding it changes no sum; the passes also send to killed
-// neighbours, messages into them that nothing reads (Restrict drops them). D
-// is not kept: check sums the region's nodes again, which gives the backward
-// pass's D, as no message into a node changes after its backward update.
-func (l *Local) passesTruncLinear2(region []int32) {
+// neighbours, messages into them that nothing reads (Restrict drops them).
+// With keepD the backward pass goes node by node, each node's D summed into
+// l.d.
+func (l *Local) passesTruncLinear2(region []int32, keepD bool) {
 	s := l.s
 	k := s.mk
 	d, h := s.scratch[:k], s.scratch[k:2*k]
-	l.dStored = false
 	pass := func(lo, hi int32, backward bool) {
 		u := s.u32[k*int(lo) : k*int(hi)]
+		if backward && keepD {
+			for i := hi - 1; i >= lo; i-- {
+				backwardTruncLinear2AVX2(1, k, s.u32[k*int(i):k*int(i+1)], s.msg, s.w, s.t, l.gamma[i:i+1], l.d[s.uoff[i]:s.uoff[i+1]], h,
+					s.astart[i:i+2], s.nbwd[i:i+1], s.aedge, s.ain, s.aout)
+			}
+			return
+		}
 		if backward {
 			backwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,
 				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
@@ -371,7 +376,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	for n, list := range [][]int32{zone, ring2} {
 		for m, i := range list {
 			d := l.d[s.uoff[i]:s.uoff[i+1]]
-			if n > 0 || m >= len(region) || !l.dStored { // else a region node's D is the last backward pass's
+			if n > 0 || m >= len(region) { // a region node's D is the last backward pass's
 				s.sumInto(i, d)
 			}
 			l.next[i] = uniqueArgmin(d)

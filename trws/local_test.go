@@ -71,7 +71,7 @@ func TestKilledNodesLeaveTheRestrictedProblem(t *testing.T) {
 			region = append(region, int32(v))
 		}
 		for it := range 3 {
-			l.passes(region)
+			l.passes(region, true)
 			r.forward()
 			r.backward(false)
 			for e := range r.tail {
