@@ -638,6 +638,8 @@ TEXT ·truncLinear2SendAVX2(SB), NOSPLIT, $8-116
 // registers (TL2ALIGNED), so the loads take their values from those stores
 // instead of waiting for them to be written.
 TEXT tl2send<>(SB), NOSPLIT, $0-0
+	CMPQ         DX, $16
+	JEQ          tl2s16
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X7
 	VBROADCASTSS X7, Y7
@@ -703,6 +705,43 @@ tl2sout1:
 	JL      tl2sout
 	RET
 
+	// Sixteen labels (stereo's commonest count), the loops above written
+	// out with the same operations in the same order, so the same floats: h
+	// stays in Y2, Y3 (stored for the callers), and the values of the two
+	// eights are computed once, not again for out.
+tl2s16:
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X15
+	VBROADCASTSS X15, Y15 // +Inf
+	VMULPS       (R11), Y4, Y2
+	VSUBPS       (BX), Y2, Y2
+	VMULPS       32(R11), Y4, Y3
+	VSUBPS       32(BX), Y3, Y3
+	VMOVUPS      Y2, (SI)
+	VMOVUPS      Y3, 32(SI)
+	VMINPS       Y3, Y2, Y7
+	HMIN(Y7, X7, X5)
+	VMULSS       X10, X6, X5
+	VADDSS       X5, X7, X7 // top = min h + w·t
+	VBROADCASTSS X7, Y7
+	VBROADCASTSS X6, Y6
+	VMOVAPS      Y15, Y1
+	TL2ALIGNED
+	VMOVAPS      Y0, Y8 // min(+Inf, the first eight's values) is them
+	VMOVAPS      Y2, Y1
+	VMOVAPS      Y3, Y2
+	VMOVAPS      Y15, Y3
+	TL2ALIGNED
+	VMOVAPS      Y8, Y1
+	VMINPS       Y0, Y8, Y8
+	HMIN(Y8, X8, X5)
+	VBROADCASTSS X8, Y9
+	VSUBPS       Y9, Y1, Y1
+	VMOVUPS      Y1, (DI)
+	VSUBPS       Y9, Y0, Y0
+	VMOVUPS      Y0, 32(DI)
+	RET
+
 // TL2SUM sets d (DI) to node R8's unary plus the messages into it and Y7's
 // low lane to min d, as sumRowsAVX2 (k = DX, a multiple of eight). Uses AX,
 // CX, BX, SI, R9, R10, Y0, X5.
@@ -742,6 +781,38 @@ tl2sout1:
 	JL           -13(PC); \
 	HMIN(Y7, X7, X5)
 
+// TL2SUM16 is TL2SUM for sixteen labels: both eights summed in one pass over
+// the rows, each lane's additions in the same order. Uses AX, CX, BX, SI, DI,
+// R10, Y0, Y1, X5.
+#define TL2SUM16 \
+	MOVQ         astart_base+184(FP), R10; \
+	MOVLQSX      (R10)(R8*4), CX; \
+	MOVLQSX      4(R10)(R8*4), BX; \
+	SUBQ         CX, BX; \
+	MOVQ         msg_base+40(FP), R10; \
+	TESTQ        BX, BX; \
+	JLE          4(PC); \
+	MOVQ         ain_base+256(FP), AX; \
+	MOVLQSX      (AX)(CX*4), CX; \
+	LEAQ         (R10)(CX*4), R10; \
+	MOVQ         R8, SI; \
+	SHLQ         $6, SI; \
+	ADDQ         u_base+16(FP), SI; \
+	MOVQ         d_base+136(FP), DI; \
+	VMOVUPS      (SI), Y0; \
+	VMOVUPS      32(SI), Y1; \
+	TESTQ        BX, BX; \
+	JZ           6(PC); \
+	VADDPS       (R10), Y0, Y0; \
+	VADDPS       32(R10), Y1, Y1; \
+	ADDQ         $64, R10; \
+	DECQ         BX; \
+	JMP          -6(PC); \
+	VMOVUPS      Y0, (DI); \
+	VMOVUPS      Y1, 32(DI); \
+	VMINPS       Y1, Y0, Y7; \
+	HMIN(Y7, X7, X5)
+
 // TL2EDGE sets tl2send<>'s registers for adjacency entry CX of node R8 (Y12:
 // its gamma) and calls it. Uses AX, R9, R10.
 #define TL2EDGE \
@@ -773,7 +844,15 @@ TEXT ·forwardTruncLinear2AVX2(SB), NOSPLIT, $24-304
 tl2fnode:
 	CMPQ         R8, n+0(FP)
 	JGE          tl2fdone
+	CMPQ         DX, $16
+	JEQ          tl2fsum16
 	TL2SUM
+	JMP          tl2fsummed
+
+tl2fsum16:
+	TL2SUM16
+
+tl2fsummed:
 	MOVQ         gamma_base+112(FP), AX
 	VBROADCASTSS (AX)(R8*4), Y12
 	MOVQ         astart_base+184(FP), R10
@@ -815,7 +894,15 @@ TEXT ·backwardTruncLinear2AVX2(SB), NOSPLIT, $24-312
 tl2bnode:
 	DECQ         R8
 	JL           tl2bdone
+	CMPQ         DX, $16
+	JEQ          tl2bsum16
 	TL2SUM
+	JMP          tl2bsummed
+
+tl2bsum16:
+	TL2SUM16
+
+tl2bsummed:
 	VCVTSS2SD    X7, X14, X14
 	VADDSD       X14, X13, X13 // lb += float64(min D)
 	MOVQ         gamma_base+112(FP), AX
