@@ -580,6 +580,13 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 			if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 || sum.Reused > solved {
 				t.Fatalf("summary %+v: want done, nothing lost, some of the %d windows solved before reused", sum, solved)
 			}
+			// Stopped in round 2 (index 1) or later: the first round's windows
+			// were all reused, and the stopped round's are counted apart (the
+			// status line's pace leaves them out).
+			if sum.ReusedRound < 1 || sum.RoundReused < 1 || sum.RoundReused >= sum.Reused {
+				t.Errorf("%d windows reused, %d of them counted to round %d: want some, and fewer than all",
+					sum.Reused, sum.RoundReused, sum.ReusedRound+1)
+			}
 		})
 	}
 }

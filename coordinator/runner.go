@@ -119,10 +119,14 @@ const (
 // Summary is a job's status with the totals a report needs.
 type Summary struct {
 	Status
-	InFlight          int                   `json:"in_flight"`            // tasks dispatched and not answered in this round
-	Dispatched        int                   `json:"dispatched"`           // tasks published over all rounds
-	Skipped           int                   `json:"skipped"`              // windows not dispatched: nothing free in them
-	Reused            int                   `json:"reused"`               // windows merged from results stored before a resume
+	InFlight   int `json:"in_flight"`  // tasks dispatched and not answered in this round
+	Dispatched int `json:"dispatched"` // tasks published over all rounds
+	Skipped    int `json:"skipped"`    // windows not dispatched: nothing free in them
+	Reused     int `json:"reused"`     // windows merged from results stored before a resume
+	// RoundReused counts the windows of round ReusedRound among Reused: a
+	// resumed round's pace is in its other windows.
+	RoundReused       int                   `json:"-"`
+	ReusedRound       int                   `json:"-"`
 	Solved            int                   `json:"solved"`               // windows whose result had a free variable
 	MaxWindowVars     int                   `json:"max_window_variables"` // largest window model
 	WindowSeconds     float64               `json:"window_seconds"`
@@ -786,7 +790,11 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
 				r.keep(i, dec)
 				r.credit(dec.worker, time.Now())
+				if r.live.ReusedRound != a.Round {
+					r.live.ReusedRound, r.live.RoundReused = a.Round, 0
+				}
 				r.live.Reused++
+				r.live.RoundReused++
 				r.apply(ResultStored{Round: a.Round, Window: i})
 				continue
 			}

@@ -132,6 +132,9 @@ type RasterProgress struct {
 	// merged again (a resumed run): they took no time of this one, so they
 	// tell nothing of its pace.
 	Resuming bool
+	// Reused counts the windows of the round merged or waiting from an
+	// earlier run's results (a resumed run's): no pace of this one either.
+	Reused int
 	// Waiting counts the windows of the round solved and stored but not yet
 	// merged: windows merge in plan order, so a solved window waits for every
 	// window before it (after a resume, for those that were under way).

@@ -129,16 +129,17 @@ func pbpProgressText(outer persistency.Progress, pruning bool, inner trws.Progre
 
 // windowProgressText is a windowed run's line: the round, windows merged (and
 // those solved, waiting for an earlier one to merge), the persistent fraction
-// so far and the round's ETA from its pace — the windows merged since `from`
-// were, over elapsed time (a resumed run's merges of its earlier results are
-// no pace: "resuming" instead).
-func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Duration, from int) string {
+// so far and the round's ETA from its pace — its windows merged over elapsed
+// time, less those a resumed run merges from its earlier results, which are
+// no pace ("resuming" while it replays them).
+func windowProgressText(p partition.RasterProgress, n int64, elapsed time.Duration) string {
 	eta := "ETA -"
+	fresh := p.WindowsDone - p.Reused
 	switch {
 	case p.Resuming:
 		eta = "resuming"
-	case p.WindowsDone > from && p.WindowsDone < p.Windows:
-		left := time.Duration(float64(elapsed) / float64(p.WindowsDone-from) * float64(p.Windows-p.WindowsDone))
+	case fresh > 0 && p.WindowsDone < p.Windows:
+		left := time.Duration(float64(elapsed) / float64(fresh) * float64(p.Windows-p.WindowsDone))
 		eta = "ETA " + left.Round(time.Second).String()
 	}
 	waiting := ""
@@ -160,8 +161,7 @@ func fraction(k, n int64) float64 {
 // progressView renders a job's progress on stderr.
 type progressView struct {
 	line       *statusLine
-	roundStart time.Time // when the previous round's last window was merged, or a resume's last replayed one
-	roundFrom  int       // the windows of the round merged by then
+	roundStart time.Time // when the previous round's last window was merged, or a resume's replay ended
 	last       time.Time
 	round      int
 }
@@ -188,14 +188,14 @@ func (v *progressView) update(p job.Progress) {
 	case p.Windows != nil:
 		now := v.line.now()
 		switch {
-		case p.Windows.Resuming: // the pace counts from the last replayed window, merged or waiting
-			v.round, v.roundStart, v.roundFrom = p.Windows.Round, now, p.Windows.WindowsDone+p.Windows.Waiting
+		case p.Windows.Resuming: // the pace counts from the end of the replay
+			v.round, v.roundStart = p.Windows.Round, now
 		case p.Windows.Round != v.round:
-			v.round, v.roundStart, v.roundFrom = p.Windows.Round, v.last, 0
+			v.round, v.roundStart = p.Windows.Round, v.last
 		}
 		v.last = now
-		w, from := *p.Windows, v.roundFrom
-		v.line.show(func() string { return windowProgressText(w, int64(p.Variables), now.Sub(v.roundStart), from) })
+		w := *p.Windows
+		v.line.show(func() string { return windowProgressText(w, int64(p.Variables), now.Sub(v.roundStart)) })
 	case p.Eliminate != nil:
 		e := *p.Eliminate
 		v.line.show(func() string {

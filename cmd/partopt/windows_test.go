@@ -279,42 +279,61 @@ func TestSolveWindowsBadInputAndInterrupt(t *testing.T) {
 // fraction and an ETA from the round's pace; a resumed run's merges of its
 // earlier results are no pace.
 func TestWindowStatusText(t *testing.T) {
-	got := windowProgressText(partition.RasterProgress{Round: 1, WindowsDone: 10, Windows: 40, Persistent: 750}, 1000, 20*time.Second, 0)
+	got := windowProgressText(partition.RasterProgress{Round: 1, WindowsDone: 10, Windows: 40, Persistent: 750}, 1000, 20*time.Second)
 	if want := "round 2  windows 10/40 (25.0%)  persistent 75.0%  ETA 1m0s"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := windowProgressText(partition.RasterProgress{Windows: 4}, 10, 0, 0); !strings.HasSuffix(got, "ETA -") {
+	if got := windowProgressText(partition.RasterProgress{Windows: 4}, 10, 0); !strings.HasSuffix(got, "ETA -") {
 		t.Errorf("no window done yet: %q", got)
 	}
-	if got := windowProgressText(partition.RasterProgress{WindowsDone: 30, Windows: 40, Resuming: true}, 10, time.Second, 0); !strings.HasSuffix(got, "windows 30/40 (75.0%)  persistent 0.0%  resuming") {
+	if got := windowProgressText(partition.RasterProgress{WindowsDone: 30, Windows: 40, Resuming: true}, 10, time.Second); !strings.HasSuffix(got, "windows 30/40 (75.0%)  persistent 0.0%  resuming") {
 		t.Errorf("while resuming: %q", got)
 	}
 	// 30 windows replayed, then 5 solved in 50 s: 5 left take 50 s more.
-	if got := windowProgressText(partition.RasterProgress{WindowsDone: 35, Windows: 40}, 10, 50*time.Second, 30); !strings.HasSuffix(got, "ETA 50s") {
+	if got := windowProgressText(partition.RasterProgress{WindowsDone: 35, Windows: 40, Reused: 30}, 10, 50*time.Second); !strings.HasSuffix(got, "ETA 50s") {
 		t.Errorf("after resuming: %q", got)
 	}
-	if got := windowProgressText(partition.RasterProgress{WindowsDone: 30, Windows: 40}, 10, time.Second, 30); !strings.HasSuffix(got, "ETA -") {
+	if got := windowProgressText(partition.RasterProgress{WindowsDone: 30, Windows: 40, Reused: 30}, 10, time.Second); !strings.HasSuffix(got, "ETA -") {
 		t.Errorf("nothing solved since the resume: %q", got)
 	}
 	// A resumed run whose windows under way at the stop come first in plan
 	// order: what it replayed waits for them, and says so.
-	if got := windowProgressText(partition.RasterProgress{Windows: 400, Waiting: 100}, 10, time.Minute, 100); !strings.HasSuffix(got, "windows 0/400 (0.0%) +100 solved  persistent 0.0%  ETA -") {
+	if got := windowProgressText(partition.RasterProgress{Windows: 400, Waiting: 100, Reused: 100}, 10, time.Minute); !strings.HasSuffix(got, "windows 0/400 (0.0%) +100 solved  persistent 0.0%  ETA -") {
 		t.Errorf("replayed windows waiting: %q", got)
 	}
 }
 
 // TestResumedPaceCountsOnlyNewWindows: the windows a resumed run replayed,
-// merged or waiting for the windows before them, are no pace: once those
-// merge, the ETA counts only the windows solved since.
+// merged or waiting for the windows before them, are no pace: the ETA counts
+// only the windows solved since the replay ended. The 10⁸ run's line said
+// "windows 14/400 ETA 7m27s" right after replaying 14 (the replayed windows
+// merged after the last report of the replay, and counted), then "ETA 21m19s"
+// with nothing solved since.
 func TestResumedPaceCountsOnlyNewWindows(t *testing.T) {
-	v := newProgress(&cobra.Command{})
-	v.update(job.Progress{Variables: 10, Windows: &partition.RasterProgress{Windows: 400, WindowsDone: 0, Waiting: 100, Resuming: true}})
-	if v.roundFrom != 100 {
-		t.Fatalf("the pace counts from window %d, want 100 (every replayed one)", v.roundFrom)
+	var out strings.Builder
+	cmd := &cobra.Command{}
+	cmd.SetErr(&out)
+	v := newProgress(cmd)
+	clock := time.Unix(1000, 0)
+	v.line.now, v.line.every, v.line.last = func() time.Time { return clock }, 0, clock
+	report := func(p partition.RasterProgress, after time.Duration) string {
+		clock = clock.Add(after)
+		out.Reset()
+		p.Windows = 400
+		v.update(job.Progress{Variables: 10, Windows: &p})
+		return out.String()
 	}
-	v.update(job.Progress{Variables: 10, Windows: &partition.RasterProgress{Windows: 400, WindowsDone: 100}})
-	if v.roundFrom != 100 {
-		t.Errorf("after the replayed windows merged, the pace counts from window %d, want 100", v.roundFrom)
+	report(partition.RasterProgress{Resuming: true}, 0)
+	report(partition.RasterProgress{Resuming: true, Reused: 14}, 15*time.Second)
+	if got := report(partition.RasterProgress{WindowsDone: 14, Reused: 14}, time.Second); !strings.Contains(got, "windows 14/400 (3.5%)  persistent 0.0%  ETA -") {
+		t.Errorf("right after the replay: %q", got)
+	}
+	if got := report(partition.RasterProgress{WindowsDone: 14, Waiting: 2, Reused: 14}, 30*time.Second); !strings.Contains(got, "ETA -") {
+		t.Errorf("nothing merged since the replay: %q", got)
+	}
+	// Two windows merged 60 s after the replay: 384 left at 30 s a window.
+	if got := report(partition.RasterProgress{WindowsDone: 16, Reused: 14}, 29*time.Second); !strings.Contains(got, "windows 16/400 (4.0%)  persistent 0.0%  ETA 3h12m0s") {
+		t.Errorf("two windows after the replay: %q", got)
 	}
 }
 
