@@ -708,7 +708,12 @@ tl2sout1:
 	// Sixteen labels (stereo's commonest count), the loops above written
 	// out with the same operations in the same order, so the same floats: h
 	// stays in Y2, Y3 (stored for the callers), and the values of the two
-	// eights are computed once, not again for out.
+	// eights are computed once, not again for out. Their minimum is min h
+	// itself, so it is not searched for: the value at h's argmin is min h,
+	// and every other candidate is min h plus w ≥ 0 or w·t, or another h,
+	// none below it after rounding (the minimum of the values is one of
+	// them, equal to min h). The next node's sum waits on out, so that
+	// search was on the pass's critical path.
 tl2s16:
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X15
@@ -721,23 +726,20 @@ tl2s16:
 	VMOVUPS      Y3, 32(SI)
 	VMINPS       Y3, Y2, Y7
 	HMIN(Y7, X7, X5)
+	VMOVAPS      X7, X8 // the normalisation: min h
+	VBROADCASTSS X7, Y9
 	VMULSS       X10, X6, X5
 	VADDSS       X5, X7, X7 // top = min h + w·t
 	VBROADCASTSS X7, Y7
 	VBROADCASTSS X6, Y6
 	VMOVAPS      Y15, Y1
 	TL2ALIGNED
-	VMOVAPS      Y0, Y8 // min(+Inf, the first eight's values) is them
+	VSUBPS       Y9, Y0, Y0
+	VMOVUPS      Y0, (DI)
 	VMOVAPS      Y2, Y1
 	VMOVAPS      Y3, Y2
 	VMOVAPS      Y15, Y3
 	TL2ALIGNED
-	VMOVAPS      Y8, Y1
-	VMINPS       Y0, Y8, Y8
-	HMIN(Y8, X8, X5)
-	VBROADCASTSS X8, Y9
-	VSUBPS       Y9, Y1, Y1
-	VMOVUPS      Y1, (DI)
 	VSUBPS       Y9, Y0, Y0
 	VMOVUPS      Y0, 32(DI)
 	RET
