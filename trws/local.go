@@ -28,6 +28,8 @@ type Local struct {
 	arg   []int32   // the check's unique argmins (−1: none)
 	flag  []uint8   // Settle's marks (inRegion, inZone, inRing2), cleared at its end
 	flags []int32   // the nodes with a mark
+	zone  []int32   // check's buffers
+	ring2 []int32
 	// Options.
 	Radius     int // grow the region by this many edges around a change (default 4)
 	CheckEvery int // iterations between checks of the region (default 3)
@@ -344,7 +346,8 @@ func consecutiveBefore(region []int32, hi int) int {
 // stored), else the nodes outside the region whose label changed.
 func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	s := l.s
-	var zone, ring2 []int32
+	zone, ring2 := l.zone[:0], l.ring2[:0] // reused: a settle checks hundreds of times
+	defer func() { l.zone, l.ring2 = zone[:0], ring2[:0] }()
 	for _, i := range region {
 		l.setFlag(i, inZone)
 		zone = append(zone, i)
