@@ -254,3 +254,38 @@ func TestVectorLoopsWriteOnlyTheirOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueArgminIsTheDefinition: the one-pass uniqueArgmin gives what its
+// definition gives — the first minimiser when every other entry exceeds it by
+// more than the tolerance, else −1 — on random vectors with ties, near-ties,
+// +Inf and NaN entries.
+func TestUniqueArgminIsTheDefinition(t *testing.T) {
+	definition := func(d []float32) int32 {
+		l := argmin(d)
+		margin := ConsistencyTolerance * max(1, abs32(d[l]))
+		for x, v := range d {
+			if int32(x) != l && v-d[l] <= margin {
+				return -1
+			}
+		}
+		return l
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	special := []float32{0, 1, -1, float32(math.Inf(1)), 1e-7, 2e-6, 1e6, 1e6 + 0.1, float32(math.NaN()), 3}
+	for range 200000 {
+		d := make([]float32, 1+rng.IntN(20))
+		for i := range d {
+			switch rng.IntN(4) {
+			case 0:
+				d[i] = special[rng.IntN(len(special))]
+			case 1:
+				d[i] = float32(rng.IntN(4))
+			default:
+				d[i] = float32(rng.NormFloat64() * 3)
+			}
+		}
+		if got, want := uniqueArgmin(d), definition(d); got != want {
+			t.Fatalf("%v: %d, the definition gives %d", d, got, want)
+		}
+	}
+}

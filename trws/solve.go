@@ -329,12 +329,21 @@ func argmin(v []float32) int32 {
 // uniqueArgmin returns the minimiser of d when every other entry exceeds it by more
 // than ConsistencyTolerance·max(1, |min|), else −1.
 func uniqueArgmin(d []float32) int32 {
-	l := argmin(d)
-	margin := ConsistencyTolerance * max(1, abs32(d[l]))
-	for x, v := range d {
-		if int32(x) != l && v-d[l] <= margin {
-			return -1
+	// One pass: the first minimiser l (as argmin) and the least of the other
+	// entries; v − d[l] ≤ margin for some v exactly when it holds for the
+	// least of them (the rounded difference is monotone in v; NaN never
+	// passes either test).
+	l, best, next := int32(0), d[0], float32(math.Inf(1))
+	for x := 1; x < len(d); x++ {
+		if v := d[x]; v < best {
+			next = min(next, best)
+			l, best = int32(x), v
+		} else if v < next {
+			next = v
 		}
+	}
+	if next-best <= ConsistencyTolerance*max(1, abs32(best)) {
+		return -1
 	}
 	return l
 }
