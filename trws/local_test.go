@@ -47,6 +47,39 @@ func solvedLocal(t *testing.T, m *model.Model) *Local {
 	return l
 }
 
+// pruneStep changes the Locals ls (solvers of one problem in one state) as a
+// pruning iteration does: 1 to most random nodes killed, the unary terms of
+// their surviving neighbours raised by up to raise; it returns those
+// neighbours (Kill's, the same on every Local).
+func pruneStep(t *testing.T, rng *rand.Rand, most int, raise float64, ls ...*Local) []int {
+	t.Helper()
+	l := ls[0]
+	var gone []int
+	for range 1 + rng.IntN(most) {
+		if v := rng.IntN(l.s.n); !l.dead[v] && !slices.Contains(gone, v) {
+			gone = append(gone, v)
+		}
+	}
+	changed := l.Kill(gone)
+	for _, o := range ls[1:] {
+		if !slices.Equal(o.Kill(gone), changed) {
+			t.Fatal("Kill changed other nodes on another Local")
+		}
+	}
+	for _, v := range changed {
+		u := slices.Clone(l.s.u64[l.s.uoff[v]:l.s.uoff[v+1]])
+		for i := range u {
+			u[i] += raise * rng.Float64()
+		}
+		for _, o := range ls {
+			if err := o.SetUnary(v, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return changed
+}
+
 // TestKilledNodesLeaveTheRestrictedProblem: after Kill, a Local's passes over
 // every surviving node are Restrict's solver's iteration, message for message
 // and bit for bit (the fast Potts passes included), and the Local's solver is
@@ -123,22 +156,7 @@ func settledLabelsHold(t *testing.T, stable int) {
 		l := solvedLocal(t, m)
 		l.Stable = stable
 		for round := range 20 {
-			var gone []int
-			for range 1 + rng.IntN(3) {
-				if v := rng.IntN(l.s.n); !l.dead[v] && !slices.Contains(gone, v) {
-					gone = append(gone, v)
-				}
-			}
-			changed := l.Kill(gone)
-			for _, v := range changed {
-				u := slices.Clone(l.s.u64[l.s.uoff[v]:l.s.uoff[v+1]])
-				for i := range u {
-					u[i] += rng.Float64()
-				}
-				if err := l.SetUnary(v, u); err != nil {
-					t.Fatal(err)
-				}
-			}
+			changed := pruneStep(t, rng, 3, 1, l)
 			tries++
 			if !l.Settle(context.Background(), changed) {
 				if l.Settle(context.Background(), nil) {

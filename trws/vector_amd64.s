@@ -744,10 +744,9 @@ tl2s16:
 	VMOVUPS      Y0, 32(DI)
 	RET
 
-// TL2SUM sets d (DI) to node R8's unary plus the messages into it and Y7's
-// low lane to min d, as sumRowsAVX2 (k = DX, a multiple of eight). Uses AX,
-// CX, BX, SI, R9, R10, Y0, X5.
-#define TL2SUM \
+// TL2ROWS sets BX to node R8's adjacency count and R10 to the first message
+// into it (the node's rows, consecutive in msg). Uses AX, CX.
+#define TL2ROWS \
 	MOVQ         astart_base+184(FP), R10; \
 	MOVLQSX      (R10)(R8*4), CX; \
 	MOVLQSX      4(R10)(R8*4), BX; \
@@ -757,7 +756,13 @@ tl2s16:
 	JLE          4(PC); \
 	MOVQ         ain_base+256(FP), AX; \
 	MOVLQSX      (AX)(CX*4), CX; \
-	LEAQ         (R10)(CX*4), R10; \
+	LEAQ         (R10)(CX*4), R10
+
+// TL2SUM sets d (DI) to node R8's unary plus the messages into it and Y7's
+// low lane to min d, as sumRowsAVX2 (k = DX, a multiple of eight). Uses AX,
+// CX, BX, SI, R9, R10, Y0, X5.
+#define TL2SUM \
+	TL2ROWS; \
 	MOVQ         R8, SI; \
 	IMULQ        DX, SI; \
 	SHLQ         $2, SI; \
@@ -787,16 +792,7 @@ tl2s16:
 // the rows, each lane's additions in the same order. Uses AX, CX, BX, SI, DI,
 // R10, Y0, Y1, X5.
 #define TL2SUM16 \
-	MOVQ         astart_base+184(FP), R10; \
-	MOVLQSX      (R10)(R8*4), CX; \
-	MOVLQSX      4(R10)(R8*4), BX; \
-	SUBQ         CX, BX; \
-	MOVQ         msg_base+40(FP), R10; \
-	TESTQ        BX, BX; \
-	JLE          4(PC); \
-	MOVQ         ain_base+256(FP), AX; \
-	MOVLQSX      (AX)(CX*4), CX; \
-	LEAQ         (R10)(CX*4), R10; \
+	TL2ROWS; \
 	MOVQ         R8, SI; \
 	SHLQ         $6, SI; \
 	ADDQ         u_base+16(FP), SI; \

@@ -295,25 +295,7 @@ func TestLocalStereoPassesEqualTheGeneralOnes(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(c.k), 5))
 		settled := 0
 		for round := range 30 {
-			var gone []int
-			for range 1 + rng.IntN(6) {
-				if v := rng.IntN(fast.s.n); !fast.dead[v] && !slices.Contains(gone, v) {
-					gone = append(gone, v)
-				}
-			}
-			changed := fast.Kill(gone)
-			if !slices.Equal(changed, general.Kill(gone)) {
-				t.Fatal("Kill differs")
-			}
-			for _, v := range changed {
-				u := slices.Clone(fast.s.u64[fast.s.uoff[v]:fast.s.uoff[v+1]])
-				for i := range u {
-					u[i] += 0.3 * rng.Float64()
-				}
-				if fast.SetUnary(v, u) != nil || general.SetUnary(v, u) != nil {
-					t.Fatal("SetUnary failed")
-				}
-			}
+			changed := pruneStep(t, rng, 6, 0.3, fast, general)
 			okF, okG := fast.Settle(context.Background(), changed), general.Settle(context.Background(), changed)
 			what := fmt.Sprintf("K=%d round %d", c.k, round)
 			if okF != okG || fast.Iterations != general.Iterations || !slices.Equal(fast.cons, general.cons) {
