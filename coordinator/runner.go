@@ -119,14 +119,10 @@ const (
 // Summary is a job's status with the totals a report needs.
 type Summary struct {
 	Status
-	InFlight   int `json:"in_flight"`  // tasks dispatched and not answered in this round
-	Dispatched int `json:"dispatched"` // tasks published over all rounds
-	Skipped    int `json:"skipped"`    // windows not dispatched: nothing free in them
-	Reused     int `json:"reused"`     // windows merged from results stored before a resume
-	// RoundReused counts the windows of round ReusedRound among Reused: a
-	// resumed round's pace is in its other windows.
-	RoundReused       int                   `json:"-"`
-	ReusedRound       int                   `json:"-"`
+	InFlight          int                   `json:"in_flight"`            // tasks dispatched and not answered in this round
+	Dispatched        int                   `json:"dispatched"`           // tasks published over all rounds
+	Skipped           int                   `json:"skipped"`              // windows not dispatched: nothing free in them
+	Reused            int                   `json:"reused"`               // windows merged from results stored before a resume
 	Solved            int                   `json:"solved"`               // windows whose result had a free variable
 	MaxWindowVars     int                   `json:"max_window_variables"` // largest window model
 	WindowSeconds     float64               `json:"window_seconds"`
@@ -146,6 +142,19 @@ type Summary struct {
 	// Outputs are the output files of a finished job in the object store
 	// (protocol.OutputObject), set by whoever uploaded them.
 	Outputs []string `json:"outputs,omitempty"`
+	// RoundReused counts the windows of round ReusedRound among Reused (see
+	// ReusedInRound).
+	RoundReused int `json:"-"`
+	ReusedRound int `json:"-"`
+}
+
+// ReusedInRound is the number of the current round's windows merged from
+// results stored before a resume: a resumed round's pace is in its others.
+func (s Summary) ReusedInRound() int {
+	if s.ReusedRound != s.Round {
+		return 0
+	}
+	return s.RoundReused
 }
 
 // summaryJSON is Summary without its JSON methods.

@@ -340,12 +340,8 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 				return
 			case <-t.C:
 				s := runner.Summary()
-				reused := 0
-				if s.ReusedRound == s.Round {
-					reused = s.RoundReused
-				}
 				d.Progress(partition.RasterProgress{Round: s.Round, WindowsDone: s.Merged, Windows: s.Windows, Persistent: s.Proven,
-					Resuming: runner.Resuming(), Reused: reused, Waiting: s.Stored})
+					Resuming: runner.Resuming(), Reused: s.ReusedInRound(), Waiting: s.Stored})
 			}
 		}
 	}()

@@ -347,7 +347,6 @@ func consecutiveBefore(region []int32, hi int) int {
 func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	s := l.s
 	zone, ring2 := l.zone[:0], l.ring2[:0] // reused: a settle checks hundreds of times
-	defer func() { l.zone, l.ring2 = zone[:0], ring2[:0] }()
 	for _, i := range region {
 		l.setFlag(i, inZone)
 		zone = append(zone, i)
@@ -375,6 +374,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 		for _, v := range ring2 {
 			l.flag[v] &^= inRing2
 		}
+		l.zone, l.ring2 = zone[:0], ring2[:0]
 	}()
 	for n, list := range [][]int32{zone, ring2} {
 		for m, i := range list {
