@@ -191,6 +191,16 @@ func (d *domains) full(m *model.Model) bool {
 	return true
 }
 
+// decided says whether every variable has one label alive.
+func (d *domains) decided() bool {
+	for _, ls := range d.labels {
+		if len(ls) != 1 {
+			return false
+		}
+	}
+	return true
+}
+
 // newDomains returns the alive labels of prior (nil: every label), none fixed yet.
 func newDomains(m *model.Model, prior [][]int) (*domains, error) {
 	n := m.NumVars()
@@ -663,6 +673,13 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 	// constants (everything maps to y), on the same graph and labels.
 	var prev, relaxed *Outcome
 	y := opt.Test
+	if y == nil && d.decided() {
+		// One labeling is left (Algorithm 1 proved every variable first): it is
+		// the test labeling, its energy the relaxation's bound, and no label is
+		// movable; a relaxed solve would only find it again.
+		y = d.original(make([]int, n))
+		res.LowerBound = m.Energy(y)
+	}
 	if y == nil {
 		restricted := m
 		if !d.full(m) {

@@ -134,6 +134,37 @@ func TestPruneFirstStartsTheEliminationFromAlgorithm1sSolve(t *testing.T) {
 	t.Logf("%d of 12 spin glasses started from Algorithm 1's solve", reused)
 }
 
+// TestPruneFirstSolvesNothingAfterAlgorithm1ProvesAll: where Algorithm 1
+// proves every variable, one labeling is left and the elimination after it
+// runs no relaxed solve (a solve of one labeling finds it again); its result
+// is still a checked elimination of every other label.
+func TestPruneFirstSolvesNothingAfterAlgorithm1ProvesAll(t *testing.T) {
+	all := 0
+	for seed := range uint64(20) {
+		m := random.PottsDenoising(random.New(700+seed), 20, 20, 2, 0.9, 4, 1.2)
+		res, err := persistency.PruneFirst(testCtx, m, persistency.EliminateOptions{}, persistency.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := persistency.Verify(m, res); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if persistency.Count(res.Persistent) < m.NumVars() {
+			continue
+		}
+		all++
+		el := res.Elimination
+		if el.SolverIterations != 0 || !slices.Equal(el.Persistent, res.Persistent) || el.Energy != m.Energy(res.Persistent) {
+			t.Errorf("seed %d: Algorithm 1 proved every variable, then the elimination ran %d solver iterations (energy %v, persistent equal: %v)",
+				seed, el.SolverIterations, el.Energy, slices.Equal(el.Persistent, res.Persistent))
+		}
+	}
+	if all == 0 {
+		t.Fatal("Algorithm 1 proved every variable of no model: nothing was tested")
+	}
+	t.Logf("%d of 20 denoising models proven whole by Algorithm 1", all)
+}
+
 // spinGlassWithoutFields is a w×h grid of two-label variables with a random
 // coupling c·[x ≠ y], c normal, on every edge and no unary term.
 func spinGlassWithoutFields(t *testing.T, rng *rand.Rand, w, h int) *model.Model {
