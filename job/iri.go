@@ -93,7 +93,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	var el *persistency.Elimination
 	switch {
 	case first:
-		opt := persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: eo}}
+		opt := persistency.Options{Variant: s.Boundary, Solver: persistency.Auto{Options: eo}, KeepDual: true} // one proof, written once
 		if r.opt.Progress != nil {
 			opt.Progress = func(q persistency.Progress) { progress.Pruning = &q; r.opt.Progress(progress) }
 		}

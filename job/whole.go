@@ -170,7 +170,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := persistency.Options{Variant: s.Boundary}
+	opt := persistency.Options{Variant: s.Boundary, KeepDual: true} // one proof, written once
 	progress := Progress{Method: PBP, Variables: p.Solved.NumVars(), MaxIterations: topt.MaxIterations}
 	if r.opt.Progress != nil {
 		opt.Progress = func(q persistency.Progress) {

@@ -186,9 +186,9 @@ func (inc *incremental) solver() (*trws.Solver, error) {
 }
 
 // certifyFinal builds Ê_{A,x} and checks the certificate of x on A made from s
-// (A's TRW-S solver); done is false when it does not certify (the caller then
-// solves the sub-problem whole, from s).
-func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver) (cert *Certificate, gap float64, done bool, err error) {
+// (A's TRW-S solver), compacted into a draft when compact is set; done is false
+// when it does not certify (the caller then solves the sub-problem whole, from s).
+func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver, compact bool) (cert *Certificate, gap float64, done bool, err error) {
 	sp, err := BuildSubproblem(m, A, x, variant)
 	if err != nil || len(sp.Hopeless) > 0 {
 		return nil, 0, false, err
@@ -202,6 +202,8 @@ func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver) (
 	if err != nil || !chk.Certified {
 		return nil, 0, false, err
 	}
-	cert.compact(s, sp.Model)
+	if compact {
+		cert.compact(s, sp.Model)
+	}
 	return cert, chk.Gap, true, nil
 }

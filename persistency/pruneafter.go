@@ -132,8 +132,9 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 	}
 	// The elimination did the bulk: Algorithm 1's first solve stops as the
 	// elimination's does, not at the cap of a relaxation that creeps
-	// (ObjectDetection_11: 1,500 iterations for nothing).
-	popt.Candidates, popt.Progress, popt.QuickFirst = cand, nil, true
+	// (ObjectDetection_11: 1,500 iterations for nothing). Its certificate is
+	// not kept (the extra stage proves its labels): no draft of it is made.
+	popt.Candidates, popt.Progress, popt.QuickFirst, popt.KeepDual = cand, nil, true, true
 	res, err := Run(ctx, c.Model, popt)
 	if err != nil {
 		return nil, nil, err
