@@ -170,13 +170,16 @@ func capped(r Relaxation, n int) Relaxation {
 
 // targeted returns the capped r (see capped) stopping as soon as it finds a
 // labeling of energy < target: a round of label elimination ends at its first
-// violator, usually after one check (5 iterations) instead of its cap. A gap > 0
+// violator, usually after one check (5 iterations) instead of its cap, or
+// once its bound cannot rise to target in its iterations (Options.HasReach):
+// no certificate is coming, the round's dual then marks the labels. A gap > 0
 // also stops TRW-S once its labeling is within gap of its bound (absolute, for
 // labelings of energy within ±1): the float64 certificate may close what float32
 // messages leave (see search's retry).
 func targeted(r Relaxation, target, gap float64) Relaxation {
 	set := func(o trws.Options, gap float64) trws.Options {
 		o.HasTarget, o.Target = true, target
+		o.HasReach, o.Reach = true, target
 		if gap > 0 {
 			o.GapTolerance = gap
 		}

@@ -40,6 +40,7 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 	res := Result{LowerBound: math.Inf(-1), Energy: math.Inf(1), Labeling: make([]int, n)}
 	bestAgree, lastProgress := -1, 0
 	progressBound := math.Inf(-1)
+	var checkBounds []float64 // the bound at each check (Reach)
 	checked := false
 	var cons, best []int32 // the last check's consistency labels, the best labeling
 	settleBelow := opt.SettleBelow * float64(n)
@@ -68,11 +69,14 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 		if res.Agreeing > bestAgree || res.LowerBound > progressBound+opt.StallTolerance*math.Max(1, math.Abs(progressBound)) {
 			bestAgree, progressBound, lastProgress = max(bestAgree, res.Agreeing), res.LowerBound, it
 		}
+		checkBounds = append(checkBounds, res.LowerBound)
 		switch {
 		case last:
 			res.Stop = StopIterations
 		case opt.HasTarget && res.Energy < opt.Target:
 			res.Stop = StopTarget
+		case opt.HasReach && outOfReach(checkBounds, opt.Reach, opt.MaxIterations-it, opt.CheckEvery):
+			res.Stop = StopStall
 		case opt.GapTolerance <= 0:
 			continue
 		case res.Agreeing == n, settleNear(ctx, e, &settleBelow, &res, cons, &best):
@@ -198,4 +202,17 @@ func settleNear(ctx context.Context, e Engine, below *float64, res *Result, cons
 // infinite one has no gap to close).
 func gapWithin(energy, bound, tol float64) bool {
 	return !math.IsInf(energy, 0) && energy-bound <= tol*math.Max(1, math.Abs(energy))
+}
+
+// outOfReach says whether a bound that must get to reach cannot: at the rate
+// it rose over the last two checks (bounds, every iterations apart), twice the
+// iterations left would not take it there. TRW-S's bound rises ever more
+// slowly, so the rate overestimates what is to come.
+func outOfReach(bounds []float64, reach float64, left, every int) bool {
+	n := len(bounds)
+	if n < 3 || bounds[n-1] >= reach {
+		return false
+	}
+	rise := (bounds[n-1] - bounds[n-3]) / float64(2*every)
+	return rise*float64(2*left) < reach-bounds[n-1]
 }

@@ -34,6 +34,13 @@ type Options struct {
 	// (label elimination: a violator of a verification problem ends its round).
 	HasTarget bool
 	Target    float64
+	// HasReach stops (StopStall) once the bound, at the rate it rose over the
+	// last two checks, would not get to Reach in twice the iterations left: a
+	// round of label elimination, whose dual must reach −tolerance to prove
+	// its map, ends when it cannot instead of at its cap (pdb1jmx: 469 → 389
+	// iterations, the same labels eliminated).
+	HasReach bool
+	Reach    float64
 	// NoCertify skips the certificate of the best labeling when the gap closes
 	// without agreement (a float64 pass): for callers that certify themselves.
 	NoCertify bool
