@@ -69,7 +69,9 @@ func Drive(ctx context.Context, e Engine, opt Options) (Result, error) {
 		if res.Agreeing > bestAgree || res.LowerBound > progressBound+opt.StallTolerance*math.Max(1, math.Abs(progressBound)) {
 			bestAgree, progressBound, lastProgress = max(bestAgree, res.Agreeing), res.LowerBound, it
 		}
-		checkBounds = append(checkBounds, res.LowerBound)
+		if opt.HasReach {
+			checkBounds = append(checkBounds, res.LowerBound)
+		}
 		switch {
 		case last:
 			res.Stop = StopIterations
