@@ -23,6 +23,9 @@ package persistency
 //     violator, and the round marks that violator's labels as they are (moving
 //     them first onto immovable labels where g does not rise marked fewer a
 //     round and took more rounds: pdb1jmx 20 rounds against 15, 3 labels fewer);
+//   - a round without a violator stops once its bound, at its recent rate, could
+//     not reach −tolerance in twice its iterations left (trws.Options.HasReach):
+//     its dual then marks the locally minimal labels;
 //   - a round rewrites, in the last round's TRW-S solver, only the factors around
 //     the variables whose immovable sets changed (rewrite.go), messages kept;
 //   - a round's TRW-S tries the float64 certificate as soon as its float32 gap is
