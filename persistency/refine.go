@@ -400,32 +400,54 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		scope := slices.Delete(slices.Clone(bestScope), i, i+1)
 		nt := newTable(dom, scope)
 		// Each table's entry for best's label l is its entry for label 0 plus l
-		// times best's stride in it.
+		// times best's stride in it; that entry (base) moves by the table's
+		// stride of a scope variable as the assignment steps that variable
+		// (an odometer, the last variable fastest, as forEachAssignment).
 		stride, base := make([]int, len(in)), make([]int, len(in))
+		step := make([][]int, len(in)) // step[k][q]: table k's stride of scope[q] (0: not its variable)
 		for k, t := range in {
-			stride[k] = 1
-			for j := len(at[k]) - 1; at[k][j] != i; j-- {
-				stride[k] *= t.dims[j]
+			step[k] = make([]int, len(scope))
+			st := 1
+			for j := len(at[k]) - 1; j >= 0; j-- {
+				switch q := at[k][j]; {
+				case q == i:
+					stride[k] = st
+				case q < i:
+					step[k][q] = st
+				default:
+					step[k][q-1] = st
+				}
+				st *= t.dims[j]
 			}
 		}
-		full := make([]int, len(bestScope))
-		forEachAssignment(dom, scope, func(a []int) {
-			copy(full[:i], a[:i])
-			copy(full[i+1:], a[i:])
-			full[i] = 0
+		a := make([]int, len(scope))
+		sums := make([]float64, len(dom[best])) // by best's label, the tables added in order
+		for {
+			clear(sums)
 			for k, t := range in {
-				base[k] = t.index(at[k], full)
-			}
-			lo := math.Inf(1)
-			for l := range dom[best] {
-				sum := 0.0
-				for k, t := range in {
-					sum += t.t[base[k]+l*stride[k]]
+				tt, b, st := t.t, base[k], stride[k]
+				for l := range sums {
+					sums[l] += tt[b+l*st]
 				}
-				lo = min(lo, sum)
 			}
-			nt.t = append(nt.t, lo)
-		})
+			nt.t = append(nt.t, slices.Min(sums))
+			q := len(scope) - 1
+			for ; q >= 0; q-- {
+				if a[q]++; a[q] < len(dom[scope[q]]) {
+					for k := range in {
+						base[k] += step[k][q]
+					}
+					break
+				}
+				for k := range in {
+					base[k] -= (a[q] - 1) * step[k][q]
+				}
+				a[q] = 0
+			}
+			if q < 0 {
+				break
+			}
+		}
 		buckets = append(buckets, bucket{best, in})
 		tabs = append(out, nt)
 		for _, t := range in {
