@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -124,6 +125,21 @@ func addServiceFlags(cmd *cobra.Command, n *natsFlags) {
 	cmd.Flags().IntVar(&n.replicas, "stream-replicas", 1, "replicas of partopt's streams and buckets on a NATS cluster (3 survives the loss of a NATS node)")
 }
 
+// serve connects a long-running process (coordinator, worker) to the cluster as
+// name, waiting for NATS to come up. Stopped by a signal while it waits is not
+// a failure: no resources and no error.
+func (n *natsFlags) serve(ctx context.Context, cmd *cobra.Command, name string, log *slog.Logger) (*cluster.Resources, error) {
+	conn, err := n.conn(cmd)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cluster.DialWaiting(ctx, conn, n.config(), name, log)
+	if err != nil && ctx.Err() != nil {
+		return nil, nil
+	}
+	return res, err
+}
+
 // config is the JetStream configuration of the services' flags.
 func (n natsFlags) config() cluster.Config {
 	cfg := cluster.DefaultConfig()
@@ -178,15 +194,8 @@ func newCoordinatorCmd() *cobra.Command {
 			if err := os.MkdirAll(cfg.Data, 0o755); err != nil {
 				return err
 			}
-			conn, err := n.conn(cmd)
-			if err != nil {
-				return err
-			}
-			res, err := cluster.DialWaiting(ctx, conn, n.config(), "partopt-coordinator", cfg.Log)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil // stopped (a signal) while waiting for NATS: not a failure
-				}
+			res, err := n.serve(ctx, cmd, "partopt-coordinator", cfg.Log)
+			if res == nil {
 				return err
 			}
 			defer res.Conn.Close()
@@ -237,15 +246,8 @@ back to the cluster for another worker. Models come from the path in the job
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			o.Log = logger(cmd, slog.LevelInfo)
-			conn, err := n.conn(cmd)
-			if err != nil {
-				return err
-			}
-			res, err := cluster.DialWaiting(ctx, conn, n.config(), "partopt-worker", o.Log)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil // stopped (a signal) while waiting for NATS: not a failure
-				}
+			res, err := n.serve(ctx, cmd, "partopt-worker", o.Log)
+			if res == nil {
 				return err
 			}
 			defer res.Conn.Close()
