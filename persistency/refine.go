@@ -400,24 +400,31 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		scope := slices.Delete(slices.Clone(bestScope), i, i+1)
 		nt := newTable(dom, scope)
 		// Each table's entry for best's label l is its entry for label 0 plus l
-		// times best's stride in it; that entry (base) moves by the table's
-		// stride of a scope variable as the assignment steps that variable
-		// (an odometer, the last variable fastest, as forEachAssignment).
+		// times best's stride in it; that entry (base) moves by a fixed amount
+		// when the assignment of scope rises at a position (advance): up by the
+		// table's stride of that variable, down by what the later positions,
+		// back at 0, had added.
 		stride, base := make([]int, len(in)), make([]int, len(in))
-		step := make([][]int, len(in)) // step[k][q]: table k's stride of scope[q] (0: not its variable)
+		move := make([][]int, len(in)) // move[k][q]: table k's, at position q of scope
 		for k, t := range in {
-			step[k] = make([]int, len(scope))
+			step := make([]int, len(scope)) // the table's stride of scope[q] (0: not its variable)
 			st := 1
 			for j := len(at[k]) - 1; j >= 0; j-- {
 				switch q := at[k][j]; {
 				case q == i:
 					stride[k] = st
 				case q < i:
-					step[k][q] = st
+					step[q] = st
 				default:
-					step[k][q-1] = st
+					step[q-1] = st
 				}
 				st *= t.dims[j]
+			}
+			move[k] = make([]int, len(scope))
+			back := 0
+			for q := len(scope) - 1; q >= 0; q-- {
+				move[k][q] = step[q] - back
+				back += (len(dom[scope[q]]) - 1) * step[q]
 			}
 		}
 		a := make([]int, len(scope))
@@ -431,21 +438,12 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 				}
 			}
 			nt.t = append(nt.t, slices.Min(sums))
-			q := len(scope) - 1
-			for ; q >= 0; q-- {
-				if a[q]++; a[q] < len(dom[scope[q]]) {
-					for k := range in {
-						base[k] += step[k][q]
-					}
-					break
-				}
-				for k := range in {
-					base[k] -= (a[q] - 1) * step[k][q]
-				}
-				a[q] = 0
-			}
+			q := advance(dom, scope, a)
 			if q < 0 {
 				break
+			}
+			for k := range in {
+				base[k] += move[k][q]
 			}
 		}
 		buckets = append(buckets, bucket{best, in})
@@ -612,19 +610,22 @@ func (t *vtable) index(at, a []int) int {
 // their alive labels), the last variable fastest; a is reused.
 func forEachAssignment(alive [][]int, vars []int, visit func(a []int)) {
 	a := make([]int, len(vars))
-	for {
+	for q := 0; q >= 0; q = advance(alive, vars, a) {
 		visit(a)
-		k := len(vars) - 1
-		for ; k >= 0; k-- {
-			if a[k]++; a[k] < len(alive[vars[k]]) {
-				break
-			}
-			a[k] = 0
-		}
-		if k < 0 {
-			return
-		}
 	}
+}
+
+// advance steps a, an assignment of vars, to the next one, the last variable
+// fastest, and returns the position that rose (every later one went back to
+// 0), or −1 after the last assignment (a back to all 0).
+func advance(alive [][]int, vars []int, a []int) int {
+	for q := len(vars) - 1; q >= 0; q-- {
+		if a[q]++; a[q] < len(alive[vars[q]]) {
+			return q
+		}
+		a[q] = 0
+	}
+	return -1
 }
 
 // union is the ascending union of the ascending lists a and b.
