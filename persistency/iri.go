@@ -460,7 +460,17 @@ const (
 // build builds m over the alive labels of d: the verification problem of d's
 // map, or m itself restricted to the alive labels (mode).
 func build(m *model.Model, d *domains, mode buildMode) (*model.Model, error) {
+	return buildReusing(m, d, mode, nil)
+}
+
+// buildReusing is build taking the tables of the factors whose variables' domains
+// and maps are unchanged from the last model built with the same cache (nil:
+// none kept).
+func buildReusing(m *model.Model, d *domains, mode buildMode, cache *tableCache) (*model.Model, error) {
 	verification := mode != restrictedModel
+	if cache != nil {
+		cache.update(d)
+	}
 	labels := make([]int, m.NumVars())
 	for v := range labels {
 		labels[v] = len(d.labels[v])
@@ -498,8 +508,13 @@ func build(m *model.Model, d *domains, mode buildMode) (*model.Model, error) {
 		case mode == checking && len(vars) == 2 && parametric(m.FactorFunction(f)), mode == solving && differenceFactor(m, d, f):
 			id, err = b.AddFunction(*differenceTerm(m.FactorFunction(f), d, maps, int(vars[0]), int(vars[1])))
 		default:
-			var t []float64
-			if t, err = compactTable(m, f, d, size, verification); err == nil {
+			t := cache.table(f)
+			if t == nil {
+				if t, err = compactTable(m, f, d, size, verification); err == nil && cache != nil {
+					cache.tables[f] = t
+				}
+			}
+			if err == nil {
 				id, err = b.AddOwnedFunction(model.Function{Kind: model.Explicit, Shape: shape, Table: t})
 			}
 		}
@@ -511,6 +526,49 @@ func build(m *model.Model, d *domains, mode buildMode) (*model.Model, error) {
 		}
 	}
 	return b.Build()
+}
+
+// tableCache keeps the explicit tables of a search's last checking model: a
+// round changes the map only at the variables that gained immovable labels,
+// so a certificate's check rebuilds only the tables around them (pdb1qks: 11%
+// of its time was these tables). The tables are the models' (owned, never
+// changed), shared by the successive checking models.
+type tableCache struct {
+	m      *model.Model
+	tables [][]float64 // factor → its table on the recorded domains; nil: none
+	labels [][]int     // d.labels, d.fixed and d.y when those tables were made
+	fixed  [][]bool
+	y      []int
+}
+
+func newTableCache(m *model.Model) *tableCache {
+	n := m.NumVars()
+	return &tableCache{m: m, tables: make([][]float64, m.NumFactors()), labels: make([][]int, n), fixed: make([][]bool, n), y: make([]int, n)}
+}
+
+// update drops the tables of the factors of the variables whose alive labels or
+// map changed since the last call (all of them at the first) and records d as
+// it is now.
+func (c *tableCache) update(d *domains) {
+	for v := range d.labels {
+		if c.labels[v] != nil && slices.Equal(c.labels[v], d.labels[v]) && slices.Equal(c.fixed[v], d.fixed[v]) && c.y[v] == d.y[v] {
+			continue
+		}
+		for _, f := range c.m.VarFactors(v) {
+			c.tables[f] = nil
+		}
+		c.labels[v] = append(c.labels[v][:0], d.labels[v]...)
+		c.fixed[v] = append(c.fixed[v][:0], d.fixed[v]...)
+		c.y[v] = d.y[v]
+	}
+}
+
+// table is factor f's kept table, nil when there is none.
+func (c *tableCache) table(f int) []float64 {
+	if c == nil {
+		return nil
+	}
+	return c.tables[f]
 }
 
 // zero is the function 0 of a shape: Potts of weight 0 on two arguments (O(K)
@@ -736,6 +794,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 	lastBound, nearest := math.Inf(-1), 0
 	prune := newPruner(m, d)
 	tables := newRewriter(m, d)
+	checks := newTableCache(m)
 	report := func(round, movable int, bound float64) {
 		if opt.Progress != nil {
 			opt.Progress(EliminateProgress{Round: round, Movable: movable, Bound: bound})
@@ -786,7 +845,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 			// optimal for every labeling of them.)
 			if round == 1 && prev != nil && prev.LowerBound >= res.Energy-hopeless(res.Energy) && allToY(d) {
 				if cert, err := prev.Certify(d.y); err == nil {
-					if check, err := build(m, d, checking); err != nil {
+					if check, err := buildReusing(m, d, checking, checks); err != nil {
 						return nil, err
 					} else if v, err := cert.Check(check); err == nil && v.Bound >= -tol {
 						report(round, movable, v.Bound)
@@ -815,7 +874,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		// its iterations.
 		for retry := true; bound >= -hopeless(res.Energy); retry = false {
 			if g == nil {
-				if g, err = build(m, d, checking); err != nil {
+				if g, err = buildReusing(m, d, checking, checks); err != nil {
 					return nil, err
 				}
 			}

@@ -242,6 +242,60 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 	}
 }
 
+// TestKeptCheckingTablesAreTheRebuiltOnes: a search's checking models built
+// with the tables of the last one kept (buildReusing) are, round after round
+// of labels becoming immovable, and after a new test label, the model build
+// makes anew — the same energy on every labeling tried.
+func TestKeptCheckingTablesAreTheRebuiltOnes(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := random.New(7600 + seed)
+		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
+		if seed%3 == 1 {
+			m = random.ParametricGrid(rng, 3, 2, 5)
+		}
+		d := randomMap(t, rng, m)
+		if d == nil {
+			continue
+		}
+		cache := newTableCache(m)
+		for round := range 5 {
+			switch {
+			case round == 3: // a new test label where the map allows it
+				v := rng.IntN(m.NumVars())
+				for c := range d.fixed[v] {
+					if c != d.y[v] && d.fixed[v][c] {
+						d.y[v] = c
+						break
+					}
+				}
+			case round > 0:
+				for v := range d.fixed {
+					for c := range d.fixed[v] {
+						if rng.IntN(4) == 0 {
+							d.fixed[v][c] = true
+						}
+					}
+				}
+				closeForbidden(m, d)
+			}
+			want, err := build(m, d, checking)
+			if err != nil {
+				continue // a map build refuses
+			}
+			got, err := buildReusing(m, d, checking, cache)
+			if err != nil {
+				t.Fatalf("seed %d, round %d: %v", seed, round, err)
+			}
+			for range 30 {
+				x := random.Labeling(rng, want)
+				if a, b := got.Energy(x), want.Energy(x); a != b {
+					t.Fatalf("seed %d, round %d: the checking model with kept tables has energy %v, built anew %v at %v", seed, round, a, b, x)
+				}
+			}
+		}
+	}
+}
+
 // TestICMEndsLocallyOptimal: icm never raises the energy, keeps every label alive
 // and non-candidates where they were, and ends where no single candidate move
 // lowers the energy.

@@ -58,6 +58,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	kgzip "github.com/klauspost/compress/gzip"
 	"io"
 	"math"
 	"slices"
@@ -100,7 +101,11 @@ func WriteResult(w io.Writer, r *Result) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(resultMagic)
 	bw.Write(binary.BigEndian.AppendUint16(nil, resultVersion))
-	zw, err := gzip.NewWriterLevel(bw, gzip.BestSpeed)
+	// klauspost/compress's gzip (already in the module graph through
+	// nats-server) writes the standard format ReadResult reads with the
+	// standard library, at twice its speed: a 10⁶-pixel window's proof is
+	// ~6 MB, written once a window (tsukuba's solve 1.50 → 1.40 s).
+	zw, err := kgzip.NewWriterLevel(bw, kgzip.BestSpeed)
 	if err != nil {
 		return err
 	}

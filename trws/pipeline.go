@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Two or more cores on one grid. On a 4-connected grid numbered row by row,
@@ -55,35 +56,33 @@ func (s *Solver) setupPipeline() {
 	s.rowWidth = int(w)
 }
 
-// pipelined runs pass over the grid's blocks — pass(lo, hi, d, h) does nodes
-// [lo, hi) in the pass's order with scratch d, h and returns their part of
-// the bound — forward (rows top down, blocks left to right) or backward, on
-// s.threads goroutines, each a strip of whole blocks, and returns the blocks'
-// bound summed in the pass's order.
-func (s *Solver) pipelined(backward bool, pass func(lo, hi int32, d, h []float32) float64) float64 {
+// strips is how many strips pipelined cuts the grid into: one a goroutine,
+// each of whole blocks.
+func (s *Solver) strips() int {
+	return min(max(s.threads, 1), (s.rowWidth+pipeBlock-1)/pipeBlock)
+}
+
+// pipelined runs pass over the grid's blocks — pass(t, lo, hi) does nodes
+// [lo, hi) in the pass's order on strip t and returns their part of the bound
+// — forward (rows top down, blocks left to right) or backward, on s.strips()
+// goroutines, and returns the blocks' bound summed in the pass's order. On
+// one strip that is the nodes' order, forward or backward.
+func (s *Solver) pipelined(backward bool, pass func(t int, lo, hi int32) float64) float64 {
 	w := s.rowWidth
 	rows, blocks := s.n/w, (w+pipeBlock-1)/pipeBlock
 	if len(s.partial) != rows*blocks {
 		s.partial = make([]float64, rows*blocks)
 	}
-	strips := min(max(s.threads, 1), blocks)
-	// done[t] counts the rows strip t has finished, padded against false
-	// sharing between the goroutines' counters.
-	type counter struct {
-		rows atomic.Int32
-		_    [60]byte
+	strips := s.strips()
+	done := make([]rowCounter, strips)
+	for t := range done {
+		done[t].wake = make(chan struct{}, 1)
 	}
-	done := make([]counter, strips)
-	k := s.mk
-	strip := func(t int, d, h []float32) { // strip t in the pass's order
+	strip := func(t int) { // strip t in the pass's order
 		b0, b1 := t*blocks/strips, (t+1)*blocks/strips
 		for i := range rows {
 			if t > 0 {
-				for spins := 0; done[t-1].rows.Load() <= int32(i); spins++ {
-					if spins > 64 {
-						runtime.Gosched()
-					}
-				}
+				done[t-1].await(int32(i + 1))
 			}
 			r := i
 			if backward {
@@ -95,24 +94,96 @@ func (s *Solver) pipelined(backward bool, pass func(lo, hi int32, d, h []float32
 					j = blocks - 1 - b
 				}
 				lo, hi := int32(r*w+j*pipeBlock), int32(r*w+min((j+1)*pipeBlock, w))
-				s.partial[i*blocks+b] = pass(lo, hi, d, h)
+				s.partial[i*blocks+b] = pass(t, lo, hi)
 			}
-			done[t].rows.Store(int32(i + 1))
+			done[t].finish(int32(i + 1))
 		}
-	}
-	if len(s.pipeScratch) < 2*k*(strips-1) {
-		s.pipeScratch = make([]float32, 2*k*(strips-1))
 	}
 	var wg sync.WaitGroup
 	for t := 1; t < strips; t++ {
-		d, h := s.pipeScratch[2*k*(t-1):2*k*(t-1)+k], s.pipeScratch[2*k*(t-1)+k:2*k*t]
-		wg.Go(func() { strip(t, d, h) })
+		wg.Go(func() { strip(t) })
 	}
-	strip(0, s.scratch[:k], s.scratch[k:2*k])
+	strip(0)
 	wg.Wait()
 	lb := 0.0
 	for _, p := range s.partial {
 		lb += p
 	}
 	return lb
+}
+
+// pipelinedPass is pipelined over a pass with scratch d, h of the solver's
+// (one pair a strip).
+func (s *Solver) pipelinedPass(backward bool, pass func(lo, hi int32, d, h []float32) float64) float64 {
+	k, strips := s.mk, s.strips()
+	if len(s.pipeScratch) < 2*k*(strips-1) {
+		s.pipeScratch = make([]float32, 2*k*(strips-1))
+	}
+	return s.pipelined(backward, func(t int, lo, hi int32) float64 {
+		if t == 0 {
+			return pass(lo, hi, s.scratch[:k], s.scratch[k:2*k])
+		}
+		d := s.pipeScratch[2*k*(t-1) : 2*k*t]
+		return pass(lo, hi, d[:k], d[k:])
+	})
+}
+
+// rowCounter counts the rows a strip has finished, padded against false
+// sharing between the strips' counters. Its neighbour waits for a row by
+// spinning a little (the usual lag is a fraction of a row), then by sleeping
+// on wake: a spinning wait whose partner's thread the OS has descheduled
+// (another job on the machine) would hold the core the partner needs.
+type rowCounter struct {
+	rows    atomic.Int32
+	waiting atomic.Bool
+	wake    chan struct{}
+	_       [48]byte
+}
+
+// awaitSpin is how long await spins before it sleeps: most waits are a
+// fraction of a strip's row (tsukuba's is ~15 µs), and a sleep's wake-up costs
+// about as much as a row.
+const awaitSpin = 50 * time.Microsecond
+
+// await returns once the strip has finished n rows.
+func (c *rowCounter) await(n int32) {
+	var start time.Time
+	for i := 0; c.rows.Load() < n; i++ {
+		switch {
+		case i < 64:
+			continue
+		case i%16 == 0 && start.IsZero():
+			start = time.Now()
+		case i%16 == 0 && time.Since(start) > awaitSpin:
+			c.sleep(n)
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// sleep returns once the strip has finished n rows, sleeping until then.
+func (c *rowCounter) sleep(n int32) {
+	for {
+		// Say so before the last look: finish stores the count before it reads
+		// waiting, so either this look sees the row or finish sees the flag.
+		c.waiting.Store(true)
+		if c.rows.Load() >= n {
+			c.waiting.Store(false)
+			return
+		}
+		<-c.wake // a stale token only makes it look again
+	}
+}
+
+// finish records that the strip has finished n rows and wakes its waiting
+// neighbour, if any.
+func (c *rowCounter) finish(n int32) {
+	c.rows.Store(n)
+	if c.waiting.Load() && c.waiting.CompareAndSwap(true, false) {
+		select {
+		case c.wake <- struct{}{}:
+		default: // a token is there already: it wakes the neighbour
+		}
+	}
 }

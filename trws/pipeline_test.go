@@ -15,7 +15,8 @@ import (
 // glass: two labels), 1, 2 and 3 goroutines give the same messages and bounds
 // bit for bit, iteration after iteration, and the same messages as the passes
 // over the whole node order (whose bound is summed in another order: equal to
-// 1e-12); Solve on 1 and 2 goroutines gives the same Result.
+// 1e-12), and the same polished certificates; Solve on 1 and 2 goroutines
+// gives the same Result.
 func TestStripsSideBySideGiveTheSamePasses(t *testing.T) {
 	models := map[string]*model.Model{"spin glass 130×130": random.FrustratedGrid(random.New(32), 130, 130)}
 	if vector { // the stereo passes are AVX2's
@@ -51,6 +52,15 @@ func TestStripsSideBySideGiveTheSamePasses(t *testing.T) {
 			}
 			if !slices.Equal(whole.msg, solvers[0].msg) || math.Abs(lw-bounds[0]) > 1e-12*math.Max(1, math.Abs(lw)) {
 				t.Fatalf("%s, iteration %d: against the whole order: bound %v and %v, messages equal %v", name, it, bounds[0], lw, slices.Equal(whole.msg, solvers[0].msg))
+			}
+		}
+		// The float64 polish of a certificate runs in the same strips: the
+		// same certificate bit for bit on any number of goroutines.
+		x := make([]int, m.NumVars())
+		want := whole.Certificate(x)
+		for i, s := range solvers {
+			if c := s.Certificate(x); !c.Equal(want) {
+				t.Fatalf("%s: the certificate polished on %d goroutines differs from the whole order's", name, i+1)
 			}
 		}
 		var results []Result

@@ -39,9 +39,16 @@ func (s *Solver) polish(from []float32) []float64 {
 		}
 		return msg[ctail[e] : ctail[e]+s.labels[i]]
 	}
-	d := make([]float64, s.mk)
-	h := make([]float64, s.mk)
-	sum := func(i int32) []float64 {
+	// Each strip of a grid's passes (pipelined) its own scratch: the sums d,
+	// the sender's h, a function row's buf.
+	type scratch struct {
+		d, h, buf []float64
+	}
+	scr := make([]scratch, max(s.strips(), 1))
+	for t := range scr {
+		scr[t] = scratch{d: make([]float64, s.mk), h: make([]float64, s.mk)}
+	}
+	sum := func(i int32, d []float64) []float64 {
 		di := d[:s.labels[i]]
 		for l := range di {
 			u := s.u64[int(s.uoff[i])+l]
@@ -57,11 +64,10 @@ func (s *Solver) polish(from []float32) []float64 {
 		}
 		return di
 	}
-	var buf []float64 // fn.Row's scratch
-	send := func(e, from int32, di []float64) {
+	send := func(e, from int32, di []float64, sc *scratch) {
 		g := 1 / float64(max(s.nbwd[from], s.astart[from+1]-s.astart[from]-s.nbwd[from]))
 		back := into(e, from)
-		hh := h[:len(di)]
+		hh := sc.h[:len(di)]
 		for x, v := range di {
 			hh[x] = g*v - back[x]
 		}
@@ -76,7 +82,7 @@ func (s *Solver) polish(from []float32) []float64 {
 		if (fn.Kind == model.Potts || fn.Kind == model.TruncatedLinear) && fn.Range() <= big {
 			// No value reaches the penalty: the rows' minimum by a distance
 			// transform, the same candidates' sums.
-			fn.MinPlus(hh, out, !first, &buf)
+			fn.MinPlus(hh, out, !first, &sc.buf)
 		} else {
 			for y := range out {
 				out[y] = math.Inf(1)
@@ -85,14 +91,14 @@ func (s *Solver) polish(from []float32) []float64 {
 			// the sender's labels when it is that argument, else the receiver's.
 			if first {
 				for x, hx := range hh {
-					row := fn.Row(x, &buf)
+					row := fn.Row(x, &sc.buf)
 					for y, t := range row {
 						out[y] = fmin(out[y], hx+fmin(t, big))
 					}
 				}
 			} else {
 				for y := range out {
-					row := fn.Row(y, &buf)
+					row := fn.Row(y, &sc.buf)
 					best := math.Inf(1)
 					for x, t := range row {
 						best = fmin(best, hh[x]+fmin(t, big))
@@ -109,17 +115,32 @@ func (s *Solver) polish(from []float32) []float64 {
 			out[y] -= lo
 		}
 	}
-	for i := int32(0); i < int32(s.n); i++ {
-		di := sum(i)
-		for _, e := range s.aedge[s.astart[i]+s.nbwd[i] : s.astart[i+1]] {
-			send(e, i, di)
+	forward := func(t int, lo, hi int32) float64 {
+		sc := &scr[t]
+		for i := lo; i < hi; i++ {
+			di := sum(i, sc.d)
+			for _, e := range s.aedge[s.astart[i]+s.nbwd[i] : s.astart[i+1]] {
+				send(e, i, di, sc)
+			}
 		}
+		return 0
 	}
-	for i := int32(s.n) - 1; i >= 0; i-- {
-		di := sum(i)
-		for _, e := range s.aedge[s.astart[i] : s.astart[i]+s.nbwd[i]] {
-			send(e, i, di)
+	backward := func(t int, lo, hi int32) float64 {
+		sc := &scr[t]
+		for i := hi - 1; i >= lo; i-- {
+			di := sum(i, sc.d)
+			for _, e := range s.aedge[s.astart[i] : s.astart[i]+s.nbwd[i]] {
+				send(e, i, di, sc)
+			}
 		}
+		return 0
+	}
+	if s.rowWidth > 0 { // a grid: in strips side by side, the same floats
+		s.pipelined(false, forward)
+		s.pipelined(true, backward)
+	} else {
+		forward(0, 0, int32(s.n))
+		backward(0, 0, int32(s.n))
 	}
 	return msg
 }

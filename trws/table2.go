@@ -11,7 +11,7 @@ package trws
 // forwardTable2 is forward for table2 models.
 func (s *Solver) forwardTable2() {
 	if s.rowWidth > 0 {
-		s.pipelined(false, s.forwardTable2Nodes)
+		s.pipelinedPass(false, s.forwardTable2Nodes)
 		return
 	}
 	s.forwardTable2Nodes(0, int32(s.n), nil, nil)
@@ -45,7 +45,7 @@ func (s *Solver) forwardTable2Nodes(lo, hi int32, _, _ []float32) float64 {
 // backwardTable2 is backward for table2 models.
 func (s *Solver) backwardTable2() float64 {
 	if s.rowWidth > 0 {
-		return s.pipelined(true, s.backwardTable2Nodes) + s.offset
+		return s.pipelinedPass(true, s.backwardTable2Nodes) + s.offset
 	}
 	return s.backwardTable2Nodes(0, int32(s.n), nil, nil) + s.offset
 }

@@ -23,7 +23,7 @@ func truncLinear2Sends(k, kr int, t float32) bool {
 // messages' stores, cost a third of the pass).
 func (s *Solver) forwardTruncLinear2() {
 	if s.rowWidth > 0 {
-		s.pipelined(false, s.forwardTruncLinear2Nodes)
+		s.pipelinedPass(false, s.forwardTruncLinear2Nodes)
 		return
 	}
 	s.forwardTruncLinear2Nodes(0, int32(s.n), s.scratch[:s.mk], s.scratch[s.mk:2*s.mk])
@@ -43,7 +43,7 @@ func (s *Solver) forwardTruncLinear2Nodes(lo, hi int32, d, h []float32) float64 
 // backwardTruncLinear2 is backward for tl2 models, without a check's work.
 func (s *Solver) backwardTruncLinear2() float64 {
 	if s.rowWidth > 0 {
-		return s.pipelined(true, s.backwardTruncLinear2Nodes) + s.offset
+		return s.pipelinedPass(true, s.backwardTruncLinear2Nodes) + s.offset
 	}
 	return s.backwardTruncLinear2Nodes(0, int32(s.n), s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]) + s.offset
 }
