@@ -296,6 +296,65 @@ func TestKeptCheckingTablesAreTheRebuiltOnes(t *testing.T) {
 	}
 }
 
+// TestEverythingToYIsTheModelShifted: where the map sends every label to the
+// test label's, the verification problem is the model with each factor shifted
+// by its value at y, so a certificate's bound on it is the bound on the model
+// minus E(y) — what the search's first round checks instead of building it.
+func TestEverythingToYIsTheModelShifted(t *testing.T) {
+	checked := 0
+	for seed := range uint64(100) {
+		rng := random.New(7650 + seed)
+		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
+		switch seed % 3 {
+		case 1:
+			m = random.PottsGrid(rng, 3, 3, 4)
+		case 2:
+			m = random.ParametricGrid(rng, 3, 2, 5)
+		}
+		d, err := newDomains(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := random.Labeling(rng, m)
+		if math.IsInf(m.Energy(y), 1) {
+			continue // the search keeps every label of an infeasible y
+		}
+		if err := d.setTest(y, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !allToY(d) {
+			t.Fatalf("seed %d: a new test labeling's map does not send everything to y", seed)
+		}
+		g, err := build(m, d, checking)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := trws.New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Solve(context.Background(), trws.Options{MaxIterations: 1 + rng.IntN(30)}); err != nil {
+			t.Fatal(err)
+		}
+		c := s.Certificate(y)
+		on, err := c.Check(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := c.Check(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := on.Bound - m.Energy(y); math.Abs(got-want.Bound) > 1e-9*math.Max(1, math.Abs(m.Energy(y))) {
+			t.Fatalf("seed %d: bound on the model minus E(y) %v, on the verification problem %v", seed, got, want.Bound)
+		}
+		checked++
+	}
+	if checked < 50 {
+		t.Fatalf("only %d of 100 random models had a feasible test labeling", checked)
+	}
+}
+
 // TestICMEndsLocallyOptimal: icm never raises the energy, keeps every label alive
 // and non-candidates where they were, and ends where no single candidate move
 // lowers the energy.
