@@ -26,6 +26,8 @@ type Local struct {
 	d     []float32 // the check's D_i (by uoff)
 	next  []int32   // the check's labels
 	arg   []int32   // the check's unique argmins (−1: none)
+	nbr   []int32   // adjacency entry → its other end: one read, not an edge's two
+	k     int       // every node's label count, 0 when they differ
 	flag  []uint8   // Settle's marks (inRegion, inZone, inRing2), cleared at its end
 	flags []int32   // the nodes with a mark
 	zone  []int32   // check's buffers
@@ -61,8 +63,30 @@ func (s *Solver) NewLocal(consistent []int) (*Local, error) {
 
 // newLocal is NewLocal of the labels cons (kept).
 func (s *Solver) newLocal(cons []int32) *Local {
-	return &Local{s: s, dead: make([]bool, s.n), gamma: slices.Clone(s.gamma), cons: cons,
+	nbr := make([]int32, len(s.aedge))
+	for i := range int32(s.n) {
+		for a := s.astart[i]; a < s.astart[i+1]; a++ {
+			nbr[a] = s.neighbour(a, i)
+		}
+	}
+	k := s.mk
+	for i := range int32(s.n) {
+		if s.labels[i] != int32(k) {
+			k = 0
+			break
+		}
+	}
+	return &Local{s: s, dead: make([]bool, s.n), gamma: slices.Clone(s.gamma), cons: cons, nbr: nbr, k: k,
 		d: make([]float32, len(s.u32)), next: make([]int32, s.n), arg: make([]int32, s.n), flag: make([]uint8, s.n)}
+}
+
+// dOf is node i's D in the check: by its offset, or where every node has the
+// same labels (stereo) by its index, without reading the offset.
+func (l *Local) dOf(i int32) []float32 {
+	if k := l.k; k > 0 {
+		return l.d[int(i)*k : int(i+1)*k]
+	}
+	return l.d[l.s.uoff[i]:l.s.uoff[i+1]]
 }
 
 // neighbour is the other end of adjacency entry a of node i.
@@ -84,7 +108,7 @@ func (l *Local) Kill(nodes []int) []int {
 	var touched []int
 	for _, v := range nodes {
 		for a := s.astart[v]; a < s.astart[v+1]; a++ {
-			j := s.neighbour(a, int32(v))
+			j := l.nbr[a]
 			if l.dead[j] {
 				continue
 			}
@@ -97,7 +121,7 @@ func (l *Local) Kill(nodes []int) []int {
 	for _, j := range touched {
 		var earlier, later int32
 		for a := s.astart[j]; a < s.astart[j+1]; a++ {
-			if !l.dead[s.neighbour(a, int32(j))] {
+			if !l.dead[l.nbr[a]] {
 				if a < s.astart[j]+s.nbwd[j] {
 					earlier++
 				} else {
@@ -190,7 +214,7 @@ func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
 			var next []int32
 			for _, v := range frontier {
 				for a := s.astart[v]; a < s.astart[v+1]; a++ {
-					if j := s.neighbour(a, v); !l.dead[j] && l.flag[j]&inRegion == 0 {
+					if j := l.nbr[a]; !l.dead[j] && l.flag[j]&inRegion == 0 {
 						l.setFlag(j, inRegion)
 						region = append(region, j)
 						next = append(next, j)
@@ -259,7 +283,7 @@ func (l *Local) passes(region []int32, keepD bool) {
 		s.sumInto(i, d)
 		g := l.gamma[i]
 		for a := s.astart[i] + s.nbwd[i]; a < s.astart[i+1]; a++ {
-			if !l.dead[s.neighbour(a, i)] {
+			if !l.dead[l.nbr[a]] {
 				s.send(a, d, h, g, true)
 			}
 		}
@@ -271,7 +295,7 @@ func (l *Local) passes(region []int32, keepD bool) {
 		s.sumInto(i, d)
 		g := l.gamma[i]
 		for a := s.astart[i]; a < s.astart[i]+s.nbwd[i]; a++ {
-			if !l.dead[s.neighbour(a, i)] {
+			if !l.dead[l.nbr[a]] {
 				s.send(a, d, h, g, false)
 			}
 		}
@@ -353,7 +377,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	}
 	for _, i := range region {
 		for a := s.astart[i]; a < s.astart[i+1]; a++ {
-			if j := s.neighbour(a, i); !l.dead[j] && l.flag[j]&inZone == 0 {
+			if j := l.nbr[a]; !l.dead[j] && l.flag[j]&inZone == 0 {
 				l.setFlag(j, inZone)
 				zone = append(zone, j)
 			}
@@ -361,7 +385,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	}
 	for _, i := range zone[len(region):] {
 		for a := s.astart[i]; a < s.astart[i+1]; a++ {
-			if j := s.neighbour(a, i); !l.dead[j] && l.flag[j]&(inZone|inRing2) == 0 {
+			if j := l.nbr[a]; !l.dead[j] && l.flag[j]&(inZone|inRing2) == 0 {
 				l.setFlag(j, inRing2)
 				ring2 = append(ring2, j)
 			}
@@ -378,7 +402,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	}()
 	for n, list := range [][]int32{zone, ring2} {
 		for m, i := range list {
-			d := l.d[s.uoff[i]:s.uoff[i+1]]
+			d := l.dOf(i)
 			if n > 0 || m >= len(region) { // a region node's D is the last backward pass's
 				s.sumInto(i, d)
 			}
@@ -388,8 +412,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	}
 	h, r := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	// Every edge with an end in the zone, tested once from its later end (head).
-	test := func(e int32) {
-		i, j := s.head[e], s.tail[e]
+	test := func(e, i, j int32) { // e's head i, tail j
 		if l.dead[i] || l.dead[j] {
 			return
 		}
@@ -397,16 +420,18 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 		if li < 0 || lj < 0 {
 			return
 		}
-		k := s.labels[i]
-		if !s.tight(e, l.d[s.uoff[i]:s.uoff[i+1]], li, lj, l.gamma[i], h[:k], r[:k]) {
+		d := l.dOf(i)
+		if !s.tight(e, d, li, lj, l.gamma[i], h[:len(d)], r[:len(d)]) {
 			l.next[i], l.next[j] = -1, -1
 		}
 	}
 	for _, i := range zone {
+		back := s.astart[i] + s.nbwd[i] // i is the head of its first nbwd edges
 		for a := s.astart[i]; a < s.astart[i+1]; a++ {
-			e := s.aedge[a]
-			if s.head[e] == i || l.flag[s.head[e]]&inZone == 0 {
-				test(e)
+			if j := l.nbr[a]; a < back {
+				test(s.aedge[a], i, j)
+			} else if l.flag[j]&inZone == 0 {
+				test(s.aedge[a], j, i)
 			}
 		}
 	}
