@@ -307,19 +307,16 @@ func (l *Local) passes(region []int32, keepD bool) {
 // γ. The floats are passes' own: a killed neighbour's message into a node is
 // zero, and adding it changes no sum; the passes also send to killed
 // neighbours, messages into them that nothing reads (Restrict drops them).
-// With keepD the backward pass goes node by node, each node's D summed into
-// l.d.
+// With keepD the backward pass leaves each node's D in l.d.
 func (l *Local) passesTruncLinear2(region []int32, keepD bool) {
 	s := l.s
 	k := s.mk
 	d, h := s.scratch[:k], s.scratch[k:2*k]
 	pass := func(lo, hi int32, backward bool) {
 		u := s.u32[k*int(lo) : k*int(hi)]
-		if backward && keepD {
-			for i := hi - 1; i >= lo; i-- {
-				backwardTruncLinear2AVX2(1, k, s.u32[k*int(i):k*int(i+1)], s.msg, s.w, s.t, l.gamma[i:i+1], l.d[s.uoff[i]:s.uoff[i+1]], h,
-					s.astart[i:i+2], s.nbwd[i:i+1], s.aedge, s.ain, s.aout)
-			}
+		if backward && keepD { // every node has k labels: its D is at l.d[k·i:]
+			backwardTruncLinear2KeepAVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], l.d[k*int(lo):k*int(hi)], h,
+				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
 			return
 		}
 		if backward {

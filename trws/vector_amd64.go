@@ -41,6 +41,9 @@ func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, asta
 //go:noescape
 func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
 
+//go:noescape
+func backwardTruncLinear2KeepAVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
+
 // minPlusFromTail sets out(y) = min_x h(x) + tab[x·len(out) + y].
 func minPlusFromTail(h, out, tab []float32) {
 	_ = tab[len(h)*len(out)-1] // the assembly reads len(h)·len(out) entries

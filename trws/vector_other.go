@@ -31,3 +31,7 @@ func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, asta
 func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64 {
 	panic("trws: no vector loops")
 }
+
+func backwardTruncLinear2KeepAVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64 {
+	panic("trws: no vector loops")
+}
