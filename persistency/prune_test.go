@@ -184,6 +184,20 @@ func TestIncrementalPruningMarksWhatAFullRunMarks(t *testing.T) {
 	}
 }
 
+// verificationTestModel is a small random model for the verification
+// problems' tests, by seed: dense pairwise tables, a Potts grid or a grid of
+// parametric terms.
+func verificationTestModel(rng *rand.Rand, seed uint64) *model.Model {
+	m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
+	switch seed % 3 {
+	case 1:
+		m = random.PottsGrid(rng, 3, 2, 3)
+	case 2:
+		m = random.ParametricGrid(rng, 3, 2, 5)
+	}
+	return m
+}
+
 // TestRewrittenSolverHoldsTheVerificationProblem: after labels become immovable,
 // the factors the rewriter writes into the last round's TRW-S solver make it the
 // verification problem build makes anew — the same energy on every labeling tried.
@@ -191,13 +205,7 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 	defer func() { forceStructured = false }()
 	for seed := range uint64(200) {
 		rng := random.New(7500 + seed)
-		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
-		switch seed % 3 {
-		case 1:
-			m = random.PottsGrid(rng, 3, 2, 3)
-		case 2:
-			m = random.ParametricGrid(rng, 3, 2, 5)
-		}
+		m := verificationTestModel(rng, seed)
 		forceStructured = seed%6 == 2 // Difference terms, rewritten by SetFunction
 		d := randomMap(t, rng, m)
 		if d == nil {
@@ -249,10 +257,7 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 func TestKeptCheckingTablesAreTheRebuiltOnes(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := random.New(7600 + seed)
-		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
-		if seed%3 == 1 {
-			m = random.ParametricGrid(rng, 3, 2, 5)
-		}
+		m := verificationTestModel(rng, seed)
 		d := randomMap(t, rng, m)
 		if d == nil {
 			continue
@@ -304,13 +309,7 @@ func TestEverythingToYIsTheModelShifted(t *testing.T) {
 	checked := 0
 	for seed := range uint64(100) {
 		rng := random.New(7650 + seed)
-		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
-		switch seed % 3 {
-		case 1:
-			m = random.PottsGrid(rng, 3, 3, 4)
-		case 2:
-			m = random.ParametricGrid(rng, 3, 2, 5)
-		}
+		m := verificationTestModel(rng, seed)
 		d, err := newDomains(m, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -315,13 +315,13 @@ func (l *Local) passesTruncLinear2(region []int32, keepD bool) {
 	pass := func(lo, hi int32, backward bool) {
 		u := s.u32[k*int(lo) : k*int(hi)]
 		if backward && keepD { // every node has k labels: its D is at l.d[k·i:]
-			backwardTruncLinear2KeepAVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], l.d[k*int(lo):k*int(hi)], h,
-				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
+			backwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], l.d[k*int(lo):k*int(hi)], h,
+				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, k)
 			return
 		}
 		if backward {
 			backwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,
-				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
+				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, 0)
 			return
 		}
 		forwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,

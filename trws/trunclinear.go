@@ -54,7 +54,7 @@ func (s *Solver) backwardTruncLinear2Nodes(lo, hi int32, d, h []float32) float64
 	k := s.mk
 	_ = s.u32[k*int(hi)-1]
 	return backwardTruncLinear2AVX2(int(hi-lo), k, s.u32[k*int(lo):], s.msg, s.w, s.t, s.gamma[lo:hi], d, h,
-		s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
+		s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, 0)
 }
 
 // checkTruncLinear2 is check for tl2 models.

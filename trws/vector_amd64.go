@@ -39,10 +39,7 @@ func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float3
 func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32)
 
 //go:noescape
-func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
-
-//go:noescape
-func backwardTruncLinear2KeepAVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
+func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32, dstride int) float64
 
 // minPlusFromTail sets out(y) = min_x h(x) + tab[x·len(out) + y].
 func minPlusFromTail(h, out, tab []float32) {

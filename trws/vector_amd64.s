@@ -879,19 +879,27 @@ tl2fdone:
 	VZEROUPPER
 	RET
 
-// func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
+// func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32, dstride int) float64
 // backwardTruncLinear2 in AVX2, bit for bit, without the offset: nodes in
 // reverse order, D summed, a message to each earlier neighbour, the bound's
 // float64 sum in the same order (lb += min D; per message lb += its
-// normalisation − γ·min D, the product exact in float64).
-TEXT ·backwardTruncLinear2AVX2(SB), NOSPLIT, $24-312
+// normalisation − γ·min D, the product exact in float64). Node i's D is
+// summed at d[i·dstride:]: one scratch for all (0), or each node's kept (k).
+TEXT ·backwardTruncLinear2AVX2(SB), NOSPLIT, $32-320
 	MOVQ         k+8(FP), DX
 	MOVQ         n+0(FP), R8
+	MOVQ         d_base+136(FP), AX
+	MOVQ         AX, dall-24(SP)
 	VXORPD       X13, X13, X13 // the bound
 
 tl2bnode:
 	DECQ         R8
 	JL           tl2bdone
+	MOVQ         R8, AX // node R8's D: d[R8·dstride:]
+	IMULQ        dstride+304(FP), AX
+	SHLQ         $2, AX
+	ADDQ         dall-24(SP), AX
+	MOVQ         AX, d_base+136(FP)
 	CMPQ         DX, $16
 	JEQ          tl2bsum16
 	TL2SUM
@@ -928,65 +936,7 @@ tl2bedge:
 	JMP          tl2bedge
 
 tl2bdone:
-	VMOVSD       X13, ret+304(FP)
-	VZEROUPPER
-	RET
-
-// func backwardTruncLinear2KeepAVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64
-// backwardTruncLinear2AVX2 with each node's D left in d (n·k entries, node
-// i's at d[i·k:]): the same floats as one call a node with that node's d.
-TEXT ·backwardTruncLinear2KeepAVX2(SB), NOSPLIT, $32-312
-	MOVQ         k+8(FP), DX
-	MOVQ         n+0(FP), R8
-	MOVQ         d_base+136(FP), AX
-	MOVQ         AX, dall-24(SP)
-	VXORPD       X13, X13, X13 // the bound
-
-tl2knode:
-	DECQ         R8
-	JL           tl2kdone
-	MOVQ         R8, AX // node R8's D: d[R8·k:]
-	IMULQ        DX, AX
-	SHLQ         $2, AX
-	ADDQ         dall-24(SP), AX
-	MOVQ         AX, d_base+136(FP)
-	CMPQ         DX, $16
-	JEQ          tl2ksum16
-	TL2SUM
-	JMP          tl2ksummed
-
-tl2ksum16:
-	TL2SUM16
-
-tl2ksummed:
-	VCVTSS2SD    X7, X14, X14
-	VADDSD       X14, X13, X13 // lb += float64(min D)
-	MOVQ         gamma_base+112(FP), AX
-	VBROADCASTSS (AX)(R8*4), Y12
-	VCVTSS2SD    X12, X11, X11
-	VMULSD       X14, X11, X14 // float64(γ)·float64(min D)
-	MOVQ         astart_base+184(FP), R10
-	MOVLQSX      (R10)(R8*4), CX
-	MOVQ         nbwd_base+208(FP), R10
-	MOVLQSX      (R10)(R8*4), AX
-	ADDQ         CX, AX
-	MOVQ         AX, end-16(SP) // the earlier neighbours' edges: [CX, end)
-
-tl2kedge:
-	CMPQ         CX, end-16(SP)
-	JGE          tl2knode
-	MOVQ         CX, a-8(SP)
-	TL2EDGE
-	VCVTSS2SD    X8, X11, X11
-	VSUBSD       X14, X11, X11
-	VADDSD       X11, X13, X13
-	MOVQ         k+8(FP), DX
-	MOVQ         a-8(SP), CX
-	INCQ         CX
-	JMP          tl2kedge
-
-tl2kdone:
-	VMOVSD       X13, ret+304(FP)
+	VMOVSD       X13, ret+312(FP)
 	VZEROUPPER
 	RET
 

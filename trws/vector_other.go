@@ -28,10 +28,6 @@ func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, asta
 	panic("trws: no vector loops")
 }
 
-func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64 {
-	panic("trws: no vector loops")
-}
-
-func backwardTruncLinear2KeepAVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32) float64 {
+func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32, dstride int) float64 {
 	panic("trws: no vector loops")
 }
