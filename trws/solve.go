@@ -336,6 +336,19 @@ func argmin(v []float32) int32 {
 // uniqueArgmin returns the minimiser of d when every other entry exceeds it by more
 // than ConsistencyTolerance·max(1, |min|), else −1.
 func uniqueArgmin(d []float32) int32 {
+	if len(d) == 16 && vector { // stereo's sixteen disparities, in two registers
+		if l, best, next, ok := minTwo16AVX2(d); ok {
+			if next-best <= ConsistencyTolerance*max(1, abs32(best)) {
+				return -1
+			}
+			return l
+		}
+	}
+	return uniqueArgminLoop(d)
+}
+
+// uniqueArgminLoop is uniqueArgmin by one loop over d.
+func uniqueArgminLoop(d []float32) int32 {
 	// One pass: the first minimiser l (as argmin) and the least of the other
 	// entries; v − d[l] ≤ margin for some v exactly when it holds for the
 	// least of them (the rounded difference is monotone in v; NaN never

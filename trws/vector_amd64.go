@@ -228,3 +228,6 @@ func backwardPotts7AVX512(n int, u, w, msg, gamma []float32, astart, nbwd, aedge
 
 //go:noescape
 func primalPotts7AVX512(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
+
+//go:noescape
+func minTwo16AVX2(d []float32) (l int32, best, next float32, ok bool)

@@ -1265,3 +1265,56 @@ cnext:
 cdone:
 	VZEROUPPER
 	RET
+
+// func minTwo16AVX2(d []float32) (l int32, best, next float32, ok bool)
+// For sixteen labels: best = min d, l its first label, next the least of the
+// others (best again when another label ties it); ok false when d holds a NaN
+// (the caller's loop decides those).
+TEXT ·minTwo16AVX2(SB), NOSPLIT, $0-37
+	MOVQ         d_base+0(FP), SI
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VCMPPS       $3, Y0, Y0, Y2 // unordered: NaN lanes
+	VCMPPS       $3, Y1, Y1, Y3
+	VORPS        Y3, Y2, Y2
+	VMOVMSKPS    Y2, AX
+	TESTL        AX, AX
+	JNZ          mt16nan
+	VMINPS       Y1, Y0, Y2
+	HMIN(Y2, X2, X3)
+	VBROADCASTSS X2, Y2
+	VCMPPS       $0, Y2, Y0, Y3 // the lanes equal to the minimum
+	VCMPPS       $0, Y2, Y1, Y4
+	VMOVMSKPS    Y3, AX
+	VMOVMSKPS    Y4, BX
+	SHLL         $8, BX
+	ORL          BX, AX
+	BSFL         AX, CX
+	MOVL         CX, l+24(FP)
+	VMOVSS       X2, best+28(FP)
+	MOVL         AX, DX
+	DECL         DX
+	ANDL         AX, DX
+	JNZ          mt16tie
+	MOVL         $0x7f800000, DX
+	VMOVD        DX, X5
+	VBROADCASTSS X5, Y5
+	VBLENDVPS    Y3, Y5, Y0, Y0 // the minimum's lane becomes +Inf
+	VBLENDVPS    Y4, Y5, Y1, Y1
+	VMINPS       Y1, Y0, Y0
+	HMIN(Y0, X0, X6)
+	VMOVSS       X0, next+32(FP)
+	MOVB         $1, ok+36(FP)
+	VZEROUPPER
+	RET
+
+mt16tie:
+	VMOVSS       X2, next+32(FP)
+	MOVB         $1, ok+36(FP)
+	VZEROUPPER
+	RET
+
+mt16nan:
+	MOVB         $0, ok+36(FP)
+	VZEROUPPER
+	RET

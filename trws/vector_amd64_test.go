@@ -324,3 +324,38 @@ func TestLocalStereoPassesEqualTheGeneralOnes(t *testing.T) {
 		t.Logf("K=%d T %v: %d settles, %d iterations", c.k, c.ts, settled, fast.Iterations)
 	}
 }
+
+// TestUniqueArgminOfSixteenEqualsTheLoop: the sixteen-label unique argmin in
+// two registers decides as the loop does, on random values with ties, zeros
+// of both signs, infinities and NaNs.
+func TestUniqueArgminOfSixteenEqualsTheLoop(t *testing.T) {
+	if !vector {
+		t.Skip("no AVX2 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(16, 17))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-7, -3}
+	d := make([]float32, 16)
+	unique := 0
+	for it := range 200000 {
+		for x := range d {
+			switch r := rng.IntN(10); {
+			case r == 0 && it%4 == 0:
+				d[x] = special[rng.IntN(len(special))]
+			case r < 5:
+				d[x] = float32(rng.IntN(8)) * 0.5 // ties
+			default:
+				d[x] = float32(rng.NormFloat64() * 100)
+			}
+		}
+		got, want := uniqueArgmin(d), uniqueArgminLoop(d)
+		if got != want {
+			t.Fatalf("%v: %d, the loop %d", d, got, want)
+		}
+		if got >= 0 {
+			unique++
+		}
+	}
+	if unique < 10000 {
+		t.Fatalf("only %d of the vectors had a unique minimum: the test compares little", unique)
+	}
+}

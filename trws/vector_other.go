@@ -31,3 +31,7 @@ func forwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, asta
 func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, astart, nbwd, aedge, ain, aout []int32, dstride int) float64 {
 	panic("trws: no vector loops")
 }
+
+func minTwo16AVX2(d []float32) (l int32, best, next float32, ok bool) {
+	panic("trws: no vector loops")
+}
