@@ -231,3 +231,6 @@ func primalPotts7AVX512(from, n int, u, w, msg []float32, astart, nbwd, aedge, a
 
 //go:noescape
 func minTwo16AVX2(d []float32) (l int32, best, next float32, ok bool)
+
+//go:noescape
+func tightMin16AVX2(d, fwd, r []float32, dmin, gamma float32) (best float32, ok bool)

@@ -1318,3 +1318,43 @@ mt16nan:
 	MOVB         $0, ok+36(FP)
 	VZEROUPPER
 	RET
+
+// func tightMin16AVX2(d, fwd, r []float32, dmin, gamma float32) (best float32, ok bool)
+// For sixteen labels: best = min_y γ·(d[y] − dmin) − fwd[y] + r[y], each
+// operation rounded as the loop rounds it; ok false when a sum is NaN (the
+// caller's loop decides those).
+TEXT ·tightMin16AVX2(SB), NOSPLIT, $0-85
+	MOVQ         d_base+0(FP), SI
+	MOVQ         fwd_base+24(FP), DI
+	MOVQ         r_base+48(FP), R8
+	VMOVSS       dmin+72(FP), X6
+	VBROADCASTSS X6, Y6
+	VMOVSS       gamma+76(FP), X7
+	VBROADCASTSS X7, Y7
+	VMOVUPS      (SI), Y0
+	VMOVUPS      32(SI), Y1
+	VSUBPS       Y6, Y0, Y0
+	VSUBPS       Y6, Y1, Y1
+	VMULPS       Y0, Y7, Y0
+	VMULPS       Y1, Y7, Y1
+	VSUBPS       (DI), Y0, Y0
+	VSUBPS       32(DI), Y1, Y1
+	VADDPS       (R8), Y0, Y0
+	VADDPS       32(R8), Y1, Y1
+	VCMPPS       $3, Y0, Y0, Y2
+	VCMPPS       $3, Y1, Y1, Y3
+	VORPS        Y3, Y2, Y2
+	VMOVMSKPS    Y2, AX
+	TESTL        AX, AX
+	JNZ          tm16nan
+	VMINPS       Y1, Y0, Y0
+	HMIN(Y0, X0, X2)
+	VMOVSS       X0, best+80(FP)
+	MOVB         $1, ok+84(FP)
+	VZEROUPPER
+	RET
+
+tm16nan:
+	MOVB         $0, ok+84(FP)
+	VZEROUPPER
+	RET

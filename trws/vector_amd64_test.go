@@ -359,3 +359,43 @@ func TestUniqueArgminOfSixteenEqualsTheLoop(t *testing.T) {
 		t.Fatalf("only %d of the vectors had a unique minimum: the test compares little", unique)
 	}
 }
+
+// TestTightOfSixteenEqualsTheLoop: the sixteen-label tightness test in two
+// registers decides as the loop does, on random D, messages and rows with
+// ties, zeros of both signs, infinities and NaNs.
+func TestTightOfSixteenEqualsTheLoop(t *testing.T) {
+	if !vector {
+		t.Skip("no AVX2 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(18, 19))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.NaN()), 1e-7}
+	value := func(it int) float32 {
+		switch r := rng.IntN(10); {
+		case r == 0 && it%4 == 0:
+			return special[rng.IntN(len(special))]
+		case r < 4:
+			return float32(rng.IntN(6)) * 0.25
+		default:
+			return float32(rng.NormFloat64() * 10)
+		}
+	}
+	d, fwd, r, h := make([]float32, 16), make([]float32, 16), make([]float32, 16), make([]float32, 16)
+	tight := 0
+	for it := range 200000 {
+		for y := range 16 {
+			d[y], fwd[y], r[y] = value(it), value(it), value(it)
+		}
+		l := int32(rng.IntN(16))
+		g := []float32{1, 0.5, 0.25, 1.0 / 3}[rng.IntN(4)]
+		want := tightLoop(d, fwd, r, h, l, d[l], g)
+		if got := tightRow(d, fwd, r, h, l, d[l], g); got != want {
+			t.Fatalf("d %v fwd %v r %v l %d γ %v: %v, the loop %v", d, fwd, r, l, g, got, want)
+		}
+		if want {
+			tight++
+		}
+	}
+	if tight < 5000 {
+		t.Fatalf("only %d tight edges: the test compares little", tight)
+	}
+}

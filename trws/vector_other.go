@@ -35,3 +35,7 @@ func backwardTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, h []float32, ast
 func minTwo16AVX2(d []float32) (l int32, best, next float32, ok bool) {
 	panic("trws: no vector loops")
 }
+
+func tightMin16AVX2(d, fwd, r []float32, dmin, gamma float32) (best float32, ok bool) {
+	panic("trws: no vector loops")
+}
