@@ -309,7 +309,7 @@ func (s *Solver) tight(e int32, d []float32, l, xj int32, g float32, h, r []floa
 func tightRow(d, fwd, r, h []float32, l int32, dmin, g float32) bool {
 	if len(d) == 16 && vector { // stereo's sixteen disparities, in two registers
 		if best, ok := tightMin16AVX2(d, fwd, r, dmin, g); ok {
-			val := (g*(d[l]-dmin) - fwd[l]) + r[l]
+			val := (float32(g*(d[l]-dmin)) - fwd[l]) + r[l] // float32(…): never fused
 			return val-best <= ConsistencyTolerance*max(1, abs32(val))
 		}
 	}
@@ -320,7 +320,7 @@ func tightRow(d, fwd, r, h []float32, l int32, dmin, g float32) bool {
 func tightLoop(d, fwd, r, h []float32, l int32, dmin, g float32) bool {
 	best := float32(inf32)
 	for y, v := range d {
-		h[y] = g*(v-dmin) - fwd[y]
+		h[y] = float32(g*(v-dmin)) - fwd[y] // rounded before the subtraction, as the assembly
 		best = min(best, h[y]+r[y])
 	}
 	val := h[l] + r[l]
