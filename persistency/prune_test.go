@@ -304,12 +304,32 @@ func TestKeptCheckingTablesAreTheRebuiltOnes(t *testing.T) {
 // TestEverythingToYIsTheModelShifted: where the map sends every label to the
 // test label's, the verification problem is the model with each factor shifted
 // by its value at y, so a certificate's bound on it is the bound on the model
-// minus E(y) — what the search's first round checks instead of building it.
+// minus E(y) — what the search's first round checks instead of building it —
+// constant terms included.
 func TestEverythingToYIsTheModelShifted(t *testing.T) {
 	checked := 0
 	for seed := range uint64(100) {
 		rng := random.New(7650 + seed)
 		m := verificationTestModel(rng, seed)
+		if seed%2 == 1 { // a constant term, which both bounds and E(y) hold
+			all := make([]int, m.NumVars())
+			for v := range all {
+				all[v] = v
+			}
+			_, b, err := m.InducedBuilder(all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.AddConstant(100 * rng.NormFloat64()); err != nil {
+				t.Fatal(err)
+			}
+			if m, err = b.Build(); err != nil {
+				t.Fatal(err)
+			}
+			if m.Offset() == 0 {
+				t.Fatalf("seed %d: the model holds no constant", seed)
+			}
+		}
 		d, err := newDomains(m, nil)
 		if err != nil {
 			t.Fatal(err)
