@@ -58,10 +58,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	kgzip "github.com/klauspost/compress/gzip"
 	"io"
 	"math"
 	"slices"
+
+	kgzip "github.com/klauspost/compress/gzip"
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/srmp"

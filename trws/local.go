@@ -314,14 +314,13 @@ func (l *Local) passesTruncLinear2(region []int32, keepD bool) {
 	d, h := s.scratch[:k], s.scratch[k:2*k]
 	pass := func(lo, hi int32, backward bool) {
 		u := s.u32[k*int(lo) : k*int(hi)]
-		if backward && keepD { // every node has k labels: its D is at l.d[k·i:]
-			backwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], l.d[k*int(lo):k*int(hi)], h,
-				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, k)
-			return
-		}
 		if backward {
-			backwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,
-				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, 0)
+			dd, stride := d, 0
+			if keepD { // every node has k labels: its D is at l.d[k·i:]
+				dd, stride = l.d[k*int(lo):k*int(hi)], k
+			}
+			backwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], dd, h,
+				s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, stride)
 			return
 		}
 		forwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,

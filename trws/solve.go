@@ -298,27 +298,25 @@ func (s *Solver) tight(e int32, d []float32, l, xj int32, g float32, h, r []floa
 	if xj == l && s.sameLabelTight(e) {
 		return true
 	}
-	dmin := d[l]
-	fwd := s.msgInto(e, s.head[e])
 	s.pairRow(e, xj, r)
-	return tightRow(d, fwd, r, h, l, dmin, g)
+	return tightRow(d, s.msgInto(e, s.head[e]), r, h, l, g)
 }
 
 // tightRow is tight's test of the row r of θ at the tail's label: h(l) + r(l)
-// within the tolerance of min_y h(y) + r(y), h = g·(d − dmin) − fwd (scratch).
-func tightRow(d, fwd, r, h []float32, l int32, dmin, g float32) bool {
+// within the tolerance of min_y h(y) + r(y), h = g·(d − d(l)) − fwd (scratch).
+func tightRow(d, fwd, r, h []float32, l int32, g float32) bool {
 	if len(d) == 16 && vector { // stereo's sixteen disparities, in two registers
-		if best, ok := tightMin16AVX2(d, fwd, r, dmin, g); ok {
-			val := (float32(g*(d[l]-dmin)) - fwd[l]) + r[l] // float32(…): never fused
+		if best, ok := tightMin16AVX2(d, fwd, r, d[l], g); ok {
+			val := r[l] - fwd[l] // h(l) + r(l): h(l) = g·0 − fwd(l)
 			return val-best <= ConsistencyTolerance*max(1, abs32(val))
 		}
 	}
-	return tightLoop(d, fwd, r, h, l, dmin, g)
+	return tightLoop(d, fwd, r, h, l, g)
 }
 
 // tightLoop is tightRow by one loop over the labels.
-func tightLoop(d, fwd, r, h []float32, l int32, dmin, g float32) bool {
-	best := float32(inf32)
+func tightLoop(d, fwd, r, h []float32, l int32, g float32) bool {
+	dmin, best := d[l], float32(inf32)
 	for y, v := range d {
 		h[y] = float32(g*(v-dmin)) - fwd[y] // rounded before the subtraction, as the assembly
 		best = min(best, h[y]+r[y])

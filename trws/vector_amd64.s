@@ -1266,6 +1266,15 @@ cdone:
 	VZEROUPPER
 	RET
 
+// NANLANES16 sets AX to the mask of the lanes where a or b holds a NaN and
+// the flags to its test (ZF: none). Uses t and u.
+#define NANLANES16(a, b, t, u) \
+	VCMPPS       $3, a, a, t; \
+	VCMPPS       $3, b, b, u; \
+	VORPS        u, t, t; \
+	VMOVMSKPS    t, AX; \
+	TESTL        AX, AX
+
 // func minTwo16AVX2(d []float32) (l int32, best, next float32, ok bool)
 // For sixteen labels: best = min d, l its first label, next the least of the
 // others (best again when another label ties it); ok false when d holds a NaN
@@ -1274,11 +1283,7 @@ TEXT ·minTwo16AVX2(SB), NOSPLIT, $0-37
 	MOVQ         d_base+0(FP), SI
 	VMOVUPS      (SI), Y0
 	VMOVUPS      32(SI), Y1
-	VCMPPS       $3, Y0, Y0, Y2 // unordered: NaN lanes
-	VCMPPS       $3, Y1, Y1, Y3
-	VORPS        Y3, Y2, Y2
-	VMOVMSKPS    Y2, AX
-	TESTL        AX, AX
+	NANLANES16(Y0, Y1, Y2, Y3)
 	JNZ          mt16nan
 	VMINPS       Y1, Y0, Y2
 	HMIN(Y2, X2, X3)
@@ -1304,12 +1309,12 @@ TEXT ·minTwo16AVX2(SB), NOSPLIT, $0-37
 	VMINPS       Y1, Y0, Y0
 	HMIN(Y0, X0, X6)
 	VMOVSS       X0, next+32(FP)
-	MOVB         $1, ok+36(FP)
-	VZEROUPPER
-	RET
+	JMP          mt16ok
 
 mt16tie:
 	VMOVSS       X2, next+32(FP)
+
+mt16ok:
 	MOVB         $1, ok+36(FP)
 	VZEROUPPER
 	RET
@@ -1341,11 +1346,7 @@ TEXT ·tightMin16AVX2(SB), NOSPLIT, $0-85
 	VSUBPS       32(DI), Y1, Y1
 	VADDPS       (R8), Y0, Y0
 	VADDPS       32(R8), Y1, Y1
-	VCMPPS       $3, Y0, Y0, Y2
-	VCMPPS       $3, Y1, Y1, Y3
-	VORPS        Y3, Y2, Y2
-	VMOVMSKPS    Y2, AX
-	TESTL        AX, AX
+	NANLANES16(Y0, Y1, Y2, Y3)
 	JNZ          tm16nan
 	VMINPS       Y1, Y0, Y0
 	HMIN(Y0, X0, X2)

@@ -387,8 +387,8 @@ func TestTightOfSixteenEqualsTheLoop(t *testing.T) {
 		}
 		l := int32(rng.IntN(16))
 		g := []float32{1, 0.5, 0.25, 1.0 / 3}[rng.IntN(4)]
-		want := tightLoop(d, fwd, r, h, l, d[l], g)
-		if got := tightRow(d, fwd, r, h, l, d[l], g); got != want {
+		want := tightLoop(d, fwd, r, h, l, g)
+		if got := tightRow(d, fwd, r, h, l, g); got != want {
 			t.Fatalf("d %v fwd %v r %v l %d γ %v: %v, the loop %v", d, fwd, r, l, g, got, want)
 		}
 		if want {
