@@ -187,7 +187,20 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 				rb[y] += sh * D[off[b]+y]
 			}
 		}
-		best := fn.MinSum(ra, rb, &buf)
+		var best float64
+		if fn.Kind == model.Explicit {
+			// MinSum's values (a model holds no NaN): min_x by rows, then over y.
+			out := grow(&buf, kb)
+			minPlus64FromTail(ra, out, fn.Table, math.Inf(1))
+			best = math.Inf(1)
+			for y, v := range out {
+				if s := v + rb[y]; s < best {
+					best = s
+				}
+			}
+		} else {
+			best = fn.MinSum(ra, rb, &buf)
+		}
 		bound += best
 		edge, pos = edge+1, pos+ka+kb
 	}

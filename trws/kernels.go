@@ -18,6 +18,50 @@ func fmin(a, b float64) float64 {
 	return a
 }
 
+// minPlus64FromTail sets out(y) = min_x h(x) + fmin(tab[x·len(out) + y], big) in
+// float64, every minimum as fmin takes it: the exact passes' and the certificate
+// check's explicit tables (big +Inf: no clamp). Where the CPU has AVX2, the
+// labels y in fours run in exact_amd64.s, the same floats.
+func minPlus64FromTail(h, out, tab []float64, big float64) {
+	n := len(out)
+	_ = tab[len(h)*n-1]
+	y0 := 0
+	if vector {
+		y0 = n &^ 3
+		minPlus64FromTailAVX2(h, out, tab, big)
+	}
+	for y := y0; y < n; y++ {
+		best := math.Inf(1)
+		for x, hx := range h {
+			best = fmin(best, hx+fmin(tab[x*n+y], big))
+		}
+		out[y] = best
+	}
+}
+
+// minPlus64FromHead sets out(y) = min_x h(x) + fmin(tab[y·len(h) + x], big), as
+// minPlus64FromTail (the labels x in fours in exact_amd64.s).
+func minPlus64FromHead(h, out, tab []float64, big float64) {
+	m := len(h)
+	_ = tab[len(out)*m-1]
+	x0 := 0
+	if vector {
+		x0 = m &^ 3
+		minPlus64FromHeadAVX2(h, out, tab, big)
+	} else {
+		for y := range out {
+			out[y] = math.Inf(1)
+		}
+	}
+	for y := range out {
+		best, row := out[y], tab[y*m:y*m+m]
+		for x := x0; x < m; x++ {
+			best = fmin(best, h[x]+fmin(row[x], big))
+		}
+		out[y] = best
+	}
+}
+
 // normalize subtracts the minimum of out and returns it.
 func normalize(out []float32) float32 {
 	if vector && len(out) >= 8 {

@@ -1,6 +1,7 @@
 package trws
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -124,6 +125,76 @@ func TestTableKernelsEqualTheDoubleLoop(t *testing.T) {
 			for y := range want {
 				if tail[y] != want[y] || head[y] != want[y] || tailC != wantC || headC != wantC {
 					t.Fatalf("%s %dx%d: tail %v (%v), head %v (%v), double loop %v (%v)", k.name, ks, kd, tail, tailC, head, headC, want, wantC)
+				}
+			}
+		}
+	}
+}
+
+// TestExactTableKernelsEqualTheDoubleLoop: the float64 table loops of the exact
+// passes and the certificate's check give the double loop's floats bit for bit —
+// fmin over the sender's labels of h + fmin(θ, big) — for every size around the
+// vector widths (1–70 labels each side), tables holding +Inf and entries above
+// big, and big = +Inf (no clamp); and they write only their output.
+func TestExactTableKernelsEqualTheDoubleLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const guard, mark = 8, 12345.0
+	for trial := range 3000 {
+		ks, kd := 1+rng.IntN(20), 1+rng.IntN(20)
+		if trial%4 == 0 {
+			ks, kd = 1+rng.IntN(70), 1+rng.IntN(70)
+		}
+		big := 1e6 * (1 + rng.Float64())
+		if trial%3 == 0 {
+			big = math.Inf(1)
+		}
+		h, tab := make([]float64, ks), make([]float64, ks*kd)
+		for i := range h {
+			h[i] = rng.NormFloat64() * 4
+		}
+		for i := range tab {
+			tab[i] = rng.NormFloat64() * 4
+			switch rng.IntN(10) {
+			case 0:
+				tab[i] = math.Inf(1)
+			case 1:
+				tab[i] = 3e6
+			}
+		}
+		want := make([]float64, kd)
+		for y := range want {
+			want[y] = math.Inf(1)
+			for x := range ks {
+				want[y] = fmin(want[y], h[x]+fmin(tab[x*kd+y], big))
+			}
+		}
+		tr := make([]float64, ks*kd)
+		for x := range ks {
+			for y := range kd {
+				tr[y*ks+x] = tab[x*kd+y]
+			}
+		}
+		for _, k := range []struct {
+			name string
+			run  func(out []float64)
+		}{
+			{"from the tail", func(out []float64) { minPlus64FromTail(h, out, tab, big) }},
+			{"from the head", func(out []float64) { minPlus64FromHead(h, out, tr, big) }},
+		} {
+			buf := make([]float64, kd+2*guard)
+			for i := range buf {
+				buf[i] = mark
+			}
+			out := buf[guard : guard+kd : guard+kd]
+			k.run(out)
+			for y := range want {
+				if math.Float64bits(out[y]) != math.Float64bits(want[y]) {
+					t.Fatalf("%s %dx%d, big %v: %v, the double loop %v", k.name, ks, kd, big, out, want)
+				}
+			}
+			for i := range guard {
+				if buf[i] != mark || buf[guard+kd+i] != mark {
+					t.Fatalf("%s %dx%d wrote outside its output", k.name, ks, kd)
 				}
 			}
 		}
@@ -287,5 +358,30 @@ func TestUniqueArgminIsTheDefinition(t *testing.T) {
 		if got, want := uniqueArgmin(d), definition(d); got != want {
 			t.Fatalf("%v: %d, the definition gives %d", d, got, want)
 		}
+	}
+}
+
+// BenchmarkTableMessages times one explicit-table message each way for the
+// label counts of the protein models (pdb1jmx: 2, 3, 6, 9, 18, 27, 36 and 81
+// rotamers): sender × receiver labels, from the tail (rows of the sender) and
+// from the head (rows of the receiver).
+func BenchmarkTableMessages(b *testing.B) {
+	for _, s := range [][2]int{{81, 81}, {81, 27}, {27, 81}, {9, 27}, {27, 9}, {81, 3}, {3, 81}, {9, 9}, {3, 9}, {3, 3}} {
+		ks, kd := s[0], s[1]
+		h, out := make([]float32, ks), make([]float32, kd)
+		tab := make([]float32, ks*kd)
+		for i := range tab {
+			tab[i] = float32(i % 7)
+		}
+		b.Run(fmt.Sprintf("tail%dx%d", ks, kd), func(b *testing.B) {
+			for b.Loop() {
+				tableMessageFromTail(h, out, tab)
+			}
+		})
+		b.Run(fmt.Sprintf("head%dx%d", ks, kd), func(b *testing.B) {
+			for b.Loop() {
+				tableMessageFromHead(h, out, tab)
+			}
+		})
 	}
 }

@@ -83,6 +83,13 @@ func (s *Solver) polish(from []float32) []float64 {
 			// No value reaches the penalty: the rows' minimum by a distance
 			// transform, the same candidates' sums.
 			fn.MinPlus(hh, out, !first, &sc.buf)
+		} else if fn.Kind == model.Explicit {
+			// The rows of θ's first argument; the kernels take them as the loops below.
+			if first {
+				minPlus64FromTail(hh, out, fn.Table, big)
+			} else {
+				minPlus64FromHead(hh, out, fn.Table, big)
+			}
 		} else {
 			for y := range out {
 				out[y] = math.Inf(1)

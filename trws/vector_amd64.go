@@ -18,6 +18,12 @@ func minPlusFromTailAVX2(h, out, tab []float32)
 func minPlusFromHeadAVX2(h, out, tab []float32)
 
 //go:noescape
+func minPlus64FromTailAVX2(h, out, tab []float64, big float64)
+
+//go:noescape
+func minPlus64FromHeadAVX2(h, out, tab []float64, big float64)
+
+//go:noescape
 func sumRowsAVX2(d, u, block []float32, rows int) float32
 
 //go:noescape

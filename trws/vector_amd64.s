@@ -12,10 +12,45 @@
 	VSHUFPS      $0x55, x, x, t; \
 	VMINSS       t, x, x
 
+// LANEMASK sets y's first r lanes (1 ≤ r ≤ 8, in register r) to all ones and
+// the others to zero, from lanemask<>; t is scratch, r is kept.
+#define LANEMASK(r, t, y) \
+	LEAQ    lanemask<>+32(SB), t; \
+	NEGQ    r; \
+	VMOVDQU (t)(r*4), y; \
+	NEGQ    r
+
+// HEADREST folds the masked last chunk of three rows, at (p), (p)(b*1),
+// (p)(b*2), into their minima a, b2, c (h's chunk in Y14, the mask in Y13;
+// Y9 scratch).
+#define HEADREST(p, b, a, b2, c) \
+	VMASKMOVPS (p), Y13, Y9; \
+	VADDPS     Y9, Y14, Y9; \
+	VMINPS     Y9, a, a; \
+	VMASKMOVPS (p)(b*1), Y13, Y9; \
+	VADDPS     Y9, Y14, Y9; \
+	VMINPS     Y9, b2, b2; \
+	VMASKMOVPS (p)(b*2), Y13, Y9; \
+	VADDPS     Y9, Y14, Y9; \
+	VMINPS     Y9, c, c
+
+// lanemask<>: eight all-ones lanes, then eight zero lanes; the mask of r lanes
+// starts 8 − r lanes in.
+DATA lanemask<>+0(SB)/8, $-1
+DATA lanemask<>+8(SB)/8, $-1
+DATA lanemask<>+16(SB)/8, $-1
+DATA lanemask<>+24(SB)/8, $-1
+DATA lanemask<>+32(SB)/8, $0
+DATA lanemask<>+40(SB)/8, $0
+DATA lanemask<>+48(SB)/8, $0
+DATA lanemask<>+56(SB)/8, $0
+GLOBL lanemask<>(SB), RODATA|NOPTR, $64
+
 // func minPlusFromTailAVX2(h, out, tab []float32)
 // out[y] = min_x h[x] + tab[x*n + y], n = len(out). The minima stay in registers
 // while the rows go by — 32 labels at a time (four independent chains of VMINPS),
-// then 8, then one — so out is stored once.
+// then 8, then the last 1–7 (the last eight again, or a masked block when out has
+// fewer) — so out is stored once (its last labels twice, the same floats).
 TEXT ·minPlusFromTailAVX2(SB), NOSPLIT, $0-72
 	MOVQ         h_base+0(FP), SI
 	MOVQ         h_len+8(FP), CX
@@ -103,35 +138,47 @@ tail8store:
 	JMP     tail8
 
 tail1:
-	CMPQ    AX, DX
-	JGE     taildone
-	VMOVAPS X15, X0
-	LEAQ    (BX)(AX*4), R11
-	XORQ    R12, R12
+	// The last 1–7 labels: with eight or more, the last eight again as a block
+	// (the labels it shares with the block before get the same minima); with
+	// fewer, one block under a mask, its lanes beyond out neither loaded nor
+	// stored.
+	MOVQ       DX, R12
+	SUBQ       AX, R12
+	JZ         taildone
+	CMPQ       DX, $8
+	JLT        tailmask
+	MOVQ       DX, R9
+	LEAQ       -8(DX), AX
+	JMP        tail8
+
+tailmask:
+	LANEMASK(R12, R13, Y13)
+	VMOVAPS    Y15, Y0
+	LEAQ       (BX)(AX*4), R11
+	XORQ       R12, R12
 
 tail1rows:
-	CMPQ   R12, CX
-	JGE    tail1store
-	VMOVSS (SI)(R12*4), X4
-	VADDSS (R11), X4, X4
-	VMINSS X4, X0, X0
-	ADDQ   R10, R11
-	INCQ   R12
-	JMP    tail1rows
+	CMPQ         R12, CX
+	JGE          tail1store
+	VBROADCASTSS (SI)(R12*4), Y4
+	VMASKMOVPS   (R11), Y13, Y5
+	VADDPS       Y5, Y4, Y5
+	VMINPS       Y5, Y0, Y0
+	ADDQ         R10, R11
+	INCQ         R12
+	JMP          tail1rows
 
 tail1store:
-	VMOVSS X0, (DI)(AX*4)
-	INCQ   AX
-	JMP    tail1
+	VMASKMOVPS Y0, Y13, (DI)(AX*4)
 
 taildone:
 	VZEROUPPER
 	RET
 
 // func minPlusFromHeadAVX2(h, out, tab []float32)
-// out[x] = min_y h[y] + tab[x*n + y], n = len(h): eight rows at a time when n is a
-// multiple of eight, then four, each chunk of h loaded once for them, then one row
-// at a time.
+// out[x] = min_y h[y] + tab[x*n + y], n = len(h): eight rows at a time, then four,
+// then one, each chunk of eight labels of h loaded once for them; the last 1–7
+// labels of each row as one more chunk under a mask (h's lanes beyond n +Inf).
 TEXT ·minPlusFromHeadAVX2(SB), NOSPLIT, $0-72
 	MOVQ         h_base+0(FP), SI
 	MOVQ         h_len+8(FP), DX
@@ -139,16 +186,19 @@ TEXT ·minPlusFromHeadAVX2(SB), NOSPLIT, $0-72
 	MOVQ         out_len+32(FP), CX
 	MOVQ         tab_base+48(FP), BX
 	MOVQ         DX, R8
-	SHRQ         $3, R8 // chunks of eight labels
+	SHRQ         $3, R8 // whole chunks of eight labels
 	MOVQ         DX, R9
 	ANDQ         $-8, R9
 	LEAQ         (DX*4), R10 // bytes in a row
 	MOVL         $0x7f800000, AX // +Inf
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
-
-	CMPQ R9, DX
-	JNE  head4 // eight rows at a time need whole chunks of eight labels
+	MOVQ         DX, R15
+	SUBQ         R9, R15 // labels in the masked chunk
+	JZ           head8
+	LANEMASK(R15, R12, Y13)
+	VMASKMOVPS   (SI)(R9*4), Y13, Y14
+	VBLENDVPS    Y13, Y14, Y15, Y14 // h's last labels, +Inf beyond
 
 head8:
 	CMPQ    CX, $8
@@ -170,7 +220,7 @@ head8:
 
 head8chunks:
 	TESTQ   R12, R12
-	JZ      head8reduce
+	JZ      head8rest
 	VMOVUPS (R14), Y8
 	VADDPS  (R11), Y8, Y9
 	VMINPS  Y9, Y0, Y0
@@ -195,6 +245,18 @@ head8chunks:
 	DECQ    R12
 	JMP     head8chunks
 
+head8rest:
+	TESTQ R15, R15
+	JZ    head8reduce
+	HEADREST(R11, R10, Y0, Y1, Y2)
+	HEADREST(R13, R10, Y3, Y4, Y5)
+	VMASKMOVPS (AX), Y13, Y9
+	VADDPS     Y9, Y14, Y9
+	VMINPS     Y9, Y6, Y6
+	VMASKMOVPS (AX)(R10*1), Y13, Y9
+	VADDPS     Y9, Y14, Y9
+	VMINPS     Y9, Y7, Y7
+
 head8reduce:
 	// The eight rows' minima at once: pairs of rows interleaved and folded,
 	// then pairs of pairs, then the two halves: lane r ends with row r's minimum.
@@ -211,11 +273,11 @@ head8reduce:
 	VUNPCKHPS  Y7, Y6, Y9
 	VMINPS     Y9, Y12, Y12 // rows 6, 7
 	VSHUFPS    $0x44, Y10, Y8, Y9
-	VSHUFPS    $0xEE, Y10, Y8, Y13
-	VMINPS     Y13, Y9, Y9 // rows 0–3, each half
+	VSHUFPS    $0xEE, Y10, Y8, Y0
+	VMINPS     Y0, Y9, Y9 // rows 0–3, each half
 	VSHUFPS    $0x44, Y12, Y11, Y10
-	VSHUFPS    $0xEE, Y12, Y11, Y13
-	VMINPS     Y13, Y10, Y10 // rows 4–7, each half
+	VSHUFPS    $0xEE, Y12, Y11, Y0
+	VMINPS     Y0, Y10, Y10 // rows 4–7, each half
 	VPERM2F128 $0x20, Y10, Y9, Y11
 	VPERM2F128 $0x31, Y10, Y9, Y12
 	VMINPS     Y12, Y11, Y11
@@ -239,7 +301,7 @@ head4:
 
 head4chunks:
 	TESTQ   R12, R12
-	JZ      head4reduce
+	JZ      head4rest
 	VMOVUPS (R14), Y4
 	VADDPS  (R11), Y4, Y5
 	VADDPS  (R11)(R10*1), Y4, Y6
@@ -255,32 +317,27 @@ head4chunks:
 	DECQ    R12
 	JMP     head4chunks
 
+head4rest:
+	TESTQ      R15, R15
+	JZ         head4reduce
+	VMASKMOVPS (R11), Y13, Y5
+	VMASKMOVPS (R11)(R10*1), Y13, Y6
+	VMASKMOVPS (R13), Y13, Y7
+	VMASKMOVPS (R13)(R10*1), Y13, Y8
+	VADDPS     Y5, Y14, Y5
+	VADDPS     Y6, Y14, Y6
+	VADDPS     Y7, Y14, Y7
+	VADDPS     Y8, Y14, Y8
+	VMINPS     Y5, Y0, Y0
+	VMINPS     Y6, Y1, Y1
+	VMINPS     Y7, Y2, Y2
+	VMINPS     Y8, Y3, Y3
+
 head4reduce:
 	HMIN(Y0, X0, X5)
 	HMIN(Y1, X1, X5)
 	HMIN(Y2, X2, X5)
 	HMIN(Y3, X3, X5)
-	MOVQ         R9, AX
-
-head4rest:
-	CMPQ   AX, DX
-	JGE    head4store
-	VMOVSS (R14), X4
-	VADDSS (R11), X4, X5
-	VADDSS (R11)(R10*1), X4, X6
-	VADDSS (R13), X4, X7
-	VADDSS (R13)(R10*1), X4, X8
-	VMINSS X5, X0, X0
-	VMINSS X6, X1, X1
-	VMINSS X7, X2, X2
-	VMINSS X8, X3, X3
-	ADDQ   $4, R11
-	ADDQ   $4, R13
-	ADDQ   $4, R14
-	INCQ   AX
-	JMP    head4rest
-
-head4store:
 	VMOVSS X0, (DI)
 	VMOVSS X1, 4(DI)
 	VMOVSS X2, 8(DI)
@@ -300,7 +357,7 @@ headrow:
 
 headchunks:
 	TESTQ   R12, R12
-	JZ      headreduce
+	JZ      headrowrest
 	VMOVUPS (R14), Y0
 	VADDPS  (R11), Y0, Y0
 	VMINPS  Y0, Y2, Y2
@@ -309,22 +366,15 @@ headchunks:
 	DECQ    R12
 	JMP     headchunks
 
+headrowrest:
+	TESTQ      R15, R15
+	JZ         headreduce
+	VMASKMOVPS (R11), Y13, Y0
+	VADDPS     Y0, Y14, Y0
+	VMINPS     Y0, Y2, Y2
+
 headreduce:
 	HMIN(Y2, X2, X3)
-	MOVQ         R9, AX
-
-head1:
-	CMPQ   AX, DX
-	JGE    headstore
-	VMOVSS (R14), X0
-	VADDSS (R11), X0, X0
-	VMINSS X0, X2, X2
-	ADDQ   $4, R11
-	ADDQ   $4, R14
-	INCQ   AX
-	JMP    head1
-
-headstore:
 	VMOVSS X2, (DI)
 	ADDQ   $4, DI
 	ADDQ   R10, BX

@@ -7,6 +7,8 @@ const vector = false
 
 func minPlusFromTail(h, out, tab []float32)                 { panic("trws: no vector loops") }
 func minPlusFromHead(h, out, tab []float32)                 { panic("trws: no vector loops") }
+func minPlus64FromTailAVX2(h, out, tab []float64, big float64) { panic("trws: no vector loops") }
+func minPlus64FromHeadAVX2(h, out, tab []float64, big float64) { panic("trws: no vector loops") }
 func sumRows(d, u, block []float32) float32                 { panic("trws: no vector loops") }
 func reparamVector(h, d, back []float32, g float32) float32 { panic("trws: no vector loops") }
 func normalizeAVX2(out []float32) float32                   { panic("trws: no vector loops") }
