@@ -5,15 +5,15 @@ package trws
 // vector is false where there is no assembly: the Go loops run.
 const vector = false
 
-func minPlusFromTail(h, out, tab []float32)                 { panic("trws: no vector loops") }
-func minPlusFromHead(h, out, tab []float32)                 { panic("trws: no vector loops") }
+func minPlusFromTail(h, out, tab []float32)                    { panic("trws: no vector loops") }
+func minPlusFromHead(h, out, tab []float32)                    { panic("trws: no vector loops") }
 func minPlus64FromTailAVX2(h, out, tab []float64, big float64) { panic("trws: no vector loops") }
 func minPlus64FromHeadAVX2(h, out, tab []float64, big float64) { panic("trws: no vector loops") }
-func sumRows(d, u, block []float32) float32                 { panic("trws: no vector loops") }
-func reparamVector(h, d, back []float32, g float32) float32 { panic("trws: no vector loops") }
-func normalizeAVX2(out []float32) float32                   { panic("trws: no vector loops") }
-func truncLinear2(h, out []float32, w, top float32) float32 { panic("trws: no vector loops") }
-func scaleAVX2(dst, src []float32, w float32)               { panic("trws: no vector loops") }
+func sumRows(d, u, block []float32) float32                    { panic("trws: no vector loops") }
+func reparamVector(h, d, back []float32, g float32) float32    { panic("trws: no vector loops") }
+func normalizeAVX2(out []float32) float32                      { panic("trws: no vector loops") }
+func truncLinear2(h, out []float32, w, top float32) float32    { panic("trws: no vector loops") }
+func scaleAVX2(dst, src []float32, w float32)                  { panic("trws: no vector loops") }
 
 // assemblyPotts is empty where there is no assembly.
 var assemblyPotts [0]pottsPasses
