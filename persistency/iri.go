@@ -848,12 +848,23 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 			// model's minus E(y): checked there, with no table to build (a
 			// 21-label segmentation's time −20%). Verify checks the certificate on
 			// g itself.
-			if round == 1 && prev != nil && relaxedOn != nil && prev.LowerBound >= res.Energy-hopeless(res.Energy) && allToY(d) {
-				if cert, err := prev.Certify(d.y); err == nil {
-					if v, err := cert.Check(relaxedOn); err == nil && v.Bound-relaxedOn.Energy(d.y) >= -tol {
-						report(round, movable, v.Bound-relaxedOn.Energy(d.y))
-						return finish(res, d, cert), nil
+			if round == 1 && prev != nil && relaxedOn != nil && allToY(d) {
+				if prev.LowerBound >= res.Energy-hopeless(res.Energy) {
+					if cert, err := prev.Certify(d.y); err == nil {
+						if v, err := cert.Check(relaxedOn); err == nil && v.Bound-relaxedOn.Energy(d.y) >= -tol {
+							report(round, movable, v.Bound-relaxedOn.Energy(d.y))
+							return finish(res, d, cert), nil
+						}
 					}
+				}
+				// Otherwise the relaxed solve's dual, stalled or capped, is g's
+				// first dual too: the round marks the labels it finds locally
+				// minimal, and the next round's solve starts from it.
+				if out := asFirstRound(prev, relaxedOn, d.y, res.Energy); out != nil {
+					report(round, movable, out.LowerBound)
+					fixViolators(m, d, out, tol, 0)
+					lastBound = out.LowerBound
+					continue
 				}
 			}
 			if g, err = build(m, d, solving); err != nil {
@@ -916,6 +927,45 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		}
 		lastBound = bound
 	}
+}
+
+// asFirstRound is the relaxed solve out, of the model on, as an outcome of the
+// first round's verification problem g when p maps everything to y (energy
+// e(y)): g is on's factors each shifted by its value at y, so the same messages
+// are a dual of g whose bound and energies are on's minus e, and whose
+// reparametrised unaries are on's minus the unary factors' values at y (a
+// pairwise factor's constant leaves its normalised messages as they are). nil
+// when out has no such dual.
+func asFirstRound(out *Outcome, on *model.Model, y []int, e float64) *Outcome {
+	mg, ok := out.state.(marginals)
+	if !ok {
+		return nil
+	}
+	by := make([]float64, on.NumVars())
+	for f := range on.NumFactors() {
+		if vars := on.FactorVars(f); len(vars) == 1 {
+			by[vars[0]] += on.FactorValue(f, y)
+		}
+	}
+	first := *out
+	first.Energy, first.LowerBound = out.Energy-e, out.LowerBound-e
+	first.state = shiftedMarginals{mg, by}
+	return &first
+}
+
+// shiftedMarginals are reparametrised unaries each lowered by a constant of its
+// variable.
+type shiftedMarginals struct {
+	marginals
+	by []float64
+}
+
+func (s shiftedMarginals) Marginal(v int, d []float64) []float64 {
+	d = s.marginals.Marginal(v, d)
+	for l := range d {
+		d[l] -= s.by[v]
+	}
+	return d
 }
 
 // allToY says whether p maps every label to the test label: only y's are

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/partopt/partopt/model"
@@ -366,6 +367,72 @@ func TestEverythingToYIsTheModelShifted(t *testing.T) {
 		}
 		if got := on.Bound - m.Energy(y); math.Abs(got-want.Bound) > 1e-9*math.Max(1, math.Abs(m.Energy(y))) {
 			t.Fatalf("seed %d: bound on the model minus E(y) %v, on the verification problem %v", seed, got, want.Bound)
+		}
+		checked++
+	}
+	if checked < 50 {
+		t.Fatalf("only %d of 100 random models had a feasible test labeling", checked)
+	}
+}
+
+// TestFirstRoundReadsTheRelaxedDual: the search's first round, where the map
+// sends every label to y, reads the relaxed solve's dual as one of its
+// verification problem g (asFirstRound): the relaxed solver's messages taken
+// by a solver on g give each variable the unaries asFirstRound reports, and its
+// energies are the model's minus E(y).
+func TestFirstRoundReadsTheRelaxedDual(t *testing.T) {
+	checked := 0
+	for seed := range uint64(100) {
+		rng := random.New(7800 + seed)
+		m := verificationTestModel(rng, seed)
+		d, err := newDomains(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		relaxed, err := (TRWS{trws.Options{MaxIterations: 1 + rng.IntN(30)}}).Solve(context.Background(), m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := random.Labeling(rng, m)
+		if math.IsInf(m.Energy(y), 1) {
+			continue
+		}
+		if err := d.setTest(y, nil); err != nil {
+			t.Fatal(err)
+		}
+		e := m.Energy(y)
+		first := asFirstRound(relaxed, m, d.y, e)
+		if first == nil {
+			t.Fatalf("seed %d: no dual read from a TRW-S solve", seed)
+		}
+		if first.Energy != relaxed.Energy-e || first.LowerBound != relaxed.LowerBound-e {
+			t.Fatalf("seed %d: energy %v and bound %v on g, %v and %v on the model, E(y) %v", seed, first.Energy, first.LowerBound, relaxed.Energy, relaxed.LowerBound, e)
+		}
+		g, err := build(m, d, solving)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := trws.New(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.TakeMessages(relaxed.state.(*trws.Solver)) {
+			t.Fatalf("seed %d: g's solver does not take the relaxed solver's messages", seed)
+		}
+		// A forbidden label's unary is about its solver's penalty for +Inf, which
+		// depends on the tables: only whether it is one is compared.
+		var got, want []float64
+		forbidden := func(x, penalty float64) bool { return x >= penalty/2 }
+		pm, pg := trws.Penalty(m), trws.Penalty(g)
+		for v := range m.NumVars() {
+			got = first.state.(marginals).Marginal(v, slices.Grow(got[:0], m.NumLabels(v)))
+			want = s.Marginal(v, slices.Grow(want[:0], m.NumLabels(v)))
+			for l := range want {
+				if forbidden(got[l], pm) != forbidden(want[l], pg) ||
+					!forbidden(want[l], pg) && math.Abs(got[l]-want[l]) > 1e-4*math.Max(1, math.Abs(want[l])) {
+					t.Fatalf("seed %d: variable %d's unaries %v read from the relaxed dual, %v on g", seed, v, got, want)
+				}
+			}
 		}
 		checked++
 	}
