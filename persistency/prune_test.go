@@ -201,7 +201,8 @@ func verificationTestModel(rng *rand.Rand, seed uint64) *model.Model {
 
 // TestRewrittenSolverHoldsTheVerificationProblem: after labels become immovable,
 // the factors the rewriter writes into the last round's TRW-S solver make it the
-// verification problem build makes anew — the same energy on every labeling tried.
+// verification problem build makes anew — the same energy on every labeling tried
+// — and the checking model made with the tables it wrote is the one build makes.
 func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 	defer func() { forceStructured = false }()
 	for seed := range uint64(200) {
@@ -220,7 +221,16 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rw := newRewriter(m, d)
+		// Half the time the rewriter hands its tables to the checking models'
+		// cache, which must then still make the checking model build makes.
+		var checks *tableCache
+		if seed%2 == 0 {
+			checks = newTableCache(m)
+			if _, err := buildReusing(m, d, checking, checks); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rw := newRewriter(m, d, checks)
 		rw.built(d)
 		for v := range d.fixed {
 			for c := range d.fixed[v] {
@@ -248,11 +258,29 @@ func TestRewrittenSolverHoldsTheVerificationProblem(t *testing.T) {
 				t.Fatalf("seed %d: rewritten solver's energy %v, verification problem's %v at %v", seed, a, b, x)
 			}
 		}
+		if checks == nil {
+			continue
+		}
+		kept, err := buildReusing(m, d, checking, checks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := build(m, d, checking)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 30 {
+			x := random.Labeling(rng, fresh)
+			if a, b := kept.Energy(x), fresh.Energy(x); a != b {
+				t.Fatalf("seed %d: the checking model with the rewriter's tables has energy %v, built anew %v at %v", seed, a, b, x)
+			}
+		}
 	}
 }
 
 // TestKeptCheckingTablesAreTheRebuiltOnes: a search's checking models built
-// with the tables of the last one kept (buildReusing) are, round after round
+// with the tables of the last one kept (buildReusing), and of the rounds'
+// verification problems built through the same cache, are, round after round
 // of labels becoming immovable, and after a new test label, the model build
 // makes anew — the same energy on every labeling tried.
 func TestKeptCheckingTablesAreTheRebuiltOnes(t *testing.T) {
@@ -287,6 +315,11 @@ func TestKeptCheckingTablesAreTheRebuiltOnes(t *testing.T) {
 			want, err := build(m, d, checking)
 			if err != nil {
 				continue // a map build refuses
+			}
+			if rng.IntN(2) == 0 { // a round's verification problem built first, through the cache
+				if _, err := buildReusing(m, d, solving, cache); err != nil {
+					t.Fatalf("seed %d, round %d: %v", seed, round, err)
+				}
 			}
 			got, err := buildReusing(m, d, checking, cache)
 			if err != nil {

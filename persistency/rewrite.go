@@ -21,11 +21,14 @@ type rewriter struct {
 	pass  int
 	unary []float64
 	maps  []*model.LabelMap // the variables' label maps in the solver's Difference terms
+	// checks, when not nil, keeps the tables written, for the certificates'
+	// checking models on the same domains (the same tables, built once).
+	checks *tableCache
 }
 
-func newRewriter(m *model.Model, d *domains) *rewriter {
+func newRewriter(m *model.Model, d *domains, checks *tableCache) *rewriter {
 	r := &rewriter{m: m, d: d, edge: make([]int, m.NumFactors()), stamp: make([]int, m.NumFactors()),
-		maps: make([]*model.LabelMap, m.NumVars())}
+		maps: make([]*model.LabelMap, m.NumVars()), checks: checks}
 	e := 0
 	for f := range r.edge {
 		r.edge[f] = -1
@@ -68,6 +71,9 @@ func (r *rewriter) rewrite(prev *Outcome, solver Relaxation) (bool, error) {
 	for _, v := range dirty {
 		r.maps[v] = nil
 	}
+	if r.checks != nil {
+		r.checks.update(r.d)
+	}
 	for _, v := range dirty {
 		for _, f := range r.m.VarFactors(v) {
 			if r.stamp[f] == r.pass {
@@ -94,6 +100,9 @@ func (r *rewriter) rewrite(prev *Outcome, solver Relaxation) (bool, error) {
 				t, err := pairTable(fn, r.d, u, w, true, int(f))
 				if err != nil {
 					return false, err
+				}
+				if r.checks != nil {
+					r.checks.tables[f] = t
 				}
 				if s.SetTable(e, t) != nil {
 					r.seen = nil // beyond the solver's penalty: build anew
