@@ -156,3 +156,55 @@ headreduce:
 headdone:
 	VZEROUPPER
 	RET
+
+// func extentAVX2(t []float64) (lo, hi float64)
+// lo = min t[i], hi = max of the t[i] below +Inf, over i below len(t) rounded
+// down to a multiple of eight (lo +Inf, hi −Inf when that is none); the caller
+// takes the rest. Two chains of four lanes each.
+TEXT ·extentAVX2(SB), NOSPLIT, $0-40
+	MOVQ         t_base+0(FP), SI
+	MOVQ         t_len+8(FP), CX
+	ANDQ         $-8, CX
+	MOVQ         $0x7ff0000000000000, AX // +Inf
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Y15
+	MOVQ         $0xfff0000000000000, AX // −Inf
+	VMOVQ        AX, X14
+	VBROADCASTSD X14, Y14
+	VMOVAPD      Y15, Y0 // the minima
+	VMOVAPD      Y15, Y1
+	VMOVAPD      Y14, Y2 // the finite maxima
+	VMOVAPD      Y14, Y3
+	XORQ         AX, AX
+
+extent8:
+	CMPQ      AX, CX
+	JGE       extentreduce
+	VMOVUPD   (SI)(AX*8), Y4
+	VMOVUPD   32(SI)(AX*8), Y5
+	VMINPD    Y4, Y0, Y0
+	VMINPD    Y5, Y1, Y1
+	VCMPPD    $0, Y15, Y4, Y6 // +Inf lanes
+	VCMPPD    $0, Y15, Y5, Y7
+	VBLENDVPD Y6, Y14, Y4, Y4 // −Inf there
+	VBLENDVPD Y7, Y14, Y5, Y5
+	VMAXPD    Y4, Y2, Y2
+	VMAXPD    Y5, Y3, Y3
+	ADDQ      $8, AX
+	JMP       extent8
+
+extentreduce:
+	VMINPD       Y1, Y0, Y0
+	VMAXPD       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y0, X1
+	VMINPD       X1, X0, X0
+	VPERMILPD    $1, X0, X1
+	VMINPD       X1, X0, X0
+	VEXTRACTF128 $1, Y2, X3
+	VMAXPD       X3, X2, X2
+	VPERMILPD    $1, X2, X3
+	VMAXPD       X3, X2, X2
+	VMOVSD       X0, lo+24(FP)
+	VMOVSD       X2, hi+32(FP)
+	VZEROUPPER
+	RET

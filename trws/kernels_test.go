@@ -201,6 +201,34 @@ func TestExactTableKernelsEqualTheDoubleLoop(t *testing.T) {
 	}
 }
 
+// TestFiniteExtentEqualsTheLoop: an explicit table's extent (the least entry,
+// the largest below +Inf), eight entries an iteration where the CPU has AVX2,
+// is the plain loop's for every length around the vector width, tables holding
+// +Inf, and tables of +Inf only (no finite value: lo > hi).
+func TestFiniteExtentEqualsTheLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for trial := range 2000 {
+		tab := make([]float64, 1+rng.IntN(40))
+		for i := range tab {
+			tab[i] = rng.NormFloat64() * 100
+			if trial%50 == 0 || rng.IntN(5) == 0 {
+				tab[i] = math.Inf(1)
+			}
+		}
+		wantLo, wantHi := math.Inf(1), math.Inf(-1)
+		for _, v := range tab {
+			wantLo = min(wantLo, v)
+			if !math.IsInf(v, 1) {
+				wantHi = max(wantHi, v)
+			}
+		}
+		lo, hi := finiteExtent(&model.Function{Kind: model.Explicit, Shape: []int{len(tab)}, Table: tab})
+		if lo != wantLo || hi != wantHi {
+			t.Fatalf("%v: extent [%v, %v], the loop's [%v, %v]", tab, lo, hi, wantLo, wantHi)
+		}
+	}
+}
+
 // TestVectorLoopsEqualTheGoLoops: where the CPU runs the vector loops, the node
 // sums, reparametrisations, normalisations and truncated-linear messages equal the
 // Go loops' exactly, for every

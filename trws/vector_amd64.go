@@ -24,6 +24,9 @@ func minPlus64FromTailAVX2(h, out, tab []float64, big float64)
 func minPlus64FromHeadAVX2(h, out, tab []float64, big float64)
 
 //go:noescape
+func extentAVX2(t []float64) (lo, hi float64)
+
+//go:noescape
 func sumRowsAVX2(d, u, block []float32, rows int) float32
 
 //go:noescape

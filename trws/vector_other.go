@@ -9,6 +9,7 @@ func minPlusFromTail(h, out, tab []float32)                    { panic("trws: no
 func minPlusFromHead(h, out, tab []float32)                    { panic("trws: no vector loops") }
 func minPlus64FromTailAVX2(h, out, tab []float64, big float64) { panic("trws: no vector loops") }
 func minPlus64FromHeadAVX2(h, out, tab []float64, big float64) { panic("trws: no vector loops") }
+func extentAVX2(t []float64) (lo, hi float64)                  { panic("trws: no vector loops") }
 func sumRows(d, u, block []float32) float32                    { panic("trws: no vector loops") }
 func reparamVector(h, d, back []float32, g float32) float32    { panic("trws: no vector loops") }
 func normalizeAVX2(out []float32) float32                      { panic("trws: no vector loops") }
