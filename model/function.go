@@ -234,8 +234,11 @@ func (f *Function) validate() error {
 			return fmt.Errorf("explicit table has %d entries, shape %v needs %d", len(f.Table), f.Shape, n)
 		}
 		for i, v := range f.Table {
-			if err := CheckValue(v); err != nil {
-				return fmt.Errorf("table entry %d: %w", i, err)
+			// One comparison an entry: false for NaN and −Inf only (the values
+			// CheckValue rejects; label elimination validates every table of its
+			// checking models).
+			if !(v >= -math.MaxFloat64) {
+				return fmt.Errorf("table entry %d: %w", i, CheckValue(v))
 			}
 		}
 	case Potts, TruncatedLinear, TruncatedQuadratic, Difference:

@@ -717,18 +717,30 @@ func TestSetTableRejectsBadTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, call := range map[string]func() error{
-		"edge out of range": func() error { return s.SetTable(s.NumEdges(), nil) },
-		"wrong size":        func() error { return s.SetTable(0, []float64{1}) },
-		"NaN": func() error {
+	with := func(v float64) func() error {
+		return func() error {
 			vs := m.FactorVars(firstPair(m))
 			t := make([]float64, m.NumLabels(int(vs[0]))*m.NumLabels(int(vs[1])))
-			t[0] = math.NaN()
+			t[len(t)-1] = v
 			return s.SetTable(0, t)
-		},
+		}
+	}
+	big := trws.Penalty(m)
+	for name, call := range map[string]func() error{
+		"edge out of range":        func() error { return s.SetTable(s.NumEdges(), nil) },
+		"wrong size":               func() error { return s.SetTable(0, []float64{1}) },
+		"NaN":                      with(math.NaN()),
+		"-Inf":                     with(math.Inf(-1)),
+		"beyond the penalty":       with(big),
+		"beyond minus the penalty": with(-big),
 	} {
 		if err := call(); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+	for name, call := range map[string]func() error{"+Inf": with(math.Inf(1)), "a fifth of the penalty": with(-big / 5)} {
+		if err := call(); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

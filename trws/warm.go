@@ -164,13 +164,15 @@ func (s *Solver) SetTable(e int, t []float64) error {
 	if len(t) != int(first*second) {
 		return fmt.Errorf("trws: SetTable: %d values for a %d×%d edge", len(t), first, second)
 	}
+	limit := float64(s.big) / 4
 	for _, v := range t {
+		if v > -limit && v < limit || math.IsInf(v, 1) { // one or two comparisons an entry
+			continue
+		}
 		if err := model.CheckValue(v); err != nil {
 			return fmt.Errorf("trws: SetTable: edge %d: %w", e, err)
 		}
-		if !math.IsInf(v, 1) && math.Abs(v) >= float64(s.big)/4 {
-			return fmt.Errorf("trws: SetTable: edge %d: %v is beyond the solver's penalty for +Inf (%v)", e, v, s.big)
-		}
+		return fmt.Errorf("trws: SetTable: edge %d: %v is beyond the solver's penalty for +Inf (%v)", e, v, s.big)
 	}
 	fn := &model.Function{Kind: model.Explicit, Shape: []int{int(first), int(second)}, Table: t}
 	if s.own == nil || !s.own[e] {
