@@ -650,21 +650,27 @@ func pairTable(fn *model.Function, d *domains, u, v int, verification bool, f in
 	for b := range lv {
 		pv[b] = lv[d.image(v, b)]
 	}
-	t := make([]float64, 0, len(lu)*len(lv))
+	t := make([]float64, len(lu)*len(lv))
 	var bufI, bufP []float64 // fn.Row's scratch
 	for a, i := range lu {
-		row, prow := fn.Row(i, &bufI), fn.Row(lu[d.image(u, a)], &bufP)
+		row, out := fn.Row(i, &bufI), t[a*len(lv):(a+1)*len(lv)]
+		if !verification {
+			for b, j := range lv {
+				out[b] = row[j]
+			}
+			continue
+		}
+		prow := fn.Row(lu[d.image(u, a)], &bufP)
 		for b, j := range lv {
-			e := row[j]
-			if !verification || math.IsInf(e, 1) {
-				t = append(t, e)
-				continue
-			}
-			w := prow[pv[b]]
-			if math.IsInf(w, 1) {
+			e, w := row[j], prow[pv[b]]
+			switch {
+			case e == math.Inf(1):
+				out[b] = e
+			case w == math.Inf(1):
 				return nil, movedToForbidden(f)
+			default:
+				out[b] = e - w
 			}
-			t = append(t, e-w)
 		}
 	}
 	return t, nil
@@ -1054,12 +1060,41 @@ func fixViolators(m *model.Model, d *domains, out *Outcome, tol float64, nearest
 // rounded labeling is often not locally optimal, and every label that beats y_v
 // with y around is a violator the search would have to make immovable.
 func icm(m *model.Model, d *domains, y []int, candidates []bool) {
-	local := func(v int) float64 {
-		e := 0.0
+	// local[l] is the sum of v's factors at y with v at l, the factors added in
+	// VarFactors order for every label (the floats of summing them label by
+	// label); an explicit pairwise factor adds its column or row at once.
+	var local []float64
+	fill := func(v int) {
+		local = slices.Grow(local[:0], m.NumLabels(v))[:m.NumLabels(v)]
+		clear(local)
 		for _, f := range m.VarFactors(v) {
-			e += m.FactorValue(int(f), y)
+			vars, fn := m.FactorVars(int(f)), m.FactorFunction(int(f))
+			if fn.Kind == model.Explicit && len(vars) == 1 {
+				for l := range local {
+					local[l] += fn.Table[l]
+				}
+				continue
+			}
+			if fn.Kind == model.Explicit && len(vars) == 2 {
+				if k := fn.Shape[1]; int(vars[0]) == v {
+					for l := range local {
+						local[l] += fn.Table[l*k+y[vars[1]]]
+					}
+				} else {
+					row := fn.Table[y[vars[0]]*k : (y[vars[0]]+1)*k]
+					for l := range local {
+						local[l] += row[l]
+					}
+				}
+				continue
+			}
+			cur := y[v]
+			for l := range local {
+				y[v] = l
+				local[l] += m.FactorValue(int(f), y)
+			}
+			y[v] = cur
 		}
-		return e
 	}
 	for sweep, moved := 0, true; moved && sweep < 20; sweep++ {
 		moved = false
@@ -1067,11 +1102,11 @@ func icm(m *model.Model, d *domains, y []int, candidates []bool) {
 			if candidates != nil && !candidates[v] {
 				continue
 			}
+			fill(v)
 			cur := y[v]
-			best, bestE := cur, local(v)
+			best, bestE := cur, local[cur]
 			for _, l := range ls {
-				y[v] = l
-				if e := local(v); e < bestE && (math.IsInf(bestE, 1) || e < bestE-1e-12*math.Max(1, math.Abs(bestE))) {
+				if e := local[l]; e < bestE && (math.IsInf(bestE, 1) || e < bestE-1e-12*math.Max(1, math.Abs(bestE))) {
 					best, bestE = l, e
 				}
 			}

@@ -475,12 +475,19 @@ func TestFirstRoundReadsTheRelaxedDual(t *testing.T) {
 }
 
 // TestICMEndsLocallyOptimal: icm never raises the energy, keeps every label alive
-// and non-candidates where they were, and ends where no single candidate move
-// lowers the energy.
+// and non-candidates where they were, ends where no single candidate move
+// lowers the energy, and where summing each label's factors one by one ends —
+// on dense explicit, parametric and higher-order models.
 func TestICMEndsLocallyOptimal(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := random.New(7700 + seed)
 		m := random.DensePairwise(rng, 2+rng.IntN(6), 4, 0.3+0.7*rng.Float64())
+		switch seed % 3 {
+		case 1:
+			m = random.PottsGrid(rng, 7, 5, 3) // parametric factors
+		case 2:
+			m = random.HigherOrder(rng, 6, 3, 3, 8) // factors of up to three variables
+		}
 		d, err := newDomains(m, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -495,6 +502,9 @@ func TestICMEndsLocallyOptimal(t *testing.T) {
 		e := m.Energy(y)
 		if e > e0 {
 			t.Fatalf("seed %d: energy %v → %v", seed, e0, e)
+		}
+		if want := labelByLabelICM(m, d, before, cand); !slices.Equal(y, want) {
+			t.Fatalf("seed %d: icm ends at %v, summing each label's factors one by one at %v", seed, y, want)
 		}
 		for v := range y {
 			if !cand[v] && y[v] != before[v] {
@@ -512,6 +522,37 @@ func TestICMEndsLocallyOptimal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// labelByLabelICM is icm evaluating every label's factors one by one.
+func labelByLabelICM(m *model.Model, d *domains, y0 []int, candidates []bool) []int {
+	y := slices.Clone(y0)
+	local := func(v int) float64 {
+		e := 0.0
+		for _, f := range m.VarFactors(v) {
+			e += m.FactorValue(int(f), y)
+		}
+		return e
+	}
+	for sweep, moved := 0, true; moved && sweep < 20; sweep++ {
+		moved = false
+		for v, ls := range d.labels {
+			if !candidates[v] {
+				continue
+			}
+			cur := y[v]
+			best, bestE := cur, local(v)
+			for _, l := range ls {
+				y[v] = l
+				if e := local(v); e < bestE && (math.IsInf(bestE, 1) || e < bestE-1e-12*math.Max(1, math.Abs(bestE))) {
+					best, bestE = l, e
+				}
+			}
+			y[v] = best
+			moved = moved || best != cur
+		}
+	}
+	return y
 }
 
 // TestCheckingProblemIsTheSolvingProblem: the verification problem built to check
