@@ -380,7 +380,7 @@ func hasInf(fn *model.Function) bool {
 	if fn.Kind != model.Explicit {
 		return math.IsInf(fn.W, 1)
 	}
-	return slices.ContainsFunc(fn.Table, func(x float64) bool { return math.IsInf(x, 1) })
+	return slices.Contains(fn.Table, math.Inf(1))
 }
 
 // forEachAlive calls visit with every labeling of vars over alive labels (last

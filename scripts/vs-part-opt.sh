@@ -46,7 +46,7 @@ for r in $(echo $rows | tr ' ' '\n' | grep -E "$F"); do
 		po="$po $(echo "$o" | sed -E 's/.*persistent_vars=([0-9]+).*eliminated_label_fraction=([0-9.e-]+).*seconds=([0-9.e-]+).*/\3 (\1, \2)/')"
 		rm -rf "$WORK/out"
 		GOMAXPROCS=1 taskset -c "$CORE" "$B" solve "$ours" -o "$WORK/out" >/dev/null 2>&1
-		us="$us $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('%.4f (%d, %.4f)' % (r['seconds'], r.get('persistent_variables', 0), r.get('eliminated_label_fraction', 0)))" "$WORK/out/report.json")"
+		us="$us $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('%.6f (%d, %.4f)' % (r['seconds'], r.get('persistent_variables', 0), r.get('eliminated_label_fraction', 0)))" "$WORK/out/report.json")"
 	done
 	echo "$(basename "$r") | part_opt$po | partopt$us"
 done
