@@ -118,6 +118,10 @@ type Elimination struct {
 	SolverIterations int
 	Seconds          float64
 	SolverSeconds    float64
+	// first is the first stage's relaxed solve of m with every label, when the
+	// search made it, between eliminate and PruneAfter's Algorithm 1 (which
+	// may start from it); nil in what they return.
+	first *Outcome
 }
 
 // Stage is one certified step of an elimination: the labels Alive after it,
@@ -689,6 +693,17 @@ type marginals interface {
 // each an improving map on the domains the previous one left (their composition
 // is improving), each with its own certificate.
 func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimination, error) {
+	res, err := eliminate(ctx, m, opt)
+	if err != nil {
+		return nil, err
+	}
+	res.first = nil
+	return res, nil
+}
+
+// eliminate is Eliminate, its first relaxed solve kept in first where it
+// solved m with every label (PruneAfter's Algorithm 1 may start from it).
+func eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimination, error) {
 	start := time.Now()
 	res, err := search(ctx, m, opt)
 	if err != nil {
@@ -772,6 +787,9 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 			}
 			if out, err = stalledSolve(ctx, timed, restricted, loose, strict); err != nil {
 				return nil, err
+			}
+			if d.full(m) {
+				res.first = out
 			}
 		}
 		y, res.LowerBound, prev = d.original(out.Labeling), out.LowerBound, out

@@ -46,6 +46,9 @@ type Options struct {
 	// 1.06 → 0.77 ms); windows keep drafts, since a gigapixel job stores
 	// theirs several times.
 	KeepDual bool
+	// first, when set, is the first relaxed solve (QuickFirst's) of the model,
+	// made before: it is not made again.
+	first *Outcome
 }
 
 // Progress reports a pruning iteration.
@@ -120,7 +123,10 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 			loose, strict = r, func(int) Relaxation { return solver }
 		}
 	}
-	out, err := stalledSolve(ctx, timed, m, loose, strict)
+	out, err := opt.first, error(nil)
+	if out == nil {
+		out, err = stalledSolve(ctx, timed, m, loose, strict)
+	}
 	timed.r = solver // the pruning iterations' own
 	if err != nil {
 		return nil, nil, err

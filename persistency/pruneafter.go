@@ -2,10 +2,13 @@ package persistency
 
 import (
 	"context"
+	"math"
+	"reflect"
 	"slices"
 	"time"
 
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/trws"
 )
 
 // PruneFirst is label elimination after Algorithm 1, the whole-model
@@ -59,11 +62,12 @@ func PruneFirst(ctx context.Context, m *model.Model, opt EliminateOptions, popt 
 // variables stay as the elimination left them (sound either way).
 func PruneAfter(ctx context.Context, m *model.Model, opt EliminateOptions, popt Options) (*Elimination, error) {
 	start := time.Now()
-	el, err := Eliminate(ctx, m, opt)
+	el, err := eliminate(ctx, m, opt)
 	if err != nil {
 		return nil, err
 	}
-	labels, run, err := pruneUndecided(ctx, m, el, opt.Candidates, popt)
+	labels, run, err := pruneUndecided(ctx, m, el, opt.Candidates, popt, opt.Solver)
+	el.first = nil
 	if run != nil { // its solver's work counts in the elimination's
 		el.SolverIterations += run.SolverIterations
 		el.SolverSeconds += run.SolverSeconds
@@ -96,7 +100,7 @@ func PruneAfter(ctx context.Context, m *model.Model, opt EliminateOptions, popt 
 // candidates, when set), over their alive labels with el's persistent labels
 // fixed, and returns the labels (of m) it proves, −1 elsewhere (nil: none),
 // and Algorithm 1's result (nil when it did not run).
-func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candidates []bool, popt Options) ([]int, *Result, error) {
+func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candidates []bool, popt Options, esolver Relaxation) ([]int, *Result, error) {
 	fixed := make([]int, m.NumVars())
 	open := 0
 	for v, ls := range el.Alive {
@@ -110,6 +114,21 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 	}
 	if open == 0 {
 		return nil, nil, nil
+	}
+	// The elimination did the bulk: Algorithm 1's first solve stops as the
+	// elimination's does, not at the cap of a relaxation that creeps
+	// (ObjectDetection_11: 1,500 iterations for nothing). Its certificate is
+	// not kept (the extra stage proves its labels): no draft of it is made.
+	popt.Progress, popt.QuickFirst, popt.KeepDual = nil, true, true
+	if first := sameFirst(m, el, candidates, esolver, popt.Solver); first != nil {
+		// Where nothing was eliminated, Algorithm 1 runs on m itself, and its
+		// first solve is the one the elimination made.
+		popt.first, popt.Candidates = first, nil
+		res, err := Run(ctx, m, popt)
+		if err != nil || Count(res.Persistent) == 0 {
+			return nil, res, err
+		}
+		return res.Persistent, res, nil
 	}
 	d, err := newDomains(m, el.Alive)
 	if err != nil {
@@ -130,11 +149,7 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 			cand[i] = candidates[v]
 		}
 	}
-	// The elimination did the bulk: Algorithm 1's first solve stops as the
-	// elimination's does, not at the cap of a relaxation that creeps
-	// (ObjectDetection_11: 1,500 iterations for nothing). Its certificate is
-	// not kept (the extra stage proves its labels): no draft of it is made.
-	popt.Candidates, popt.Progress, popt.QuickFirst, popt.KeepDual = cand, nil, true, true
+	popt.Candidates = cand
 	res, err := Run(ctx, c.Model, popt)
 	if err != nil {
 		return nil, nil, err
@@ -153,8 +168,59 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 	return labels, res, nil
 }
 
+// sameFirst is the elimination el's first relaxed solve when it is the one
+// Algorithm 1 (solver asolver, QuickFirst) would make first on m, nil otherwise:
+// every label still alive, every variable with two or more, and no candidates
+// (the model Algorithm 1 runs on is m);
+// the elimination's solver (esolver) with Algorithm 1's loose options but for
+// NoCertify and SettleBelow, which then change nothing — a gap wider than
+// nearlyTight goes on in neither solve nor certifies (the gap is not within
+// 10⁻⁶), and fewer than one node to settle settles none (every node agreeing
+// stops both).
+func sameFirst(m *model.Model, el *Elimination, candidates []bool, esolver, asolver Relaxation) *Outcome {
+	first := el.first
+	if first == nil || candidates != nil || first.Energy-first.LowerBound <= nearlyTight*math.Max(1, math.Abs(first.Energy)) {
+		return nil
+	}
+	for v, ls := range el.Alive {
+		if len(ls) != m.NumLabels(v) || len(ls) == 1 { // (one label: conditioned away, not Algorithm 1's)
+			return nil
+		}
+	}
+	if esolver == nil {
+		esolver = Auto{}
+	}
+	if asolver == nil {
+		asolver = Auto{}
+	}
+	eo, ok := looseOptions(firstStalled(esolver, firstIterations, 10, 1e-5))
+	ao, ok2 := looseOptions(stalledFirst(asolver, firstIterations, 10, 1e-5))
+	if !ok || !ok2 || float64(m.NumVars())*ao.SettleBelow >= 1 {
+		return nil
+	}
+	ao.NoCertify, ao.SettleBelow = eo.NoCertify, eo.SettleBelow
+	ao.Progress, eo.Progress = nil, nil
+	if !reflect.DeepEqual(ao, eo) {
+		return nil
+	}
+	return first
+}
+
+// looseOptions are the TRW-S options of a loose first solve (r, as the stall
+// rules return it).
+func looseOptions(r Relaxation, ok bool) (trws.Options, bool) {
+	switch r := r.(type) {
+	case TRWS:
+		return r.Options, ok
+	case cappedAuto:
+		return r.t.Options, ok
+	}
+	return trws.Options{}, false
+}
+
 // chain appends stage more, searched from the domains res left, to res.
 func chain(res, more *Elimination) *Elimination {
+	more.first = res.first
 	more.Earlier = append(res.Earlier, Stage{Test: res.Test, Alive: res.Alive, Certificate: res.Certificate})
 	more.Prior, more.LowerBound = res.Prior, res.LowerBound
 	more.Eliminated += res.Eliminated

@@ -36,7 +36,9 @@ $M/pascal2-dechterlab/proteinfolding/pdb1i24.uai $M/uai2014-mroavi/MAP/ObjectDet
 $M/uai2014-mroavi/MAP/ProteinFolding_19.uai $M/uai2014-mroavi/MAP/ProteinFolding_15.uai
 $M/uai2014-mroavi/MAP/Segmentation_11.uai $M/uai2014-mroavi/MAP/Segmentation_12.uai
 $M/uai2014-mroavi/MAP/Segmentation_13.uai $M/uai2014-mroavi/MAP/Segmentation_14.uai
-$M/pascal2-dechterlab/segmentation/1_28_s.binary.uai $WORK/tsukuba $WORK/s96"
+$M/pascal2-dechterlab/segmentation/1_28_s.binary.uai $WORK/tsukuba $WORK/s96
+$M/uai2014-mroavi/MAP/Grids_18.uai $M/uai2014-mroavi/MAP/Grids_26.uai $M/uai2014-mroavi/MAP/Grids_28.uai
+$M/toulbar2/grid10x10.f10.uai $M/toulbar2/GEOM40_3.wcsp.uai $M/uai2014-mroavi/MAP/wcsp_15.uai"
 for r in $(echo $rows | tr ' ' '\n' | grep -E "$F"); do
 	ref=$r ours=$r
 	case $r in "$WORK"/*) ref=$r.uai ours=$r.grid ;; esac
