@@ -231,7 +231,11 @@ func (r *runner) begin(p *Problem) (solver string, opt trws.Options, err error) 
 		solver = string(SRMP)
 	}
 	r.noteEvidence(p.Evidence)
-	return solver, r.spec.solverFor(solver), PrepareOutput(r.spec.Output)
+	opt = r.spec.solverFor(solver)
+	// One model, no windows: the workers' cores go to its TRW-S passes (the
+	// same messages on any number).
+	opt.Threads = r.spec.Workers
+	return solver, opt, PrepareOutput(r.spec.Output)
 }
 
 // proofFailed is the error of a whole-model proof that failed: interrupted (then

@@ -94,6 +94,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	for round := range max(opt.MaxRounds, 1) {
 		g.StartRound(round)
 		plan := opt.Plan(round, level)
+		solver := spare(opt.Solver, len(plan.Windows), opt.Workers)
 		works := make([]WindowWork, len(plan.Windows))
 		results := make([]*persistency.Elimination, len(plan.Windows))
 		errs := make([]error, len(plan.Windows))
@@ -101,7 +102,7 @@ func Eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 		err := forEachWindow(ctx, len(plan.Windows), opt.Workers, func(i int) {
 			works[i] = g.Window(plan.Windows[i])
 			if len(works[i].Nodes) > 0 {
-				results[i], errs[i] = EliminateWindow(ctx, m, works[i], opt.Solver)
+				results[i], errs[i] = EliminateWindow(ctx, m, works[i], solver)
 			}
 		}, func(i int) {
 			if opt.Progress == nil {

@@ -520,12 +520,13 @@ type rasterElimination struct {
 // eliminateRound eliminates a round's windows on a pool of workers and merges
 // them in plan order as they become mergeable (inPlanOrder, as runRound).
 func eliminateRound(ctx context.Context, r Raster, g *RasterMerger, wins []RasterWindow, round int, opt RasterEliminateOptions) error {
+	solver := spare(opt.Solver, len(wins), opt.Workers)
 	solve := func(ctx context.Context, i int) (*rasterElimination, error) {
 		start := time.Now()
 		out := &rasterElimination{}
 		work, err := g.Window(wins[i])
 		if err == nil && len(work.Nodes) > 0 {
-			out.e, err = eliminateRasterWindow(ctx, r, work, opt.Solver, true)
+			out.e, err = eliminateRasterWindow(ctx, r, work, solver, true)
 		}
 		out.work, out.seconds = work, time.Since(start).Seconds()
 		return out, err

@@ -228,11 +228,13 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 			local[v] = i
 		}
 		plan := opt.Plan(round)
+		popt := opt.Persistency
+		popt.Solver = spare(popt.Solver, len(plan.Windows), opt.Workers)
 		proofs := make([]Proof, len(plan.Windows))
 		errs := make([]error, len(plan.Windows))
 		done, proven := 0, persistency.Count(res.Persistent)
 		err = forEachWindow(ctx, len(plan.Windows), opt.Workers, func(i int) {
-			proofs[i], errs[i] = solveWindow(ctx, cond, local, plan.Windows[i], opt.Persistency)
+			proofs[i], errs[i] = solveWindow(ctx, cond, local, plan.Windows[i], popt)
 		}, func(i int) {
 			if opt.Progress == nil {
 				return
@@ -275,6 +277,18 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// spare is solver r for a round of windows solved by workers goroutines at
+// once: with fewer windows than workers, each window's TRW-S passes take the
+// idle workers' cores (persistency.WithThreads: the same results on any
+// number), so that a model held by one window is solved on all the cores
+// given to the job.
+func spare(r persistency.Relaxation, windows, workers int) persistency.Relaxation {
+	if windows == 0 || windows >= workers {
+		return r
+	}
+	return persistency.WithThreads(r, workers/windows)
 }
 
 // forEachWindow runs solve(i) for windows 0..n−1 on workers goroutines (at least

@@ -286,8 +286,10 @@ type WindowResult struct {
 // runRound solves a round's windows on a pool of workers and merges them in plan
 // order as they become mergeable (inPlanOrder).
 func runRound(ctx context.Context, r Raster, wins []RasterWindow, round int, persistent, labeling, fixed Store, opt RasterOptions, res *RasterResult) error {
+	popt := opt.Persistency
+	popt.Solver = spare(popt.Solver, len(wins), opt.Workers)
 	solve := func(ctx context.Context, i int) (*WindowResult, error) {
-		return SolveWindow(ctx, r, wins[i], fixed, opt.Persistency)
+		return SolveWindow(ctx, r, wins[i], fixed, popt)
 	}
 	merge := func(i int, out *WindowResult) error {
 		added, err := MergeWindow(wins[i], out, persistent, labeling)

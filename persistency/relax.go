@@ -126,6 +126,24 @@ func solveOutcome(ctx context.Context, s interface {
 	}, nil
 }
 
+// WithThreads is r with its TRW-S passes on up to threads goroutines
+// (trws.Options.Threads: the same messages and bounds on any number), for a
+// window or a whole model that has cores to itself; relaxations other than
+// this package's are returned as they are.
+func WithThreads(r Relaxation, threads int) Relaxation {
+	switch r := r.(type) {
+	case nil:
+		return Auto{Options: trws.Options{Threads: threads}}
+	case Auto:
+		r.Options.Threads = threads
+		return r
+	case TRWS:
+		r.Options.Threads = threads
+		return r
+	}
+	return r
+}
+
 // Auto is the default Relaxation: each problem goes to the solver for its order, TRWS
 // for pairwise problems and SRMP otherwise, with the same options (MaxIterations 0:
 // each solver's own cap).
