@@ -197,13 +197,15 @@ func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver, c
 	for i, v := range A {
 		final[i] = x[v]
 	}
+	if compact {
+		if cert, chk := draftOf(s, sp.Model, final); cert != nil {
+			return cert, chk.Gap, true, nil
+		}
+	}
 	cert = &Certificate{Labeling: final, Dual: s.Certificate(final)}
 	chk, err := cert.Check(sp.Model)
 	if err != nil || !chk.Certified {
 		return nil, 0, false, err
-	}
-	if compact {
-		cert.compact(s, sp.Model)
 	}
 	return cert, chk.Gap, true, nil
 }

@@ -223,6 +223,12 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 			for i, v := range A {
 				final[i] = x[v]
 			}
+			if s, ok := next.state.(*trws.Solver); ok && !opt.KeepDual {
+				if cert, chk := draftOf(s, sp.Model, final); cert != nil {
+					res.prove(A, x, cert, chk.Gap)
+					break
+				}
+			}
 			cert, err := next.Certify(final)
 			if err != nil {
 				return nil, nil, err
@@ -233,9 +239,6 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 			}
 			if !chk.Certified {
 				return nil, nil, errors.New("persistency: the final sub-problem's certificate does not check (the solver is not integrally correct at this tolerance)")
-			}
-			if s, ok := next.state.(*trws.Solver); ok && !opt.KeepDual {
-				cert.compact(s, sp.Model)
 			}
 			res.prove(A, x, cert, chk.Gap)
 			break

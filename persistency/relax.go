@@ -465,21 +465,25 @@ type Certificate struct {
 	Limit      int
 }
 
-// compact keeps c's dual, made by TRW-S solver s, as its draft, half the
-// bytes (a window's proof is stored and sent: 10⁸ stereo pixels take tens of
-// gigabytes of them), where the draft polishes on p — the sub-problem c is
-// checked on, wherever it is — into that very dual, bit for bit: every check
-// of the draft on p then gives the dual's verdict. A solver built otherwise
-// than trws.New(p) builds it (a warm start's node order) may polish
-// otherwise; c then keeps its dual.
-func (c *Certificate) compact(s *trws.Solver, p *model.Model) {
-	if c == nil || c.Dual == nil || s == nil {
-		return
+// draftOf is the certificate of labeling x on p as a draft of TRW-S solver
+// s's messages, half the bytes of a dual (a window's proof is stored and
+// sent: 10⁸ stereo pixels take tens of gigabytes of them), with its verdict,
+// where it certifies x: the draft polished on p as every later check of it
+// polishes it (Draft.Check), once, in place of a dual polished from s and the
+// draft polished again to compare. Nil where the draft does not certify x
+// (a solver built otherwise than trws.New(p) builds it, a warm start's node
+// order, lays its messages out otherwise): the caller then polishes s's own.
+func draftOf(s *trws.Solver, p *model.Model, x []int) (*Certificate, CheckResult) {
+	d := s.Draft(x)
+	dual, err := d.Certificate(p)
+	if err != nil {
+		return nil, CheckResult{}
 	}
-	d := s.Draft(c.Dual.Labeling)
-	if full, err := d.Certificate(p); err == nil && full.Equal(c.Dual) {
-		c.Draft, c.Dual = d, nil
+	v, err := dual.Check(p)
+	if err != nil || !v.Certified {
+		return nil, CheckResult{}
 	}
+	return &Certificate{Labeling: x, Draft: d}, CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: true}
 }
 
 // CheckResult is the outcome of Certificate.Check.
