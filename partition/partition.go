@@ -279,6 +279,16 @@ func Solve(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 	return res, nil
 }
 
+// windowOptions are opt for a window's sub-problem, A⁰ within its candidates
+// cand: where the sub-problem reaches outside the window (nodes that are no
+// candidates), the erosion from the window's edges drops every node whose
+// label changes (persistency.Options.DropChanged); later rounds prove what
+// it drops.
+func windowOptions(opt persistency.Options, cand []bool) persistency.Options {
+	opt.Candidates, opt.DropChanged = cand, slices.Contains(cand, false)
+	return opt
+}
+
 // spare is solver r for a round of windows solved by workers goroutines at
 // once: with fewer windows than workers, each window's TRW-S passes take the
 // idle workers' cores (persistency.WithThreads: the same results on any
@@ -328,8 +338,7 @@ func solveWindow(ctx context.Context, c *model.Conditioned, local []int, win Win
 	if err != nil || p.sub == nil {
 		return Proof{Result: &persistency.Result{}}, err
 	}
-	opt.Candidates = p.candidates
-	r, err := persistency.Run(ctx, p.sub, opt)
+	r, err := persistency.Run(ctx, p.sub, windowOptions(opt, p.candidates))
 	if err != nil {
 		return Proof{}, err
 	}

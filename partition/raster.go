@@ -429,8 +429,7 @@ func SolveWindow(ctx context.Context, r Raster, win RasterWindow, fixed Store, o
 		return out, err
 	}
 	e := p.e
-	opt.Candidates = p.candidates
-	res, err := persistency.Run(ctx, p.sub, opt)
+	res, err := persistency.Run(ctx, p.sub, windowOptions(opt, p.candidates))
 	if err != nil {
 		return nil, err
 	}
@@ -557,8 +556,7 @@ func solveConditioned(ctx context.Context, m *model.Model, labels, nodes []int, 
 	if p.sub == nil {
 		return Proof{}, errors.New("window with free nodes gave no result")
 	}
-	opt.Candidates = p.candidates
-	res, err := persistency.Run(ctx, p.sub, opt)
+	res, err := persistency.Run(ctx, p.sub, windowOptions(opt, p.candidates))
 	if err != nil {
 		return Proof{}, err
 	}
