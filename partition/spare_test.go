@@ -27,17 +27,7 @@ func TestOneWindowOnIdleCoresProvesTheSame(t *testing.T) {
 		pers, lab = append(pers, p), append(lab, l)
 	}
 	if !slices.Equal(pers[0], pers[1]) || !slices.Equal(lab[0], lab[1]) {
-		t.Errorf("one worker: %d persistent; two: %d", count(pers[0]), count(pers[1]))
+		t.Errorf("one worker: %d persistent; two: %d", persistency.Count(pers[0]), persistency.Count(pers[1]))
 	}
-	t.Logf("%d of %d pixels persistent", count(pers[0]), len(pers[0]))
-}
-
-func count(labels []int) int {
-	n := 0
-	for _, l := range labels {
-		if l >= 0 {
-			n++
-		}
-	}
-	return n
+	t.Logf("%d of %d pixels persistent", persistency.Count(pers[0]), len(pers[0]))
 }
