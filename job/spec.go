@@ -86,7 +86,7 @@ type Spec struct {
 	// is the layout's default (DefaultRasterHalo, DefaultRegionHalo), NoHalo none.
 	Halo    int
 	Rounds  int // at most this many rounds of windows; 0: DefaultRounds (DefaultEliminationRounds for IRI and pbp+iri's elimination)
-	Workers int // windows solved at once in this process; 0: 1
+	Workers int // windows solved at once in this process (fewer windows get their cores); 0: 1
 	PNGMax  int // largest side of persistency.png; 0: DefaultPNGSide
 	// Output is the output directory, created if missing.
 	Output string

@@ -37,7 +37,8 @@ type EliminateOptions struct {
 	MaxLevel int
 	// Solver solves the windows' verification problems (default persistency.Auto).
 	Solver persistency.Relaxation
-	// Workers is the number of windows solved at once (default 1).
+	// Workers is the number of windows solved at once (default 1); a round of
+	// fewer windows gives them the idle workers' cores (spare).
 	Workers int
 	// MaxRounds bounds the rounds (default 1); rounds also stop when one at
 	// MaxLevel eliminates nothing or little, or when no variable is left undecided.

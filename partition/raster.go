@@ -113,7 +113,8 @@ type RasterOptions struct {
 	Shift func(round int) int
 	// Persistency configures each window's solve (Candidates is set by SolveRaster).
 	Persistency persistency.Options
-	// Workers is the number of windows solved at once (default 1).
+	// Workers is the number of windows solved at once (default 1); a round of
+	// fewer windows gives them the idle workers' cores (spare).
 	Workers int
 	// MaxRounds bounds the rounds (default 1); rounds also stop when one proves nothing new.
 	MaxRounds int

@@ -87,7 +87,7 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	} else {
 		fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels")
 	}
-	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once")
+	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once; a model in fewer windows gets their cores for its TRW-S passes")
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "pbp boundary potentials: invariant or original")
 	enumCompletion(cmd, "boundary", boundaries...)
 	fl.StringVarP(&f.output, "output", "o", "", "output directory (required; created if missing)")
