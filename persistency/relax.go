@@ -474,16 +474,11 @@ type Certificate struct {
 // (a solver built otherwise than trws.New(p) builds it, a warm start's node
 // order, lays its messages out otherwise): the caller then polishes s's own.
 func draftOf(s *trws.Solver, p *model.Model, x []int) (*Certificate, CheckResult) {
-	d := s.Draft(x)
-	dual, err := d.Certificate(p)
-	if err != nil {
-		return nil, CheckResult{}
+	c := &Certificate{Labeling: x, Draft: s.Draft(x)}
+	if v, err := c.Check(p); err == nil && v.Certified {
+		return c, v
 	}
-	v, err := dual.Check(p)
-	if err != nil || !v.Certified {
-		return nil, CheckResult{}
-	}
-	return &Certificate{Labeling: x, Draft: d}, CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: true}
+	return nil, CheckResult{}
 }
 
 // CheckResult is the outcome of Certificate.Check.
