@@ -62,6 +62,10 @@ type Options struct {
 	// first, when set, is the first relaxed solve (QuickFirst's) of the model,
 	// made before: it is not made again.
 	first *Outcome
+	// keepFirst: run returns its first relaxed solve where nothing was proven
+	// even after pruning iterations went on in its solver — a copy made before
+	// them, where one costs less than an iteration (snapshot).
+	keepFirst bool
 }
 
 // Progress reports a pruning iteration.
@@ -116,7 +120,8 @@ func Run(ctx context.Context, m *model.Model, opt Options) (*Result, error) {
 }
 
 // run is Run, and its first relaxed solve where no pruning iteration went on
-// from it (nothing was consistent): PruneFirst's elimination starts there.
+// from it (nothing was consistent) or, with keepFirst, where nothing was
+// proven (a copy, nil where too large): PruneFirst's elimination starts there.
 func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, error) {
 	start := time.Now()
 	solver := opt.Solver
@@ -168,6 +173,10 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 	var inc *incremental
 	if !opt.FullSolves {
 		inc = newIncremental(m, solver, opt.Variant, out, nil, nil)
+	}
+	first := out // no pruning iteration changes it but settling in its solver
+	if inc != nil && opt.keepFirst && len(A) > 0 {
+		first = snapshot(out)
 	}
 	for it := 1; len(A) > 0; it++ {
 		if err := ctx.Err(); err != nil {
@@ -265,10 +274,10 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 	res.Score, res.Fraction = Score(m, res.Persistent)
 	res.Seconds = time.Since(start).Seconds()
 	res.SolverSeconds = timed.elapsed.Seconds()
-	if res.PruningIterations > 0 {
+	if res.PruningIterations > 0 && !(opt.keepFirst && Count(res.Persistent) == 0) {
 		return res, nil, nil
 	}
-	return res, out, nil // no pruning iteration went on in its solver
+	return res, first, nil
 }
 
 // narrow is a pruning iteration's decision: the nodes of A (ascending) that

@@ -598,11 +598,13 @@ func TestCheckingProblemIsTheSolvingProblem(t *testing.T) {
 }
 
 // TestAlgorithm1AfterNothingStartsWhereTheEliminationDid: where label
-// elimination removed no label, PruneAfter's Algorithm 1 takes the
-// elimination's first relaxed solve as its own (sameFirst) instead of making
-// it again; what it proves from there — persistent labels, labeling, bound —
-// is what it proves from a fresh first solve, on random models of several
-// families, and the hand-over happened on many of them.
+// elimination decided no variable (with or without removing labels),
+// PruneAfter's Algorithm 1 runs on the model and takes the elimination's
+// first relaxed solve as its own (sameFirst) instead of making it again; what
+// it proves from there — persistent labels, labeling, bound — is what it
+// proves from a fresh first solve, pbp alone, on random models of several
+// families, and the hand-over happened on many of them, some with labels
+// eliminated.
 func TestAlgorithm1AfterNothingStartsWhereTheEliminationDid(t *testing.T) {
 	ctx := context.Background()
 	families := []struct {
@@ -615,8 +617,13 @@ func TestAlgorithm1AfterNothingStartsWhereTheEliminationDid(t *testing.T) {
 		{"potts grid", func(s uint64) *model.Model { return random.PottsGrid(random.New(s+300), 10, 10, 4) }},
 		{"frustrated grid 6×6", func(s uint64) *model.Model { return random.FrustratedGrid(random.New(s+400), 6, 6) }},
 		{"frustrated grid 10×10", func(s uint64) *model.Model { return random.FrustratedGrid(random.New(s+500), 10, 10) }},
+		// a label no optimum takes at every variable, the rest frustrated:
+		// labels eliminated, no variable decided (ObjectDetection_11's case)
+		{"dense 12×8, a bad label each", func(s uint64) *model.Model {
+			return withBadLabel(t, random.DensePairwise(random.New(s+600), 12, 8, 0.8))
+		}},
 	}
-	handed := 0
+	handed, removed := 0, 0
 	for _, f := range families {
 		for s := range uint64(60) {
 			m := f.gen(s)
@@ -629,6 +636,9 @@ func TestAlgorithm1AfterNothingStartsWhereTheEliminationDid(t *testing.T) {
 				continue
 			}
 			handed++
+			if el.Eliminated > 0 {
+				removed++
+			}
 			popt := Options{QuickFirst: true, KeepDual: true}
 			fresh, err := Run(ctx, m, popt)
 			if err != nil {
@@ -645,8 +655,48 @@ func TestAlgorithm1AfterNothingStartsWhereTheEliminationDid(t *testing.T) {
 			}
 		}
 	}
-	if handed < 20 {
-		t.Errorf("the first solve was handed over on %d models only", handed)
+	if handed < 20 || removed < 5 {
+		t.Errorf("the first solve was handed over on %d models only, %d with labels eliminated", handed, removed)
 	}
-	t.Logf("handed over on %d models", handed)
+	t.Logf("handed over on %d models, %d with labels eliminated", handed, removed)
+}
+
+// withBadLabel is m with a unary term at every variable of three labels or
+// more that makes its last label cost more than any labeling's spread.
+func withBadLabel(t *testing.T, m *model.Model) *model.Model {
+	t.Helper()
+	labels := make([]int, m.NumVars())
+	for v := range labels {
+		labels[v] = m.NumLabels(v)
+	}
+	b := model.NewBuilder(labels)
+	for f := range m.NumFactors() {
+		vars := m.FactorVars(f)
+		fn, err := b.AddFunction(*m.FactorFunction(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scope := make([]int, len(vars))
+		for i, v := range vars {
+			scope[i] = int(v)
+		}
+		if err := b.AddFactor(fn, scope...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for v, k := range labels {
+		if k < 3 {
+			continue
+		}
+		bad := make([]float64, k)
+		bad[k-1] = 1e4
+		if err := b.AddTable([]int{v}, bad); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -222,12 +222,30 @@ func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 		pos[v], dom[p] = p, alive[v]
 	}
 	size := func(scope []int) int { return scopeSize(dom, scope, entries) }
+	factors := touching(m, comp)
+	total := 0 // the factors' tables, then each new one
+	for _, f := range factors {
+		s := 1
+		for _, u := range m.FactorVars(f) {
+			if p, ok := pos[int(u)]; ok {
+				s = min(s*len(dom[p]), entries+1)
+			}
+		}
+		total += s
+	}
+	// The first table eliminated is the smallest scope's, all of them known
+	// before any scope is built: on a dense component (a 125-variable CSP whose
+	// variables have a dozen neighbours each) that decides it, for the price of
+	// one look at each factor.
+	sizes := firstScopes(m, comp, pos, dom, entries)
+	if total+slices.Min(sizes) > entries {
+		return false
+	}
 	scopes := make([][]int, len(comp))
 	for p := range scopes {
 		scopes[p] = []int{p}
 	}
-	total := 0 // the factors' tables, then each new one
-	for _, f := range touching(m, comp) {
+	for _, f := range factors {
 		var vars []int
 		for _, u := range m.FactorVars(f) {
 			if p, ok := pos[int(u)]; ok {
@@ -238,11 +256,6 @@ func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 		for _, p := range vars {
 			scopes[p] = union(scopes[p], vars)
 		}
-		total += size(vars)
-	}
-	sizes := make([]int, len(comp))
-	for p, scope := range scopes {
-		sizes[p] = size(scope)
 	}
 	gone := make([]bool, len(comp))
 	for range comp {
@@ -261,6 +274,25 @@ func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
 		}
 	}
 	return true
+}
+
+// firstScopes is, by position, the entries of the table over a variable of
+// comp and the variables sharing a factor with it (its scope before any
+// elimination), or limit+1 once past limit.
+func firstScopes(m *model.Model, comp []int, pos map[int]int, dom [][]int, limit int) []int {
+	sizes := make([]int, len(comp))
+	stamp := make([]int, len(comp)) // q's last counter + 1
+	for p, v := range comp {
+		stamp[p], sizes[p] = p+1, min(len(dom[p]), limit+1)
+		for _, f := range m.VarFactors(v) {
+			for _, u := range m.FactorVars(int(f)) {
+				if q, ok := pos[int(u)]; ok && stamp[q] != p+1 {
+					stamp[q], sizes[p] = p+1, min(sizes[p]*len(dom[q]), limit+1)
+				}
+			}
+		}
+	}
+	return sizes
 }
 
 // scopeSize is the entries of a table over the positions scope with the

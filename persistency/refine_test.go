@@ -142,3 +142,119 @@ func TestIdleRefineSkipsWhatOnlyASearchCouldMinimise(t *testing.T) {
 		}
 	}
 }
+
+// TestEliminableIsVariableEliminationWithinEntries: eliminable (which stops at
+// the smallest first scope on dense components before building any) says yes
+// exactly when the greedy variable elimination, simulated here on sets, needs
+// at most entries table entries — on random dense and sparse models, higher
+// order included, with random alive labels and budgets.
+func TestEliminableIsVariableEliminationWithinEntries(t *testing.T) {
+	checked := [2]int{}
+	for seed := range uint64(120) {
+		rng := random.New(seed)
+		var m *model.Model
+		switch seed % 3 {
+		case 0:
+			m = random.DensePairwise(rng, 6+rng.IntN(20), 4, 0.1+0.8*rng.Float64())
+		case 1:
+			m = random.HigherOrder(rng, 8+rng.IntN(10), 3, 3, 10+rng.IntN(20))
+		default:
+			m = random.FrustratedGrid(rng, 2+rng.IntN(6), 2+rng.IntN(6))
+		}
+		alive := make([][]int, m.NumVars())
+		for v := range alive {
+			for l := range m.NumLabels(v) {
+				if l == 0 || rng.IntN(3) > 0 {
+					alive[v] = append(alive[v], l)
+				}
+			}
+		}
+		open := make([]bool, m.NumVars())
+		for v, ls := range alive {
+			open[v] = len(ls) > 1
+		}
+		seen := make([]bool, m.NumVars())
+		for v := range open {
+			if !open[v] || seen[v] {
+				continue
+			}
+			comp := component(m, open, seen, v)
+			need := eliminationEntries(m, alive, comp)
+			for _, entries := range []int{need - 1, need, 1 << 6, 1 << 10, 1 << 14} {
+				want := need <= entries
+				if got := eliminable(m, alive, comp, entries); got != want {
+					t.Fatalf("seed %d: a %d-variable component needs %d entries; eliminable within %d says %v", seed, len(comp), need, entries, got)
+				}
+				checked[b2i(want)]++
+			}
+		}
+	}
+	if checked[0] < 50 || checked[1] < 50 {
+		t.Fatalf("%d refused and %d eliminable cases: the test checks too little", checked[0], checked[1])
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// eliminationEntries is the table entries the greedy variable elimination of
+// comp needs in all (its factors' tables over comp, then each new one),
+// eliminating next the variable of the smallest scope, the first such on ties,
+// with scopes kept as sets.
+func eliminationEntries(m *model.Model, alive [][]int, comp []int) int {
+	in := map[int]bool{}
+	for _, v := range comp {
+		in[v] = true
+	}
+	scope := map[int]map[int]bool{}
+	for _, v := range comp {
+		scope[v] = map[int]bool{v: true}
+	}
+	size := func(s map[int]bool) int {
+		n := 1
+		for v := range s {
+			n = min(n*len(alive[v]), 1<<40)
+		}
+		return n
+	}
+	total := 0
+	for _, f := range touching(m, comp) {
+		vars := map[int]bool{}
+		for _, u := range m.FactorVars(f) {
+			if in[int(u)] {
+				vars[int(u)] = true
+			}
+		}
+		for v := range vars {
+			for u := range vars {
+				scope[v][u] = true
+			}
+		}
+		total += size(vars)
+	}
+	gone := map[int]bool{}
+	for range comp {
+		best := -1
+		for _, v := range comp {
+			if !gone[v] && (best < 0 || size(scope[v]) < size(scope[best])) {
+				best = v
+			}
+		}
+		total += size(scope[best])
+		gone[best] = true
+		for q := range scope[best] {
+			if q == best {
+				continue
+			}
+			for u := range scope[best] {
+				scope[q][u] = true
+			}
+			delete(scope[q], best)
+		}
+	}
+	return total
+}

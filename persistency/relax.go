@@ -365,6 +365,27 @@ func warmState[T any](from *Warm) (T, bool) {
 	return s, ok
 }
 
+// snapshotFloats bounds the messages a snapshot copies: up to 4 MiB, less than
+// one TRW-S iteration reads.
+const snapshotFloats = 1 << 20
+
+// snapshot is out with a copy of its TRW-S solver (trws.Solver.Clone), which
+// later runs in out's solver leave as it is; nil when out has no TRW-S solver
+// or its messages pass snapshotFloats.
+func snapshot(out *Outcome) *Outcome {
+	s, ok := out.state.(*trws.Solver)
+	if !ok || s.NumMessages() > snapshotFloats {
+		return nil
+	}
+	c := s.Clone()
+	cp := *out
+	cp.state = c
+	cp.Certify = func(x []int) (*Certificate, error) {
+		return &Certificate{Labeling: append([]int(nil), x...), Dual: c.Certificate(x)}, nil
+	}
+	return &cp
+}
+
 // warmSolver restricts prev to vars and installs p's unary terms; nil when p's pairwise
 // structure is not the restriction's (then the caller starts cold).
 func warmSolver(prev *trws.Solver, p *model.Model, vars []int) *trws.Solver {

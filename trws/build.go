@@ -42,6 +42,7 @@ type Solver struct {
 	dval       []float32
 	fn         []*model.Function
 	own        []bool // SetTable wrote the edge's table slot for it alone (nil: none, and tables may be shared)
+	shared     bool   // tables shared with a Restrict-ed solver, or the solver restricted: own starts nil
 	pat        patterns
 	swap       []bool  // the model factor lists (head, tail)
 	mhead      []int32 // offset in msg of the message into the head

@@ -105,6 +105,24 @@ func (s *Solver) newSlot(n int) int32 {
 	return off
 }
 
+// claimSlots sets own, on a solver whose tables no other solver shares, for
+// the table edges that are the only users of their slot (New shares a slot
+// among the edges of one function): SetTable rewrites those in place rather
+// than appending a slot, which would grow the tables (label elimination's
+// rounds rewrite most of a protein's 2,785 tables, each its own).
+func (s *Solver) claimSlots() {
+	users := make(map[int32]int, len(s.tab))
+	for e, k := range s.kind {
+		if k == kindTable {
+			users[s.tab[e]]++
+		}
+	}
+	s.ownSlots()
+	for e, k := range s.kind {
+		s.own[e] = k == kindTable && users[s.tab[e]] == 1
+	}
+}
+
 // ownSlots sizes own to the edges (New adds edges after a first slot).
 func (s *Solver) ownSlots() {
 	if s.own == nil {

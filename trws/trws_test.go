@@ -607,7 +607,9 @@ func TestRestrictToIsolatedNodes(t *testing.T) {
 // unaries are all replaced (SetTable, SetUnary), messages kept, is a solver of the
 // new model: the same energies, a bound never above the new optimum, a certificate
 // that the new model checks, and an optimal labeling whenever every variable
-// agrees. Edges that shared one function are rewritten independently.
+// agrees. Edges that shared one function are rewritten independently; on a
+// quarter of the models only some edges are (a slot an edge has to itself is
+// rewritten in place, a shared one is left to the edges that keep it).
 func TestSetTableSolvesTheNewProblem(t *testing.T) {
 	for seed := uint64(0); seed < 150; seed++ {
 		rng := random.New(1300 + seed)
@@ -649,14 +651,21 @@ func TestSetTableSolvesTheNewProblem(t *testing.T) {
 			for p, v := range args {
 				shape[p] = old.NumLabels(v)
 			}
-			id, err := b.AddFunction(model.Function{Kind: model.Explicit, Shape: shape, Table: tab})
+			fn := model.Function{Kind: model.Explicit, Shape: shape, Table: tab}
+			keep := len(vars) == 2 && seed%4 == 1 && rng.IntN(2) == 0
+			if keep {
+				fn = *old.FactorFunction(f)
+			}
+			id, err := b.AddFunction(fn)
 			if err == nil {
 				err = b.AddFactor(id, args...) // every factor kept, in order (AddTable drops constants)
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(vars) == 2 {
+			if keep {
+				edge++
+			} else if len(vars) == 2 {
 				if err := s.SetTable(edge, tab); err != nil {
 					t.Fatal(err)
 				}
@@ -808,5 +817,117 @@ func TestModelIsTheSourceUntilATermChanges(t *testing.T) {
 	}
 	if _, err := s.Certificate(x).Check(changed); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCloneKeepsWhereTheSolverStood: a clone runs on as the solver would
+// have — the same bound and labeling after the same further iterations — and
+// is untouched by what the solver does after (more iterations, a table
+// rewritten in it).
+func TestCloneKeepsWhereTheSolverStood(t *testing.T) {
+	for seed := uint64(0); seed < 30; seed++ {
+		rng := random.New(2900 + seed)
+		n := 10
+		m := mixedPairwise(rng, n, 4, randomEdges(rng, n, 0.5), seed%2 == 0)
+		few := trws.DefaultOptions()
+		few.MaxIterations, few.GapTolerance = 5, 0
+		s, _ := solve(t, m, few)
+		before, err := s.Bound()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ahead, kept := s.Clone(), s.Clone()
+		a, err := s.Solve(context.Background(), few)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ahead.Solve(context.Background(), few)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.LowerBound != b.LowerBound || !slices.Equal(a.Labeling, b.Labeling) {
+			t.Fatalf("seed %d: the clone ran to bound %v, labeling %v; the solver to %v, %v", seed, b.LowerBound, b.Labeling, a.LowerBound, a.Labeling)
+		}
+		for f := range m.NumFactors() { // the first edge's table, zeros now
+			if vars := m.FactorVars(f); len(vars) == 2 {
+				if err := s.SetTable(0, make([]float64, m.NumLabels(int(vars[0]))*m.NumLabels(int(vars[1])))); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		if after, err := kept.Bound(); err != nil || after != before {
+			t.Fatalf("seed %d: the kept clone's bound moved from %v to %v (%v)", seed, before, after, err)
+		}
+	}
+}
+
+// TestSetTableLeavesASharedTableToTheEdgesKeepingIt: two edges of a chain
+// share one explicit function (one table slot in the solver); rewriting the
+// first leaves the second on the old table — the solver, run to convergence
+// on the tree, reaches the optimum of the model with one table new and the
+// other old — while a table an edge has to itself is rewritten in place.
+func TestSetTableLeavesASharedTableToTheEdgesKeepingIt(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := random.New(3100 + seed)
+		table := func() []float64 {
+			tab := make([]float64, 9)
+			for i := range tab {
+				tab[i] = 4 * rng.Float64()
+			}
+			return tab
+		}
+		unary := make([][]float64, 4)
+		for v := range unary {
+			unary[v] = []float64{rng.Float64(), rng.Float64(), rng.Float64()}
+		}
+		build := func(tabs [3][]float64, share bool) *model.Model {
+			b := model.NewBuilder([]int{3, 3, 3, 3})
+			for v, u := range unary {
+				if err := b.AddTable([]int{v}, u); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ids [3]int
+			for e, tab := range tabs {
+				if share && e == 1 { // edges 0 and 1 share one function
+					ids[1] = ids[0]
+				} else {
+					var err error
+					if ids[e], err = b.AddFunction(model.Function{Kind: model.Explicit, Shape: []int{3, 3}, Table: tab}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := b.AddFactor(ids[e], e, e+1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := b.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		old, own := table(), table()
+		s, err := trws.New(build([3][]float64{old, old, own}, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, mine := table(), table()
+		if err := s.SetTable(0, fresh); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetTable(2, mine); err != nil {
+			t.Fatal(err)
+		}
+		want := build([3][]float64{fresh, old, mine}, false)
+		r, err := s.Solve(context.Background(), trws.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opt := optimum(t, want); !within(r.LowerBound, opt, 1e-5) || !within(want.Energy(r.Labeling), opt, 1e-9) {
+			t.Fatalf("seed %d: the rewritten solver ends at bound %v, labeling energy %v; the optimum with the shared table kept is %v",
+				seed, r.LowerBound, want.Energy(r.Labeling), opt)
+		}
 	}
 }

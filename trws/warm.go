@@ -94,8 +94,8 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 		}
 		loc[v] = int32(i)
 	}
-	r := &Solver{n: len(keep), big: s.big, tables: s.tables, vars: make([]int, len(keep))}
-	s.own = nil // the tables are shared now: the next SetTable of either copies
+	r := &Solver{n: len(keep), big: s.big, tables: s.tables, vars: make([]int, len(keep)), shared: true}
+	s.own, s.shared = nil, true // the tables are shared now: the next SetTable of either copies
 	r.labels = make([]int32, len(keep))
 	r.uoff = make([]int32, len(keep)+1)
 	for i, v := range keep {
@@ -146,6 +146,24 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 	return r, nil
 }
 
+// NumMessages is the number of message entries (two per edge and label of
+// its ends).
+func (s *Solver) NumMessages() int { return len(s.msg) }
+
+// Clone returns a copy of s that runs on independently — its messages, unary
+// terms and offset copied, its tables shared until either rewrites one
+// (SetTable then copies the slot) — for a caller that lets another run go on
+// in s and still wants where s stands now.
+func (s *Solver) Clone() *Solver {
+	all := make([]int, s.n)
+	for i := range all {
+		all[i] = i
+	}
+	c, _ := s.Restrict(all) // every node once: no error
+	c.offset, c.src, c.iters = s.offset, s.src, s.iters
+	return c
+}
+
 // SetTable replaces the table of edge e — the e-th factor of order 2 of the model the
 // solver was built from, in factor order — by t (row-major in the factor's argument
 // order, +Inf allowed, no NaN or −Inf), keeping the messages: the next Solve starts
@@ -175,6 +193,9 @@ func (s *Solver) SetTable(e int, t []float64) error {
 		return fmt.Errorf("trws: SetTable: edge %d: %v is beyond the solver's penalty for +Inf (%v)", e, v, s.big)
 	}
 	fn := &model.Function{Kind: model.Explicit, Shape: []int{int(first), int(second)}, Table: t}
+	if s.own == nil && !s.shared {
+		s.claimSlots()
+	}
 	if s.own == nil || !s.own[e] {
 		// A fresh slot: the old one may be shared with edges of the same function
 		// (or, the first rewrite since New or Restrict, with a Restrict-ed solver).
