@@ -888,6 +888,17 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 				// minimal, and the next round's solve starts from it.
 				if out := asFirstRound(prev, relaxedOn, d.y, res.Energy); out != nil {
 					report(round, movable, out.LowerBound)
+					if inPlace(roundSolver, prev) && small(prev) {
+						// The next rounds go on in this solve's solver
+						// (takeOver); what else reads it keeps it as it is.
+						if res.first == prev {
+							res.first = snapshot(prev)
+						}
+						if relaxed == prev {
+							relaxed = storeMarginals(prev, d)
+						}
+						tables.takeOver(prev, res.Test)
+					}
 					fixViolators(m, d, out, tol, 0)
 					lastBound = out.LowerBound
 					continue
@@ -972,6 +983,27 @@ func asFirstRound(out *Outcome, on *model.Model, y []int, e float64) *Outcome {
 	first.Energy, first.LowerBound = out.Energy-e, out.LowerBound-e
 	first.state = shiftedMarginals{mg, by}
 	return &first
+}
+
+// storedMarginals are an outcome's reparametrised unaries, kept by variable.
+type storedMarginals [][]float64
+
+func (s storedMarginals) Marginal(v int, d []float64) []float64 { return append(d[:0], s[v]...) }
+
+// storeMarginals is out with its reparametrised unaries stored (d's alive
+// labels a variable), for reading after its solver has gone on (takeOver).
+func storeMarginals(out *Outcome, d *domains) *Outcome {
+	mg, ok := out.state.(marginals)
+	if !ok {
+		return nil
+	}
+	rows := make(storedMarginals, len(d.labels))
+	for v, ls := range d.labels {
+		rows[v] = mg.Marginal(v, make([]float64, len(ls)))
+	}
+	cp := *out
+	cp.state = rows
+	return &cp
 }
 
 // shiftedMarginals are reparametrised unaries each lowered by a constant of its

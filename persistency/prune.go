@@ -27,20 +27,55 @@ import (
 
 // pruner holds the scratch of pruneSingle.
 type pruner struct {
-	m       *model.Model
-	d       *domains
-	fixed   []int // immovable labels per variable after the last run (nil: none yet)
-	queued  []bool
-	queue   []int
-	delta   []float64
-	cells   []float64
-	mov     []int
-	imm     []int
-	factors []int32
+	m      *model.Model
+	d      *domains
+	fixed  []int // immovable labels per variable after the last run (nil: none yet)
+	queued []bool
+	queue  []int
+	delta  []float64
+	cells  []float64
+	mov    []int
+	imm    []int
+	// byOther[s] is s's factors sorted by their other variable (unary ones,
+	// −1, first), made at s's first test; nil for a variable with a factor
+	// of order > 2 (never tested) once hasHigher[s] is set.
+	byOther   [][]int32
+	hasHigher []bool
 }
 
 func newPruner(m *model.Model, d *domains) *pruner {
-	return &pruner{m: m, d: d, queued: make([]bool, m.NumVars())}
+	n := m.NumVars()
+	return &pruner{m: m, d: d, queued: make([]bool, n), byOther: make([][]int32, n), hasHigher: make([]bool, n)}
+}
+
+// other is the variable other than s of a factor of order ≤ 2 of s (−1: unary).
+func (p *pruner) other(s int, f int32) int32 {
+	vs := p.m.FactorVars(int(f))
+	if len(vs) == 1 {
+		return -1
+	}
+	if int(vs[0]) == s {
+		return vs[1]
+	}
+	return vs[0]
+}
+
+// factorsOf is s's factors grouped by their other variable (nil: s has one of
+// order > 2), sorted once.
+func (p *pruner) factorsOf(s int) []int32 {
+	if p.byOther[s] != nil || p.hasHigher[s] {
+		return p.byOther[s]
+	}
+	fs := slices.Clone(p.m.VarFactors(s))
+	for _, f := range fs {
+		if len(p.m.FactorVars(int(f))) > 2 {
+			p.hasHigher[s] = true
+			return nil
+		}
+	}
+	slices.SortFunc(fs, func(a, b int32) int { return cmp.Compare(p.other(s, a), p.other(s, b)) })
+	p.byOther[s] = fs
+	return fs
 }
 
 // run tests every variable the first time (and after reset), later only the
@@ -119,35 +154,22 @@ func (p *pruner) test(s int, tol float64) int {
 	if len(p.mov) == 0 {
 		return 0
 	}
-	p.factors = append(p.factors[:0], m.VarFactors(s)...)
-	for _, f := range p.factors {
-		if len(m.FactorVars(int(f))) > 2 {
-			return 0
-		}
-	}
 	// Pairwise factors grouped by neighbour: a neighbour's label is chosen once for
 	// all the factors it shares with s.
-	other := func(f int32) int32 {
-		vs := m.FactorVars(int(f))
-		if len(vs) == 1 {
-			return -1
-		}
-		if int(vs[0]) == s {
-			return vs[1]
-		}
-		return vs[0]
+	factors := p.factorsOf(s)
+	if factors == nil {
+		return 0
 	}
-	slices.SortFunc(p.factors, func(a, b int32) int { return cmp.Compare(other(a), other(b)) })
 	p.delta = slices.Grow(p.delta[:0], len(p.mov))[:len(p.mov)]
 	clear(p.delta)
 	ls, ys := d.labels[s], d.labels[s][d.y[s]]
-	for i := 0; i < len(p.factors); {
-		t := other(p.factors[i])
+	for i := 0; i < len(factors); {
+		t := p.other(s, factors[i])
 		j := i + 1
-		for j < len(p.factors) && other(p.factors[j]) == t {
+		for j < len(factors) && p.other(s, factors[j]) == t {
 			j++
 		}
-		group := p.factors[i:j]
+		group := factors[i:j]
 		i = j
 		if t < 0 {
 			for a, c := range p.mov {

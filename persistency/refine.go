@@ -325,6 +325,7 @@ func nextEliminated(gone []bool, sizes []int) int {
 type vtable struct {
 	vars, dims []int
 	t          []float64
+	gone       bool // eliminated into a bucket
 }
 
 func newTable(alive [][]int, vars []int) *vtable {
@@ -413,12 +414,6 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		if bestSize > entries || total+bestSize > refineTotal || work+bestSize*len(in) > budget {
 			break
 		}
-		var out []*vtable
-		for _, t := range tabs {
-			if !slices.Contains(in, t) {
-				out = append(out, t)
-			}
-		}
 		total, work = total+bestSize, work+bestSize*len(in)
 		gone[best] = true
 		at := make([][]int, len(in)) // each table's variables as indices into bestScope
@@ -479,8 +474,9 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 			}
 		}
 		buckets = append(buckets, bucket{best, in})
-		tabs = append(out, nt)
+		tabs = append(tabs, nt)
 		for _, t := range in {
+			t.gone = true
 			for _, p := range t.vars {
 				byVar[p] = slices.DeleteFunc(byVar[p], func(u *vtable) bool { return u == t })
 			}
@@ -503,7 +499,8 @@ func minimize(m *model.Model, alive [][]int, comp []int, x []int, factors []int,
 		}
 	}
 	if len(core) > 0 {
-		bb := newBnb(tabs, dom, core, label)
+		// the tables left, in the order they were made
+		bb := newBnb(slices.DeleteFunc(tabs, func(t *vtable) bool { return t.gone }), dom, core, label)
 		work += bb.run(budget - work)
 		for _, p := range core {
 			label[p] = bb.bestA[p]

@@ -369,15 +369,20 @@ func warmState[T any](from *Warm) (T, bool) {
 // one TRW-S iteration reads.
 const snapshotFloats = 1 << 20
 
+// small says whether out's TRW-S solver has at most snapshotFloats messages.
+func small(out *Outcome) bool {
+	s, ok := out.state.(*trws.Solver)
+	return ok && s.NumMessages() <= snapshotFloats
+}
+
 // snapshot is out with a copy of its TRW-S solver (trws.Solver.Clone), which
 // later runs in out's solver leave as it is; nil when out has no TRW-S solver
 // or its messages pass snapshotFloats.
 func snapshot(out *Outcome) *Outcome {
-	s, ok := out.state.(*trws.Solver)
-	if !ok || s.NumMessages() > snapshotFloats {
+	if !small(out) {
 		return nil
 	}
-	c := s.Clone()
+	c := out.state.(*trws.Solver).Clone()
 	cp := *out
 	cp.state = c
 	cp.Certify = func(x []int) (*Certificate, error) {

@@ -52,6 +52,17 @@ func (s *Solver) AddUnary(v int, delta []float64) error {
 	return nil
 }
 
+// Offset is the constant term of the solver's problem.
+func (s *Solver) Offset() float64 { return s.offset }
+
+// AddConstant adds c to the constant term of the solver's problem (its
+// energies and bounds move by c; messages are unchanged).
+func (s *Solver) AddConstant(c float64) {
+	s.src = nil
+	s.offset += c
+	s.emarginOK = false
+}
+
 // SetUnary replaces the unary term of the solver's variable v by values (as AddUnary,
 // messages kept).
 func (s *Solver) SetUnary(v int, values []float64) error {
