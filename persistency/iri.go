@@ -860,6 +860,17 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		// the last one rewrites in it only the factors whose map changed.
 		var g *model.Model
 		var from *Warm
+		if tables.offered {
+			// The relaxed solve's solver becomes the rounds' (takeOver);
+			// what else reads that solve keeps it as it is.
+			if res.first == prev {
+				res.first = snapshot(prev, relaxedOn)
+			}
+			if relaxed == prev {
+				relaxed = storeMarginals(prev, d)
+			}
+			tables.takeOver(prev, res.Test)
+		}
 		if rewritten, err := tables.rewrite(prev, timed.r); err != nil {
 			return nil, err
 		} else if rewritten {
@@ -889,15 +900,7 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 				if out := asFirstRound(prev, relaxedOn, d.y, res.Energy); out != nil {
 					report(round, movable, out.LowerBound)
 					if inPlace(roundSolver, prev) && small(prev) {
-						// The next rounds go on in this solve's solver
-						// (takeOver); what else reads it keeps it as it is.
-						if res.first == prev {
-							res.first = snapshot(prev)
-						}
-						if relaxed == prev {
-							relaxed = storeMarginals(prev, d)
-						}
-						tables.takeOver(prev, res.Test)
+						tables.offer(d) // the next round that solves goes on in this solve's solver
 					}
 					fixViolators(m, d, out, tol, 0)
 					lastBound = out.LowerBound

@@ -63,8 +63,8 @@ type Options struct {
 	// made before: it is not made again.
 	first *Outcome
 	// keepFirst: run returns its first relaxed solve where nothing was proven
-	// even after pruning iterations went on in its solver — a copy made before
-	// them, where one costs less than an iteration (snapshot).
+	// even after pruning iterations went on in its solver — its messages
+	// copied before them, the solver made again from them (snapshot).
 	keepFirst bool
 }
 
@@ -176,7 +176,7 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 	}
 	first := out // no pruning iteration changes it but settling in its solver
 	if inc != nil && opt.keepFirst && len(A) > 0 {
-		first = snapshot(out)
+		first = snapshot(out, m)
 	}
 	for it := 1; len(A) > 0; it++ {
 		if err := ctx.Err(); err != nil {
@@ -277,7 +277,7 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 	if res.PruningIterations > 0 && !(opt.keepFirst && Count(res.Persistent) == 0) {
 		return res, nil, nil
 	}
-	return res, first, nil
+	return res, first.wake(), nil
 }
 
 // narrow is a pruning iteration's decision: the nodes of A (ascending) that

@@ -123,7 +123,7 @@ func pruneUndecided(ctx context.Context, m *model.Model, el *Elimination, candid
 	// (ObjectDetection_11: 1,500 iterations for nothing). Its certificate is
 	// not kept (the extra stage proves its labels): no draft of it is made.
 	popt.Progress, popt.QuickFirst, popt.KeepDual = nil, true, true
-	if first := sameFirst(m, el, candidates, esolver, popt.Solver); first != nil {
+	if first := sameFirst(m, el, candidates, esolver, popt.Solver).wake(); first != nil {
 		// Where the elimination decided no variable, Algorithm 1 runs on m
 		// itself, as it would alone, and its first solve is the one the
 		// elimination made: what it proves is what pbp alone proves, for no

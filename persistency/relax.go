@@ -61,6 +61,10 @@ type Outcome struct {
 	// relaxation of p (Check decides).
 	Certify func(x []int) (*Certificate, error)
 	state   any
+	// saved, when set (state nil: snapshot), are the messages of a TRW-S
+	// solver of savedOn that has gone on since; wake makes its solver again.
+	saved   []float32
+	savedOn *model.Model
 }
 
 // TRWS is the Relaxation of pairwise models by TRW-S, warm-started across iterations
@@ -365,8 +369,8 @@ func warmState[T any](from *Warm) (T, bool) {
 	return s, ok
 }
 
-// snapshotFloats bounds the messages a snapshot copies: up to 4 MiB, less than
-// one TRW-S iteration reads.
+// snapshotFloats bounds the messages of a solver whose outcome is kept after it
+// goes on (storeMarginals, snapshot): up to 4 MiB.
 const snapshotFloats = 1 << 20
 
 // small says whether out's TRW-S solver has at most snapshotFloats messages.
@@ -375,18 +379,34 @@ func small(out *Outcome) bool {
 	return ok && s.NumMessages() <= snapshotFloats
 }
 
-// snapshot is out with a copy of its TRW-S solver (trws.Solver.Clone), which
-// later runs in out's solver leave as it is; nil when out has no TRW-S solver
-// or its messages pass snapshotFloats.
-func snapshot(out *Outcome) *Outcome {
+// snapshot is out, of the model on, kept for later while its TRW-S solver goes
+// on: a copy of its messages (one copy, the usual case being that no one wakes
+// it), the solver made again from on and them by wake; nil when out has no
+// TRW-S solver or its messages pass snapshotFloats.
+func snapshot(out *Outcome, on *model.Model) *Outcome {
 	if !small(out) {
 		return nil
 	}
-	c := out.state.(*trws.Solver).Clone()
 	cp := *out
-	cp.state = c
+	cp.state, cp.Certify = nil, nil
+	cp.saved, cp.savedOn = out.state.(*trws.Solver).SaveMessages(), on
+	return &cp
+}
+
+// wake is out with its solver made again where it is a snapshot (nil: it
+// could not be), out itself otherwise.
+func (out *Outcome) wake() *Outcome {
+	if out == nil || out.saved == nil {
+		return out
+	}
+	s, err := trws.New(out.savedOn)
+	if err != nil || !s.LoadMessages(out.saved) {
+		return nil
+	}
+	cp := *out
+	cp.saved, cp.savedOn, cp.state = nil, nil, s
 	cp.Certify = func(x []int) (*Certificate, error) {
-		return &Certificate{Labeling: append([]int(nil), x...), Dual: c.Certificate(x)}, nil
+		return &Certificate{Labeling: append([]int(nil), x...), Dual: s.Certificate(x)}, nil
 	}
 	return &cp
 }

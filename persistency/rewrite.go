@@ -29,6 +29,9 @@ type rewriter struct {
 	// offset until a rewrite writes g's (nil: the solver holds g throughout).
 	raw []bool
 	y   []int // the test labeling (m's labels) the shifts are taken at
+	// offered: the relaxed solve's solver is to become the rounds' at the
+	// first round that solves (offer, takeOver).
+	offered bool
 }
 
 func newRewriter(m *model.Model, d *domains, checks *tableCache) *rewriter {
@@ -47,7 +50,7 @@ func newRewriter(m *model.Model, d *domains, checks *tableCache) *rewriter {
 // built records that the next solver is made from g built on d as it is now.
 func (r *rewriter) built(d *domains) {
 	r.record(d)
-	r.raw = nil
+	r.raw, r.offered = nil, false
 }
 
 // record records d as the solver's tables are made now.
@@ -61,17 +64,26 @@ func (r *rewriter) record(d *domains) {
 	clear(r.maps)
 }
 
-// takeOver makes the relaxed solve's TRW-S solver (prev's: m over d's alive
-// labels, every factor f's) the next rounds' solver while p maps every label
-// to y (d as it is now): g is then f shifted by f_F(y_F) on every factor, so
-// the solver holds g once its offset is lowered by those shifts; a factor
-// keeps f's terms until a round rewrites it, when its shift leaves the
-// offset. The first verification problem is then never built as a model,
-// nor its solver (pdb1qks: one model and one solver of 2,785 tables fewer).
-// prev's state must be a TRW-S solver (inPlace).
+// offer records d, where p maps every label to y, as the state of the
+// relaxed solve's TRW-S solver (m over d's alive labels, every factor f's):
+// the first round that solves takes that solver over (takeOver) instead of
+// building g and a solver of it. A search that ends before (pruning decides
+// every label) takes nothing over.
+func (r *rewriter) offer(d *domains) {
+	r.record(d)
+	r.raw, r.offered = nil, true
+}
+
+// takeOver makes the offered solver (prev's) the rounds' solver: g of the
+// offered map is f shifted by f_F(y_F) on every factor, so the solver holds it
+// once its offset is lowered by those shifts; a factor keeps f's terms until a
+// rewrite writes g's, when its shift leaves the offset. The first
+// verification problem is then never built as a model, nor its solver
+// (pdb1qks: one model and one solver of 2,785 tables fewer). prev's state
+// must be a TRW-S solver (inPlace).
 func (r *rewriter) takeOver(prev *Outcome, y []int) {
 	s := prev.state.(*trws.Solver)
-	r.built(r.d)
+	r.offered = false
 	r.raw, r.y = make([]bool, r.m.NumFactors()), y
 	shift := 0.0
 	for f := range r.raw {
@@ -92,7 +104,7 @@ func (r *rewriter) unshift(s *trws.Solver, f int) {
 }
 
 // invalidate forgets the solver's tables (a new test labeling changes every factor).
-func (r *rewriter) invalidate() { r.seen = nil }
+func (r *rewriter) invalidate() { r.seen, r.offered = nil, false }
 
 // rewrite writes the changed factors of the verification problem into prev's
 // solver and reports whether it did: false when the round must build g (no

@@ -43,6 +43,7 @@ func TestTakenOverSolverHoldsTheVerificationProblem(t *testing.T) {
 				t.Fatal(err)
 			}
 			tables := newRewriter(m, d, newTableCache(m))
+			tables.offer(d)
 			tables.takeOver(prev, y)
 			s := prev.state.(*trws.Solver)
 			check := func(what string) {

@@ -161,18 +161,19 @@ func (s *Solver) Restrict(keep []int) (*Solver, error) {
 // its ends).
 func (s *Solver) NumMessages() int { return len(s.msg) }
 
-// Clone returns a copy of s that runs on independently — its messages, unary
-// terms and offset copied, its tables shared until either rewrites one
-// (SetTable then copies the slot) — for a caller that lets another run go on
-// in s and still wants where s stands now.
-func (s *Solver) Clone() *Solver {
-	all := make([]int, s.n)
-	for i := range all {
-		all[i] = i
+// SaveMessages returns a copy of the solver's messages, to be loaded
+// (LoadMessages) into a new solver of the same model once this one has gone
+// on: the state of a solve kept at the price of one copy.
+func (s *Solver) SaveMessages() []float32 { return slices.Clone(s.msg) }
+
+// LoadMessages replaces the messages by saved, a SaveMessages of a solver of
+// the same nodes, labels and edges, and reports whether their count fits.
+func (s *Solver) LoadMessages(saved []float32) bool {
+	if len(saved) != len(s.msg) {
+		return false
 	}
-	c, _ := s.Restrict(all) // every node once: no error
-	c.offset, c.src, c.iters = s.offset, s.src, s.iters
-	return c
+	copy(s.msg, saved)
+	return true
 }
 
 // SetTable replaces the table of edge e — the e-th factor of order 2 of the model the
