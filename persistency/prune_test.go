@@ -631,7 +631,7 @@ func TestAlgorithm1AfterNothingStartsWhereTheEliminationDid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			first := sameFirst(m, el, nil, nil, nil)
+			first := sameFirst(m, el, nil, nil, nil).wake()
 			if first == nil {
 				continue
 			}
