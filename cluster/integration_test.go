@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +67,8 @@ type env struct {
 	// latest runner (its planes initialised from the evidence).
 	windows func(round, level int) []partition.RasterWindow
 	alive   partition.AliveLabels
+	// onPhase, when set, is the runners' RunOptions.OnPhase.
+	onPhase func(phase string)
 }
 
 // persistentStore is a store holding the evidence, and its count.
@@ -195,7 +198,7 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
 	opt := coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Raster: e.raster, Plan: e.plan, MaxLevel: e.maxLevel,
-		WindowDeadline: e.deadline}
+		WindowDeadline: e.deadline, OnPhase: e.onPhase}
 	if e.windows != nil {
 		opt.Windows = e.windows
 		opt.Alive, opt.Prior = partition.NewMemAlive(w, h, e.spec.Labels), partition.NewMemAlive(w, h, e.spec.Labels)
@@ -232,6 +235,45 @@ func (e *env) interruptInRound1() int {
 		e.t.Fatalf("first coordinator: %v", err)
 	}
 	return first.Summary().Dispatched
+}
+
+// storedStatus is the job's status as its coordinator last stored it.
+func (e *env) storedStatus() coordinator.Summary {
+	e.t.Helper()
+	res, closeConn := e.connect("status")
+	defer closeConn()
+	entry, err := res.Jobs.Get(context.Background(), protocol.JobStatusKey(e.spec.Job))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var s coordinator.Summary
+	if err := json.Unmarshal(entry.Value(), &s); err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// shownContinues checks what a resumed job showed at each step (shown): the
+// counts its predecessor stored (prior) in phase resuming while it merges the
+// stored results again, then its own, never fewer windows merged than shown
+// before — "windows 0/400" for minutes after a resume said a run had hung.
+func (e *env) shownContinues(prior coordinator.Summary, shown []coordinator.Summary) {
+	e.t.Helper()
+	if prior.Round < 1 || prior.Merged < 1 {
+		e.t.Fatalf("the stopped job stored round %d, %d merged: want a window of round 2 merged", prior.Round+1, prior.Merged)
+	}
+	if len(shown) == 0 || shown[0].Phase != coordinator.PhaseResuming || shown[0].Round != prior.Round || shown[0].Merged != prior.Merged {
+		e.t.Fatalf("first shown %+v, want phase %s at round %d with %d merged", shown, coordinator.PhaseResuming, prior.Round+1, prior.Merged)
+	}
+	for i := 1; i < len(shown); i++ {
+		a, b := shown[i-1], shown[i]
+		if b.Round < a.Round || b.Round == a.Round && b.Merged < a.Merged {
+			e.t.Errorf("step %d shows round %d %d merged (%s) after round %d %d merged (%s)", i, b.Round+1, b.Merged, b.Phase, a.Round+1, a.Merged, a.Phase)
+		}
+	}
+	if last := shown[len(shown)-1]; last.Phase == coordinator.PhaseResuming {
+		e.t.Errorf("the job still shows its predecessor's status at its last step: %+v", last)
+	}
 }
 
 func (e *env) mustRun() (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
@@ -562,12 +604,17 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 			e.cfg.Memory = false // the streams on disk, as in production
 			w := e.startWorker("w", 2, nil)
 			solved := e.interruptInRound1()
+			stored := e.storedStatus()
 			if wholeCluster {
 				w.kill()
 				e.srv.Close()
 				e.startServer()
 				e.startWorker("w2", 2, nil)
 			}
+			// What status readers see at each step of the resumed coordinator.
+			var second *coordinator.Runner
+			var shown []coordinator.Summary
+			e.onPhase = func(string) { shown = append(shown, second.Shown()) }
 			second, pers, lab, closeSecond := e.runner(true)
 			defer closeSecond()
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -576,6 +623,7 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 			if err != nil {
 				t.Fatalf("resumed coordinator: %v\nlog:\n%s", err, e.log.String())
 			}
+			e.shownContinues(stored, shown)
 			e.sameAsLocal(pers, lab)
 			if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 || sum.Reused > solved {
 				t.Fatalf("summary %+v: want done, nothing lost, some of the %d windows solved before reused", sum, solved)

@@ -260,8 +260,10 @@ type Runner struct {
 	live Summary // the loop's counters; snapshot publishes them as sum
 	// prior is the status the job's predecessor stored, shown (phase
 	// PhaseResuming) while a resumed job merges its stored results again,
-	// until its first task is sent.
-	prior *Summary
+	// until its own counts reach it or a window it solved itself merges
+	// (caughtUp); replayed are the current round's windows merged again.
+	prior    *Summary
+	replayed map[int]bool
 	mu    sync.Mutex
 	sum   Summary
 }
@@ -338,7 +340,7 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	r := &Runner{res: res, spec: spec, job: job, queue: actions, stores: stores, graph: opt.Model, opt: opt, merger: merger, rmerger: rmerger,
 		log: opt.Log.With("job", spec.Job), m: opt.Metrics, cancels: make(chan string, 8),
 		checking: map[WindowID]bool{}, checks: make(chan checked), checkSlots: make(chan struct{}, runtime.GOMAXPROCS(0)), done: make(chan struct{}),
-		attempts: map[WindowID]int{}, sentAt: map[int]time.Time{}, tasks: map[int]liveTask{}}
+		attempts: map[WindowID]int{}, sentAt: map[int]time.Time{}, tasks: map[int]liveTask{}, replayed: map[int]bool{}}
 	r.live.Workers = map[string]WorkerSeen{}
 	r.live.Started = time.Now()
 	r.snapshot()
@@ -738,6 +740,7 @@ func (r *Runner) do(ctx context.Context, a Action) error {
 			}
 		}
 		r.skipped, r.cached, r.cache, r.sentAt, r.tasks = map[int]bool{}, map[int]decoded{}, 0, map[int]time.Time{}, map[int]liveTask{}
+		r.replayed = map[int]bool{}
 		r.apply(RoundPrepared{Round: a.Round})
 	case Dispatch:
 		r.onPhase(PhaseDispatching)
@@ -798,6 +801,7 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			// Solved before a restart: merged again from the stream, unless unusable.
 			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
 				r.keep(i, dec)
+				r.replayed[i] = true
 				r.credit(dec.worker, time.Now())
 				if r.live.ReusedRound != a.Round {
 					r.live.ReusedRound, r.live.RoundReused = a.Round, 0
@@ -878,7 +882,6 @@ func (r *Runner) publish(ctx context.Context, id WindowID) (*published, error) {
 	}
 	r.sentAt[id.Window] = time.Now()
 	r.tasks[id.Window] = liveTask{msgID: msgID}
-	r.endResume()
 	r.live.Dispatched++
 	r.m.Dispatched.Inc()
 	return &published{id.Window, msgID, f}, nil
@@ -1182,6 +1185,9 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 		if err != nil {
 			return fmt.Errorf("merging window %d/%d: %w", a.Round, i, err)
 		}
+		if !r.replayed[i] {
+			r.endResume() // the job goes on past what its predecessor did
+		}
 		if res.Vars > 0 {
 			r.live.Solved++
 		}
@@ -1283,15 +1289,16 @@ func (r *Runner) snapshot() {
 	r.m.job(r.statusJob(), c)
 	r.mu.Lock()
 	r.sum = c
+	if p := r.prior; p != nil && caughtUp(c, *p) {
+		r.prior = nil
+	}
 	r.mu.Unlock()
 }
 
-// Resuming says whether the runner, resuming a job, still merges the results
-// its predecessor stored (it has dispatched no task yet).
-func (r *Runner) Resuming() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.prior != nil
+// caughtUp says whether a resumed job's counts s reached those its
+// predecessor stored (prior), or it ended: from there on they are shown.
+func caughtUp(s, prior Summary) bool {
+	return ended(s.Phase) || s.Round > prior.Round || s.Round == prior.Round && s.Merged >= prior.Merged
 }
 
 // endResume ends the showing of the prior status: the stored results are

@@ -339,9 +339,9 @@ func drive(ctx context.Context, res *cluster.Resources, spec protocol.JobSpec, d
 			case <-progressDone:
 				return
 			case <-t.C:
-				s := runner.Summary()
+				s := runner.Shown() // a resumed run's last counts while it replays its results
 				d.Progress(partition.RasterProgress{Round: s.Round, WindowsDone: s.Merged, Windows: s.Windows, Persistent: s.Proven,
-					Resuming: runner.Resuming(), Reused: s.ReusedInRound(), Waiting: s.Stored})
+					Resuming: s.Phase == coordinator.PhaseResuming, Reused: s.ReusedInRound(), Waiting: s.Stored})
 			}
 		}
 	}()
