@@ -264,8 +264,8 @@ type Runner struct {
 	// (caughtUp); replayed are the current round's windows merged again.
 	prior    *Summary
 	replayed map[int]bool
-	mu    sync.Mutex
-	sum   Summary
+	mu       sync.Mutex
+	sum      Summary
 }
 
 // PhaseResuming is the phase a resumed job shows while it merges the results
