@@ -1,0 +1,380 @@
+package complete_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/partopt/partopt/complete"
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/enumerate"
+	"github.com/partopt/partopt/model/random"
+	"github.com/partopt/partopt/persistency"
+)
+
+// models are random models of every kind the package must handle: dense and
+// sparse pairwise, higher order, grids, with 1-label variables and +Inf entries.
+func models(seed uint64) []*model.Model {
+	rng := random.New(seed)
+	return []*model.Model{
+		random.DensePairwise(rng, 7, 3, 0.5),
+		random.DensePairwise(rng, 9, 3, 0.25),
+		random.HigherOrder(rng, 8, 3, 3, 7),
+		random.PottsGrid(rng, 3, 3, 3),
+		random.ParametricGrid(rng, 4, 2, 3),
+		random.FrustratedGrid(rng, 3, 3),
+	}
+}
+
+// randomAlive keeps each variable's labels with probability keep (at least
+// one), so that some variables are decided and the rest split in components.
+func randomAlive(rng *rand.Rand, m *model.Model, keep float64) [][]int {
+	alive := make([][]int, m.NumVars())
+	for v := range alive {
+		for l := range m.NumLabels(v) {
+			if rng.Float64() < keep {
+				alive[v] = append(alive[v], l)
+			}
+		}
+		if len(alive[v]) == 0 {
+			alive[v] = []int{rng.IntN(m.NumLabels(v))}
+		}
+	}
+	return alive
+}
+
+// minOver is the minimum of m over the labelings within alive, by enumeration.
+func minOver(t *testing.T, m *model.Model, alive [][]int) float64 {
+	t.Helper()
+	r, err := m.Restrict(alive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, e, err := enumerate.Minimize(r, 1<<22)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func within(x []int, alive [][]int) bool {
+	for v, l := range x {
+		found := false
+		for _, a := range alive[v] {
+			found = found || a == l
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+func close(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-9*max(1, math.Abs(b))
+}
+
+// bruteEngine is an Engine that enumerates (the external engine's path without
+// toulbar2); fail makes it fail, unsure makes it claim no optimality.
+type bruteEngine struct{ fail, unsure bool }
+
+func (bruteEngine) Name() string { return "brute" }
+
+func (e bruteEngine) Solve(_ context.Context, m *model.Model) ([]int, bool, error) {
+	if e.fail {
+		return nil, false, errors.New("engine down")
+	}
+	x, _, err := enumerate.Minimize(m, 1<<22)
+	return x, !e.unsure, err
+}
+
+// TestCompletionMinimisesOverTheAliveLabels: on many random models and alive
+// sets, a completion that says optimal has the minimum over the alive labels,
+// whichever method solved each component — enumeration, dynamic programming or
+// an engine; one with open components says so, and stays within alive.
+func TestCompletionMinimisesOverTheAliveLabels(t *testing.T) {
+	budgets := []struct {
+		name    string
+		b       complete.Budget
+		method  string // what every component with ≥ 2 labelings must be solved by
+		optimal bool
+	}{
+		{"enumeration", complete.Budget{States: math.Inf(1)}, complete.Enumeration, true},
+		{"dynamic programming", complete.Budget{Table: 1 << 20}, complete.DynamicProgramming, true},
+		{"engine", complete.Budget{Engine: bruteEngine{}}, "brute", true},
+		{"open", complete.Budget{}, complete.Open, false},
+		{"engine unsure", complete.Budget{Engine: bruteEngine{unsure: true}}, complete.Open, false},
+		{"engine failing", complete.Budget{Engine: bruteEngine{fail: true}}, complete.Open, false},
+	}
+	for seed := range uint64(40) {
+		rng := random.New(1000 + seed)
+		for mi, m := range models(seed) {
+			alive := randomAlive(rng, m, 0.6)
+			want := minOver(t, m, alive)
+			for _, c := range budgets {
+				res, err := complete.Complete(context.Background(), m, alive, nil, c.b)
+				if err != nil {
+					t.Fatalf("seed %d model %d %s: %v", seed, mi, c.name, err)
+				}
+				if !within(res.Labeling, alive) {
+					t.Fatalf("seed %d model %d %s: labeling %v outside the alive labels", seed, mi, c.name, res.Labeling)
+				}
+				if e := m.Energy(res.Labeling); e != res.Energy {
+					t.Fatalf("seed %d model %d %s: energy %v, the labeling's %v", seed, mi, c.name, res.Energy, e)
+				}
+				open := false
+				for _, s := range res.Components {
+					if s.States >= 2 && s.Method != c.method {
+						t.Fatalf("seed %d model %d %s: a component of %g labelings solved by %s", seed, mi, c.name, s.States, s.Method)
+					}
+					open = open || !s.Exact
+					if !s.Exact && s.Reason == "" {
+						t.Errorf("seed %d model %d %s: an open component without a reason", seed, mi, c.name)
+					}
+				}
+				if res.Optimal == open {
+					t.Fatalf("seed %d model %d %s: optimal %v with open components %v", seed, mi, c.name, res.Optimal, open)
+				}
+				if res.Optimal && !close(res.Energy, want) {
+					t.Fatalf("seed %d model %d %s: optimal energy %v, the minimum over alive is %v", seed, mi, c.name, res.Energy, want)
+				}
+				if res.Energy < want && !close(res.Energy, want) {
+					t.Fatalf("seed %d model %d %s: energy %v below the minimum %v", seed, mi, c.name, res.Energy, want)
+				}
+			}
+		}
+	}
+}
+
+// TestCompletionAfterLabelEliminationIsAGlobalOptimum: the claim the package
+// exists for — label elimination's alive labels (Algorithm 1 after it, the
+// default), completed, give a minimum of the whole model.
+func TestCompletionAfterLabelEliminationIsAGlobalOptimum(t *testing.T) {
+	for seed := range uint64(30) {
+		for mi, m := range models(seed) {
+			el, err := persistency.PruneAfter(context.Background(), m, persistency.EliminateOptions{}, persistency.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := complete.Complete(context.Background(), m, el.Alive, el.Test, complete.DefaultBudget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, want, err := enumerate.Minimize(m, 1<<22)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Optimal || !close(res.Energy, want) {
+				t.Fatalf("seed %d model %d: optimal %v energy %v, the model's minimum %v", seed, mi, res.Optimal, res.Energy, want)
+			}
+		}
+	}
+}
+
+// TestSplitDecomposesTheEnergy: the components' energies of any labeling within
+// alive add up to the model's less one constant, and no factor joins two
+// components.
+func TestSplitDecomposesTheEnergy(t *testing.T) {
+	for seed := range uint64(30) {
+		rng := random.New(2000 + seed)
+		for mi, m := range models(seed) {
+			alive := randomAlive(rng, m, 0.5)
+			comps, err := complete.Split(m, alive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			of := map[int]int{}
+			for i, c := range comps {
+				if len(c.Vars) != c.Model.NumVars() {
+					t.Fatalf("component %d: %d variables, its model %d", i, len(c.Vars), c.Model.NumVars())
+				}
+				for j, v := range c.Vars {
+					if len(alive[v]) < 2 || len(c.Domains[j]) != c.Model.NumLabels(j) {
+						t.Fatalf("component %d holds variable %d of alive labels %v (model %d labels)", i, v, alive[v], c.Model.NumLabels(j))
+					}
+					of[v] = i
+				}
+			}
+			for f := range m.NumFactors() {
+				comp := -1
+				for _, u := range m.FactorVars(f) {
+					if i, ok := of[int(u)]; ok {
+						if comp >= 0 && comp != i {
+							t.Fatalf("seed %d model %d: factor %d joins components %d and %d", seed, mi, f, comp, i)
+						}
+						comp = i
+					}
+				}
+			}
+			constant, seen := 0.0, false // E − Σ components, +Inf when a decided factor forbids every completion
+			for range 20 {
+				x := make([]int, m.NumVars())
+				for v, ls := range alive {
+					x[v] = ls[rng.IntN(len(ls))]
+				}
+				sum := 0.0
+				for _, c := range comps {
+					loc := make([]int, len(c.Vars))
+					for j, v := range c.Vars {
+						loc[j] = slices.Index(c.Domains[j], x[v])
+					}
+					sum += c.Model.Energy(loc)
+				}
+				e := m.Energy(x)
+				if math.IsInf(sum, 1) {
+					if !math.IsInf(e, 1) {
+						t.Fatalf("seed %d model %d: energy %v, components +Inf", seed, mi, e)
+					}
+					continue
+				}
+				if !seen {
+					constant, seen = e-sum, true
+				} else if !close(e-sum, constant) {
+					t.Fatalf("seed %d model %d: E − Σ components %v, before %v", seed, mi, e-sum, constant)
+				}
+			}
+		}
+	}
+}
+
+// TestDynamicProgrammingIsExactOnAChainOfAnySize: a chain of 2,000 variables
+// of 4 labels is a tree (width 1) — far past enumeration, exact by elimination.
+func TestDynamicProgrammingIsExactOnAChainOfAnySize(t *testing.T) {
+	rng := random.New(5)
+	const n, k = 2000, 4
+	labels := make([]int, n)
+	for v := range labels {
+		labels[v] = k
+	}
+	b := model.NewBuilder(labels)
+	unary, pair := make([][]float64, n), make([][]float64, n) // pair[v]: (v−1, v)
+	for v := range n {
+		unary[v] = make([]float64, k)
+		for l := range unary[v] {
+			unary[v][l] = rng.Float64()
+		}
+		if err := b.AddTable([]int{v}, unary[v]); err != nil {
+			t.Fatal(err)
+		}
+		if v > 0 {
+			pair[v] = make([]float64, k*k)
+			for i := range pair[v] {
+				pair[v][i] = rng.Float64()
+			}
+			if err := b.AddTable([]int{v - 1, v}, pair[v]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alive := make([][]int, n)
+	for v := range alive {
+		alive[v] = []int{0, 1, 2, 3}
+	}
+	res, err := complete.Complete(context.Background(), m, alive, nil, complete.DefaultBudget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Components) != 1 || res.Components[0].Method != complete.DynamicProgramming || res.Components[0].Width != 1 || !res.Optimal {
+		t.Fatalf("components %+v", res.Components)
+	}
+	// The chain's minimum by the textbook forward pass.
+	cost := append([]float64(nil), unary[0]...)
+	for v := 1; v < n; v++ {
+		next := make([]float64, k)
+		for l := range k {
+			next[l] = math.Inf(1)
+			for p := range k {
+				next[l] = min(next[l], cost[p]+pair[v][p*k+l])
+			}
+			next[l] += unary[v][l]
+		}
+		cost = next
+	}
+	want := slices.Min(cost) + m.Offset()
+	if !close(res.Energy, want) {
+		t.Fatalf("energy %v, the chain's minimum %v", res.Energy, want)
+	}
+}
+
+// TestCheckFindsANonOptimalComponent: Check accepts a completion's labeling and
+// rejects, component by component, one changed to a worse label.
+func TestCheckFindsANonOptimalComponent(t *testing.T) {
+	for seed := range uint64(20) {
+		rng := random.New(3000 + seed)
+		for mi, m := range models(seed) {
+			alive := randomAlive(rng, m, 0.7)
+			res, err := complete.Complete(context.Background(), m, alive, nil, complete.DefaultBudget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked, err := complete.Check(context.Background(), m, alive, res.Labeling, complete.DefaultBudget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range checked {
+				if !c.Optimal {
+					t.Fatalf("seed %d model %d: the completion's component %v not optimal at its check: %+v", seed, mi, c.Vars, c)
+				}
+			}
+			// Each worse single-label change is found in its component.
+			for _, s := range res.Components {
+				v := s.Vars[0]
+				for _, l := range alive[v] {
+					x := append([]int(nil), res.Labeling...)
+					x[v] = l
+					if !(m.Energy(x) > res.Energy) || math.IsInf(m.Energy(x), 1) && math.IsInf(res.Energy, 1) {
+						continue
+					}
+					checked, err := complete.Check(context.Background(), m, alive, x, complete.DefaultBudget)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, c := range checked {
+						if c.Vars[0] == v && c.Optimal && !close(c.Energy, c.Minimum) {
+							t.Fatalf("seed %d model %d: a worse labeling of variable %d passes: %+v", seed, mi, v, c)
+						}
+						if c.Vars[0] == v && c.Optimal {
+							t.Fatalf("seed %d model %d: labeling %d of variable %d, %v above the optimum, passes its check", seed, mi, l, v, m.Energy(x)-res.Energy)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBadAliveLabelsAreErrors: alive label lists that do not fit the model are
+// named, not trusted.
+func TestBadAliveLabelsAreErrors(t *testing.T) {
+	m := random.DensePairwise(random.New(1), 3, 3, 1)
+	ks := []int{m.NumLabels(0), m.NumLabels(1), m.NumLabels(2)}
+	all := func(k int) []int {
+		out := make([]int, k)
+		for l := range out {
+			out[l] = l
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		alive [][]int
+		want  string
+	}{
+		{"too few", [][]int{all(ks[0])}, "3 variables"},
+		{"empty", [][]int{all(ks[0]), {}, all(ks[2])}, "no alive label"},
+		{"out of range", [][]int{all(ks[0]), {ks[1]}, all(ks[2])}, "not ascending labels"},
+		{"not ascending", [][]int{all(ks[0]), {0, 0}, all(ks[2])}, "not ascending labels"},
+	} {
+		if _, err := complete.Complete(context.Background(), m, c.alive, nil, complete.DefaultBudget); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error naming %q", c.name, err, c.want)
+		}
+	}
+}

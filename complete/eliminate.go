@@ -1,0 +1,233 @@
+package complete
+
+import (
+	"math"
+	"slices"
+
+	"github.com/partopt/partopt/model"
+)
+
+// table is a function of the variables scope (last fastest) by its values.
+type table struct {
+	scope  []int
+	values []float64
+}
+
+// order is a greedy elimination order of m's variables (the one whose
+// neighbourhood with itself has the fewest joint labelings first), and the
+// largest such count along it; it stops with ok false as soon as that count
+// passes limit.
+func order(m *model.Model, limit float64) (seq []int, largest float64, ok bool) {
+	n := m.NumVars()
+	adj := make([]map[int]struct{}, n)
+	for v := range adj {
+		adj[v] = map[int]struct{}{}
+	}
+	for f := range m.NumFactors() {
+		scope := m.FactorVars(f)
+		for _, u := range scope {
+			for _, w := range scope {
+				if u != w {
+					adj[u][int(w)] = struct{}{}
+				}
+			}
+		}
+	}
+	weight := func(v int) float64 {
+		w := float64(m.NumLabels(v))
+		for u := range adj[v] {
+			w *= float64(m.NumLabels(u))
+		}
+		return w
+	}
+	w := make([]float64, n)
+	for v := range w {
+		w[v] = weight(v)
+	}
+	done := make([]bool, n)
+	for range n {
+		best := -1
+		for v := range n {
+			if !done[v] && (best < 0 || w[v] < w[best]) {
+				best = v
+			}
+		}
+		if w[best] > limit {
+			return nil, w[best], false
+		}
+		largest = max(largest, w[best])
+		seq = append(seq, best)
+		done[best] = true
+		for u := range adj[best] { // the neighbours become a clique
+			delete(adj[u], best)
+			for x := range adj[best] {
+				if x != u {
+					adj[u][x] = struct{}{}
+				}
+			}
+		}
+		for u := range adj[best] {
+			w[u] = weight(u)
+		}
+		adj[best] = nil
+	}
+	return seq, largest, true
+}
+
+// eliminate minimises m exactly by variable elimination (min-sum bucket
+// elimination) along order's sequence, when no joint table along it has more
+// than limit entries and all of them together no more than total; ok is false
+// otherwise. width is the largest table's variable count less one (1 for a
+// tree).
+func eliminate(m *model.Model, limit, total float64) (x []int, width int, ok bool) {
+	n := m.NumVars()
+	seq, _, fits := order(m, limit)
+	if !fits {
+		return nil, 0, false
+	}
+	pos := make([]int, n)
+	for i, v := range seq {
+		pos[v] = i
+	}
+	buckets := make([][]table, n)
+	first := func(scope []int) int { // the scope's variable eliminated first
+		b := scope[0]
+		for _, u := range scope[1:] {
+			if pos[u] < pos[b] {
+				b = u
+			}
+		}
+		return b
+	}
+	for f := range m.NumFactors() {
+		fn := m.FactorFunction(f)
+		scope := intScope(m.FactorVars(f))
+		t := table{scope: scope, values: make([]float64, 0, int(tableSize(m, scope)))}
+		t.values = explicit(fn, t.values)
+		v := first(scope)
+		buckets[v] = append(buckets[v], t)
+	}
+	// Eliminate in order, keeping each variable's argmin over its bucket's
+	// other variables (rest) for the way back.
+	type step struct {
+		rest   []int
+		argmin []int32
+	}
+	steps := make([]step, n)
+	used := 0.0
+	for _, v := range seq {
+		bucket := buckets[v]
+		var rest []int
+		seen := map[int]bool{v: true}
+		for _, t := range bucket {
+			for _, u := range t.scope {
+				if !seen[u] {
+					seen[u] = true
+					rest = append(rest, u)
+				}
+			}
+		}
+		width = max(width, len(rest))
+		size := tableSize(m, rest)
+		if used += size; used > total {
+			return nil, 0, false
+		}
+		out := table{scope: rest, values: make([]float64, int(size))}
+		argmin := make([]int32, int(size))
+		// sv[j], sr[d][j]: the step of table j's index when v's label, rest[d]'s
+		// label, grows by one (0 when it is not in the table).
+		sv := make([]int, len(bucket))
+		sr := make([][]int, len(rest))
+		for d := range sr {
+			sr[d] = make([]int, len(bucket))
+		}
+		for j, t := range bucket {
+			s := 1
+			for d := len(t.scope) - 1; d >= 0; d-- {
+				u := t.scope[d]
+				if u == v {
+					sv[j] = s
+				} else {
+					sr[slices.Index(rest, u)][j] = s
+				}
+				s *= m.NumLabels(u)
+			}
+		}
+		kv := m.NumLabels(v)
+		labels := make([]int, len(rest))
+		base := make([]int, len(bucket))
+		for i := range out.values {
+			best, arg := math.Inf(1), int32(0)
+			for l := range kv {
+				s := 0.0
+				for j, t := range bucket {
+					s += t.values[base[j]+l*sv[j]]
+				}
+				if s < best {
+					best, arg = s, int32(l)
+				}
+			}
+			out.values[i], argmin[i] = best, arg
+			for d := len(rest) - 1; d >= 0; d-- { // next labeling of rest, last fastest
+				k := m.NumLabels(rest[d])
+				if labels[d]++; labels[d] < k {
+					for j, s := range sr[d] {
+						base[j] += s
+					}
+					break
+				}
+				for j, s := range sr[d] {
+					base[j] -= (k - 1) * s
+				}
+				labels[d] = 0
+			}
+		}
+		steps[v] = step{rest, argmin}
+		if len(rest) > 0 {
+			u := first(rest)
+			buckets[u] = append(buckets[u], out)
+		}
+		buckets[v] = nil
+	}
+	x = make([]int, n)
+	for i := len(seq) - 1; i >= 0; i-- {
+		v := seq[i]
+		st := steps[v]
+		idx := 0
+		for _, u := range st.rest {
+			idx = idx*m.NumLabels(u) + x[u]
+		}
+		x[v] = int(st.argmin[idx])
+	}
+	return x, width, true
+}
+
+// explicit appends fn's table (last argument fastest) to dst.
+func explicit(fn *model.Function, dst []float64) []float64 {
+	if fn.Kind == model.Explicit {
+		return append(dst, fn.Table...)
+	}
+	for a := range fn.Shape[0] {
+		for b := range fn.Shape[1] {
+			dst = append(dst, fn.Pairwise(a, b))
+		}
+	}
+	return dst
+}
+
+// tableSize is the number of joint labelings of scope.
+func tableSize(m *model.Model, scope []int) float64 {
+	s := 1.0
+	for _, u := range scope {
+		s *= float64(m.NumLabels(u))
+	}
+	return s
+}
+
+func intScope(vs []int32) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = int(v)
+	}
+	return out
+}
