@@ -27,10 +27,12 @@ type Budget struct {
 	// elimination) when no joint table along its elimination order has more
 	// entries than Table, and all its tables together no more than 4·Table.
 	Table float64
-	// Engine, when set, solves the components past both (toulbar2 by default
-	// where it is installed); Timeout bounds each of its solves (0: none).
-	Engine  Engine
-	Timeout time.Duration
+	// Engine, when set, solves the components past both (e.g. toulbar2 as an
+	// external program, with a time limit of its own a component). With
+	// EngineTotal > 0 it starts on no component once that much time has
+	// passed since the completion began, and is stopped there.
+	Engine      Engine
+	EngineTotal time.Duration
 }
 
 // DefaultBudget enumerates up to 2^16 labelings and runs dynamic programming
@@ -43,7 +45,8 @@ type Engine interface {
 	// Name names the engine in reports.
 	Name() string
 	// Solve returns a labeling of m and whether it is proven optimal (within
-	// the engine's tolerance); a labeling that is not is the best it found.
+	// the engine's tolerance); a labeling that is not is the best it found
+	// within the engine's own limits.
 	Solve(ctx context.Context, m *model.Model) (x []int, optimal bool, err error)
 }
 
@@ -100,6 +103,11 @@ func Complete(ctx context.Context, m *model.Model, alive [][]int, start []int, b
 	for v, ls := range alive {
 		res.Labeling[v] = ls[0]
 	}
+	if b.Engine != nil && b.EngineTotal > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, t0.Add(b.EngineTotal))
+		defer cancel()
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	errs := make([]error, len(comps))
@@ -148,14 +156,14 @@ func solve(ctx context.Context, c *Component, start []int, b Budget) (Solved, er
 			break
 		}
 		s.Method, s.Reason = Open, fmt.Sprintf("%.3g labelings and elimination tables past %.3g entries", s.States, b.Table)
-		if b.Engine != nil {
-			ectx, cancel := ctx, context.CancelFunc(func() {})
-			if b.Timeout > 0 {
-				ectx, cancel = context.WithTimeout(ctx, b.Timeout)
-			}
-			ex, optimal, err := b.Engine.Solve(ectx, c.Model)
-			cancel()
+		switch {
+		case b.Engine != nil && ctx.Err() == context.DeadlineExceeded:
+			s.Reason = fmt.Sprintf("%s; the completion's time for %s (%v) was spent", s.Reason, b.Engine.Name(), b.EngineTotal)
+		case b.Engine != nil:
+			ex, optimal, err := b.Engine.Solve(ctx, c.Model)
 			switch {
+			case err != nil && ctx.Err() == context.DeadlineExceeded:
+				s.Reason = fmt.Sprintf("%s; %s stopped when the completion's time for it (%v) was spent", s.Reason, b.Engine.Name(), b.EngineTotal)
 			case err != nil && ctx.Err() != nil:
 				return s, ctx.Err()
 			case err != nil:

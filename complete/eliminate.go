@@ -1,6 +1,7 @@
 package complete
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 
@@ -40,17 +41,20 @@ func order(m *model.Model, limit float64) (seq []int, largest float64, ok bool) 
 		}
 		return w
 	}
+	// A heap of (weight, variable), stale entries skipped: O((n + fill) log n).
 	w := make([]float64, n)
+	q := &byWeight{}
 	for v := range w {
 		w[v] = weight(v)
+		q.items = append(q.items, weighted{w[v], v})
 	}
+	heap.Init(q)
 	done := make([]bool, n)
-	for range n {
-		best := -1
-		for v := range n {
-			if !done[v] && (best < 0 || w[v] < w[best]) {
-				best = v
-			}
+	for len(seq) < n {
+		it := heap.Pop(q).(weighted)
+		best := it.v
+		if done[best] || it.w != w[best] {
+			continue
 		}
 		if w[best] > limit {
 			return nil, w[best], false
@@ -67,11 +71,36 @@ func order(m *model.Model, limit float64) (seq []int, largest float64, ok bool) 
 			}
 		}
 		for u := range adj[best] {
-			w[u] = weight(u)
+			if nw := weight(u); nw != w[u] {
+				w[u] = nw
+				heap.Push(q, weighted{nw, u})
+			}
 		}
 		adj[best] = nil
 	}
 	return seq, largest, true
+}
+
+// weighted is a variable and its elimination weight.
+type weighted struct {
+	w float64
+	v int
+}
+
+// byWeight is a min-heap of weighted, ties by variable (a deterministic order).
+type byWeight struct{ items []weighted }
+
+func (h *byWeight) Len() int { return len(h.items) }
+func (h *byWeight) Less(i, j int) bool {
+	a, b := h.items[i], h.items[j]
+	return a.w < b.w || a.w == b.w && a.v < b.v
+}
+func (h *byWeight) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *byWeight) Push(x any)    { h.items = append(h.items, x.(weighted)) }
+func (h *byWeight) Pop() any {
+	it := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return it
 }
 
 // eliminate minimises m exactly by variable elimination (min-sum bucket

@@ -10,9 +10,15 @@
 // Typical use:
 //
 //	res, err := job.Run(ctx, job.Spec{Model: "model.uai", Output: "out"}, job.Options{})
-//	// out/labels.sol, out/persistent.evid, out/certificate.gob, out/domains.txt, out/report.json
+//	// out/labels.sol, out/persistent.evid, out/certificate.gob, out/domains.txt, out/report.json,
+//	// and out/optimal.sol when the completion proved labels.sol optimal
 //	fmt.Println(res.Summary)
 //	v, err := job.Verify("model.uai", "out", false, nil)
+//
+// A whole-model pbp, iri or pbp+iri run completes what its proof leaves
+// (Spec.Complete, package complete): each component of the undecided
+// variables solved exactly where the budget allows, so that labels.sol is
+// proven optimal (report.json "optimal") when every one was.
 //
 // A Spec's zero values are the defaults: method pbp+iri (whole: label
 // elimination, then Algorithm 1 on what it leaves undecided; by windows:

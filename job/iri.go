@@ -57,6 +57,7 @@ type IRIReport struct {
 	SolverSeconds          float64        `json:"solver_seconds"`
 	Options                *ReportOptions `json:"options,omitempty"`
 	Outputs                []string       `json:"outputs"` // the files written beside report.json
+	CompletionFields
 	Provenance
 }
 
@@ -120,7 +121,11 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 
 	score, frac := persistency.Score(p.Solved, el.Persistent)
 	eliminated, labels := eliminatedOf(p.Solved, el.Alive)
-	energy := p.Solved.Energy(el.Test)
+	done, err := r.completeWhole(ctx, p, el.Alive, el.Test)
+	if err != nil {
+		return nil, err
+	}
+	energy := p.Solved.Energy(done.labeling)
 	bound := res.LowerBound
 	o := reportOptions(topt)
 	rep := &IRIReport{
@@ -131,6 +136,7 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 		Rounds: el.Rounds, Stages: len(el.Earlier) + 1, PruningIterations: res.PruningIterations, SolverIterations: res.SolverIterations + el.SolverIterations,
 		LowerBound: Float(bound), Energy: Float(energy), CertificateBound: Float(chk.Bound),
 		Verified: true, Seconds: res.Seconds + el.Seconds, SolverSeconds: res.SolverSeconds + el.SolverSeconds, Options: &o,
+		CompletionFields: done.fields,
 	}
 	switch {
 	case first:
@@ -142,17 +148,18 @@ func (r *runner) solveIRI(ctx context.Context, p *Problem) (*Result, error) {
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
-	x, domains := p.Extend(el.Test), p.domains(el.Alive)
+	x, domains := p.Extend(done.labeling), p.domains(el.Alive)
 	files := append([]output{{name: CertificateFile, write: func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
 		uaiOutputs(x, evidenceOf(p.Proven(el.Persistent)))...)
+	files = append(files, done.files...)
 	files = append(files, output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, domains) }})
 	files = append(files, aliveRasterOutputs(p.Model, x, domains, s.PNGMax)...)
 	rep.Outputs = names(files)
 	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}
-	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) rounds %d energy %s",
-		score, rep.PersistentVariables, n, eliminated, labels, rep.EliminatedLabelFraction, el.Rounds, FormatEnergy(energy))}, nil
+	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) rounds %d energy %s%s",
+		score, rep.PersistentVariables, n, eliminated, labels, rep.EliminatedLabelFraction, el.Rounds, FormatEnergy(energy), done.summary)}, nil
 }
 
 // eliminatedOf counts the labels of m's variables that alive no longer holds, and

@@ -254,8 +254,10 @@ func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
 		{job.Spec{Method: job.PBP, Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
 		{job.Spec{Window: 16}, []string{job.AliveTilesFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
 			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
-		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.PersistentFile, job.ReportFile}},
-		{job.Spec{}, []string{job.AliveTilesFile, job.CertificateFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
+		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.OptimalFile, job.PersistentFile, job.ReportFile}},
+		{job.Spec{}, []string{job.AliveTilesFile, job.CertificateFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile, job.OptimalFile,
+			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
+		{job.Spec{Complete: job.Completion{Off: true}}, []string{job.AliveTilesFile, job.CertificateFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
 			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile}},
 		{job.Spec{Method: job.SRMP}, []string{job.LabelsFile, job.ReportFile}},
 	} {

@@ -47,7 +47,7 @@ const (
 )
 
 // allOutputs are the files any job may write in its output directory.
-var allOutputs = []string{LabelsFile, PersistentFile, CertificateFile, DomainsFile, LabelTilesFile, PersistentTilesFile, AliveTilesFile, PersistencyPNG, WindowCertificatesFile}
+var allOutputs = []string{LabelsFile, OptimalFile, PersistentFile, CertificateFile, DomainsFile, LabelTilesFile, PersistentTilesFile, AliveTilesFile, PersistencyPNG, WindowCertificatesFile}
 
 // Float is a float64 that encodes ±Inf and NaN, which JSON numbers cannot hold, as
 // the strings "+Inf", "-Inf" and "NaN".

@@ -88,6 +88,9 @@ type Spec struct {
 	Rounds  int // at most this many rounds of windows; 0: DefaultRounds (DefaultEliminationRounds for IRI and pbp+iri's elimination)
 	Workers int // windows solved at once in this process (fewer windows get their cores); 0: 1
 	PNGMax  int // largest side of persistency.png; 0: DefaultPNGSide
+	// Complete completes what the proofs leave into a labeling proven
+	// optimal where its budget allows (package complete; whole models).
+	Complete Completion
 	// Output is the output directory, created if missing.
 	Output string
 }

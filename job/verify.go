@@ -2,12 +2,15 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
+	"github.com/partopt/partopt/complete"
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/modelfile"
 	"github.com/partopt/partopt/model/uai"
@@ -21,6 +24,14 @@ type Verified struct {
 	// Windows and Rounds are the window proofs a windowed run's replay checked,
 	// and its rounds.
 	Windows, Rounds int
+	// Completed says that the run's completion was re-checked (report.json
+	// claims one): Optimal that labels.sol minimises the model, every
+	// component of what the proofs left solved again exactly, but Trusted of
+	// them, which an engine solved that this machine does not have.
+	Completed  bool
+	Optimal    bool
+	Components int
+	Trusted    int
 }
 
 // notVerified is the error of well-formed outputs that do not prove what they claim
@@ -116,7 +127,91 @@ func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
 	if err := takes(labelsPath, labels, want); err != nil {
 		return Verified{}, err
 	}
-	return Verified{Persistent: persistency.Count(persistent), Gap: chk.Gap}, nil
+	v := Verified{Persistent: persistency.Count(persistent), Gap: chk.Gap}
+	alive := singletons(p.Solved, res.Persistent)
+	if res.Elimination != nil {
+		alive = res.Elimination.Alive
+	}
+	if err := verifyCompletion(dir, p, alive, labels, &v); err != nil {
+		return Verified{}, err
+	}
+	return v, nil
+}
+
+// verifyCompletion re-checks the completion a whole-model run's report
+// claims: labels.sol within the alive labels, each component of what the
+// proofs left solved again (complete.Check) and its labels a minimum there,
+// and optimal.sol, written exactly when the report says optimal, the same
+// labeling. A component that only an absent engine can solve is counted as
+// trusted, not re-checked — and only where the report names that engine.
+func verifyCompletion(dir string, p *Problem, alive [][]int, labels []int, v *Verified) error {
+	reportPath := filepath.Join(dir, ReportFile)
+	data, err := os.ReadFile(reportPath)
+	if err != nil {
+		return err
+	}
+	var rep CompletionFields
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return fmt.Errorf("%s: %w", reportPath, err)
+	}
+	optimalPath := filepath.Join(dir, OptimalFile)
+	_, statErr := os.Stat(optimalPath)
+	claimed := rep.Optimal != nil && *rep.Optimal
+	switch {
+	case rep.Optimal == nil:
+		if statErr == nil {
+			return notVerified("%s exists, but %s claims no completion", optimalPath, reportPath)
+		}
+		return nil
+	case rep.Completion == nil:
+		return fmt.Errorf("%s: \"optimal\" without \"completion\"", reportPath)
+	case claimed && statErr != nil:
+		return notVerified("%s claims an optimal labeling, but %v", reportPath, statErr)
+	case !claimed && statErr == nil:
+		return notVerified("%s exists, but %s does not claim an optimal labeling", optimalPath, reportPath)
+	}
+	if claimed {
+		opt, err := readSolution(optimalPath, p.Model.LabelCounts())
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(opt, labels) {
+			return notVerified("%s is not the labeling of %s", optimalPath, LabelsFile)
+		}
+	}
+	// The run's budget; toulbar2 where installed, unless the run was told to
+	// run no engine.
+	budget := Completion{States: rep.Completion.Budget.States, Table: rep.Completion.Budget.Table,
+		Engine: time.Duration(rep.Completion.Budget.EngineSeconds * float64(time.Second))}
+	if rep.Completion.Budget.Engine == engineOff {
+		budget.Engine = -1
+	}
+	if err := budget.validate(); err != nil {
+		return fmt.Errorf("%s: the completion's budget: %w", reportPath, err)
+	}
+	b, _ := budget.budget()
+	engineUsed := rep.Completion.Methods[toulbar2{}.Name()] > 0
+	checked, err := complete.Check(context.Background(), p.Solved, alive, p.Restrict(labels), b)
+	if err != nil {
+		return notVerified("%s: %v", LabelsFile, err)
+	}
+	v.Completed, v.Components, v.Optimal = true, len(checked), true
+	for _, c := range checked {
+		switch {
+		case c.Method == complete.Open && claimed:
+			if !engineUsed {
+				return notVerified("a component of %d variables (variable %d of the solved model) cannot be solved again within the budget, and %s names no engine that solved it", len(c.Vars), c.Vars[0], reportPath)
+			}
+			v.Trusted++
+		case c.Method == complete.Open:
+			v.Optimal = false
+		case !c.Optimal && claimed:
+			return notVerified("%s is not a minimum on the component of variable %d: energy %v, solved again %v (%s)", LabelsFile, c.Vars[0], c.Energy, c.Minimum, c.Method)
+		case !c.Optimal:
+			v.Optimal = false
+		}
+	}
+	return nil
 }
 
 // sameFixed checks that the labels listed in the evidence file path (fixed, −1

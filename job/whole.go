@@ -73,6 +73,7 @@ type PBPReport struct {
 	SolverSeconds       float64        `json:"solver_seconds"`
 	Options             *ReportOptions `json:"options,omitempty"` // the solver's
 	Outputs             []string       `json:"outputs"`           // the files written beside report.json
+	CompletionFields
 	Provenance
 }
 
@@ -190,7 +191,11 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 		return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
 	}
 
-	energy := p.Solved.Energy(res.Labeling) // as `partopt energy` computes it, evidence applied
+	done, err := r.completeWhole(ctx, p, singletons(p.Solved, res.Persistent), res.Labeling)
+	if err != nil {
+		return nil, err
+	}
+	energy := p.Solved.Energy(done.labeling) // as `partopt energy` computes it, evidence applied
 	bound := res.LowerBound
 	if first.ok {
 		bound = first.bound
@@ -205,6 +210,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 		LowerBound: Float(bound), Energy: Float(energy),
 		Gap: Float(energy - bound), CertificateGap: Float(res.CertificateGap),
 		Verified: true, Seconds: res.Seconds, SolverSeconds: res.SolverSeconds,
+		CompletionFields: done.fields,
 	}
 	o := reportOptions(topt)
 	rep.Options = &o
@@ -212,14 +218,15 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
 	files := append([]output{{name: CertificateFile, write: func(w io.Writer) error { return persistency.WriteResult(w, res) }}},
-		uaiOutputs(p.Extend(res.Labeling), evidenceOf(p.Proven(res.Persistent)))...)
+		uaiOutputs(p.Extend(done.labeling), evidenceOf(p.Proven(res.Persistent)))...)
+	files = append(files, done.files...)
 	rep.Outputs = names(files)
 	if err := writeOutputs(s.Output, files, rep); err != nil {
 		return nil, Internal(err)
 	}
-	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d iterations %d energy %s bound %s gap %s",
+	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d iterations %d energy %s bound %s gap %s%s",
 		res.Score, len(res.Set), p.Solved.NumVars(), res.PruningIterations,
-		FormatEnergy(energy), FormatEnergy(bound), FormatEnergy(res.CertificateGap))}, nil
+		FormatEnergy(energy), FormatEnergy(bound), FormatEnergy(res.CertificateGap), done.summary)}, nil
 }
 
 // begin starts a whole-model proof: the relaxation solver for p's order (trws for

@@ -5,6 +5,7 @@ import "github.com/partopt/partopt/job"
 // The names the CLI tests use for what moved to package job.
 const (
 	labelsFile             = job.LabelsFile
+	optimalFile            = job.OptimalFile
 	reportFile             = job.ReportFile
 	persistentFile         = job.PersistentFile
 	certificateFile        = job.CertificateFile

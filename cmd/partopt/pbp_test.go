@@ -125,7 +125,8 @@ func solvePBP(t *testing.T, modelPath string, args ...string) pbpOutputs {
 		t.Errorf("lower_bound %v > energy %v", lb, e)
 	}
 	summary := fmt.Sprintf("persistent %.6g variables %d/%d iterations %d energy %s bound %s gap %s",
-		*r.PersistentFraction, k, free, *r.PruningIterations, formatEnergy(e), formatEnergy(lb), formatEnergy(float64(*r.CertificateGap)))
+		*r.PersistentFraction, k, free, *r.PruningIterations, formatEnergy(e), formatEnergy(lb), formatEnergy(float64(*r.CertificateGap))) +
+		completionSuffix(readCompletion(t, dir))
 	if lines := strings.Split(strings.TrimSpace(stdout), "\n"); lines[len(lines)-1] != summary {
 		t.Errorf("stdout %q: want the summary line %q last", stdout, summary)
 	}
@@ -389,7 +390,18 @@ func TestVerifyRejectsTampering(t *testing.T) {
 		{"evid label out of range", write("persistent.evid", "3 3 0 4 0 5 7\n"), 2, "label 7 out of range"},
 		{"evid missing", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "persistent.evid")) }, 2, "no such file"},
 		{"labels flip a proven label", write("labels.sol", "MPE\n6 0 1 0 0 1 0\n"), 1, "NOT verified: " + "%s/labels.sol gives variable 4 label 1"},
-		{"labels flip a label not proven", write("labels.sol", "MPE\n6 1 1 1 0 0 0\n"), 0, ""},
+		{"labels flip a label not proven", write("labels.sol", "MPE\n6 1 1 1 0 0 0\n"), 1, "NOT verified: " + "%s/optimal.sol is not the labeling of labels.sol"},
+		{"labels flip a label not proven, no completion", func(t *testing.T, dir string) {
+			write("labels.sol", "MPE\n6 1 1 1 0 0 0\n")(t, dir)
+			os.Remove(filepath.Join(dir, "optimal.sol"))
+			data, _ := os.ReadFile(filepath.Join(dir, reportFile))
+			var rep map[string]any
+			json.Unmarshal(data, &rep)
+			delete(rep, "optimal")
+			delete(rep, "completion")
+			data, _ = json.Marshal(rep)
+			os.WriteFile(filepath.Join(dir, reportFile), data, 0o644)
+		}, 0, ""},
 		{"labels truncated", write("labels.sol", "MPE\n6 0 1 0"), 2, "labels.sol"},
 		{"labels out of range", write("labels.sol", "MPE\n6 0 1 0 0 0 2\n"), 2, "label 2 out of range"},
 		{"certificate missing", func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "certificate.gob")) }, 2, "no such file"},

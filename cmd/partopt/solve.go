@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/partopt/partopt/complete"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/persistency"
 	"github.com/partopt/partopt/trws"
@@ -32,6 +33,9 @@ type solveFlags struct {
 	haloSet         bool // --halo was given (the regions' default differs)
 	workers, rounds int
 	pngMax          int
+	// Completion (whole-model solves).
+	complete       bool
+	completeBudget string
 }
 
 func newSolveCmd() *cobra.Command {
@@ -83,6 +87,8 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	if method {
 		fl.StringVar(&f.method, "method", "", fmt.Sprintf("solver: %s (default: pbp+iri, both methods; by windows on a .grid file, out of core past %d pixels)", methodList(), job.MaxInMemoryPixels))
 		enumCompletion(cmd, "method", methodNames(job.Methods...)...)
+		fl.BoolVar(&f.complete, "complete", true, "complete what the proofs leave into a labeling proven optimal where the budget allows (whole-model pbp, iri, pbp+iri)")
+		fl.StringVar(&f.completeBudget, "complete-budget", "", fmt.Sprintf("the completion's limits: states=N (enumeration, default %.0f), table=N (dynamic programming, default %.0f), engine=DURATION or off (toulbar2 a component, default %s)", complete.DefaultBudget.States, complete.DefaultBudget.Table, job.DefaultEngineTime))
 		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	} else {
 		fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels")
@@ -166,6 +172,9 @@ func (f solveFlags) validate() error {
 	case f.pngMax < 1:
 		return fmt.Errorf("--png-max %d: want at least 1", f.pngMax)
 	}
+	if _, err := job.ParseCompletion(f.completeBudget); err != nil {
+		return fmt.Errorf("--complete-budget: %w", err)
+	}
 	if _, err := persistency.ParseVariant(f.boundary); err != nil {
 		return fmt.Errorf("--boundary %q: want invariant or original", f.boundary)
 	}
@@ -179,6 +188,8 @@ func (f solveFlags) spec(model string) job.Spec {
 	opt.MaxIterations, opt.GapTolerance, opt.StallIterations, opt.CheckEvery = f.maxIterations, f.gapTolerance, f.stallIterations, f.checkEvery
 	s := job.Spec{Model: model, NoEvidence: f.noEvid, Method: job.Method(f.method), Boundary: variant, Solver: opt,
 		Window: f.window, Halo: f.halo, Rounds: f.rounds, Workers: f.workers, PNGMax: f.pngMax, Output: f.output}
+	s.Complete, _ = job.ParseCompletion(f.completeBudget)
+	s.Complete.Off = !f.complete
 	switch {
 	case !f.haloSet:
 		s.Halo = 0 // the layout's default

@@ -33,9 +33,26 @@ func newVerifyCmd() *cobra.Command {
 				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "verified %d persistent variables, certificate gap %s\n", v.Persistent, job.FormatEnergy(v.Gap))
+			if v.Completed {
+				fmt.Fprintln(cmd.OutOrStdout(), completionLine(v))
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&noEvid, "no-evid", false, "ignore MODEL.evid")
 	return cmd
+}
+
+// completionLine is verify's line on a re-checked completion.
+func completionLine(v job.Verified) string {
+	switch {
+	case !v.Optimal:
+		return fmt.Sprintf("labels.sol is not proven optimal: %d components of what the proofs left, not all solved exactly", v.Components)
+	case v.Trusted > 0:
+		return fmt.Sprintf("verified optimal labeling: %d components solved again, %d trusted, not re-checked (toulbar2 solved them and is not installed here)", v.Components-v.Trusted, v.Trusted)
+	}
+	if v.Components == 0 {
+		return "verified optimal labeling: every variable persistent"
+	}
+	return fmt.Sprintf("verified optimal labeling: %d components of what the proofs left solved again exactly", v.Components)
 }

@@ -346,13 +346,13 @@ func TestSolveLeavesNoStaleOutputs(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
-		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
+		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, optimalFile, persistentFile, reportFile}},
+		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, optimalFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 		{[]string{"--window", "8", "--method", "pbp"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile, windowCertificatesFile}},
 		{[]string{"--method", "trws"}, []string{labelsFile, reportFile}},
 		{[]string{"--window", "8"}, []string{aliveTilesFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile, windowCertificatesFile}},
-		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
-		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
+		{[]string{"--method", "pbp", "--complete=false"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
+		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, optimalFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
 	} {
 		if code, _, stderr := partopt(append([]string{"solve", "-o", dir, up}, c.args...)...); code != 0 {
 			t.Fatal(stderr)

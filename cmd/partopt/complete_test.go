@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/partopt/partopt/job"
+	"github.com/partopt/partopt/model/modelfile"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/oracle"
+)
+
+// completionReport is what the completion tests read of report.json.
+type completionReport struct {
+	Energy     jsonFloat `json:"energy"`
+	Optimal    *bool     `json:"optimal"`
+	Completion *struct {
+		Undecided  int            `json:"undecided_variables"`
+		Components int            `json:"components"`
+		Methods    map[string]int `json:"methods"`
+		Open       []struct {
+			FirstVariable int    `json:"first_variable"`
+			Variables     int    `json:"variables"`
+			Reason        string `json:"reason"`
+		} `json:"open"`
+	} `json:"completion"`
+	Outputs []string `json:"outputs"`
+}
+
+// completionSuffix is the summary line's end that r's completion gives.
+func completionSuffix(r completionReport) string {
+	switch c := r.Completion; {
+	case r.Optimal == nil:
+		return ""
+	case *r.Optimal && c.Components == 0:
+		return " optimal (every variable persistent)"
+	case *r.Optimal:
+		return fmt.Sprintf(" optimal (%d variables left in %d components, completed)", c.Undecided, c.Components)
+	}
+	return fmt.Sprintf(" not proven optimal (%d of %d components open)", len(r.Completion.Open), r.Completion.Components)
+}
+
+func readCompletion(t *testing.T, dir string) completionReport {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, reportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r completionReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestSolveEndsWithAProvenOptimalLabeling: the default solve of models whose
+// proofs leave nothing, a component for enumeration, for dynamic programming
+// or for toulbar2, with evidence and higher-order factors, writes a labeling
+// of the minimum energy (toulbar2's proven optimum of the whole model), says
+// optimal, writes optimal.sol, and verify re-checks it.
+func TestSolveEndsWithAProvenOptimalLabeling(t *testing.T) {
+	tb := oracle.Toulbar2{}
+	if _, err := oracle.FindToulbar2(); err != nil {
+		t.Skipf("the optima come from toulbar2: %v", err)
+	}
+	for _, c := range []struct {
+		model  string
+		method string // a method that must have solved a component ("" none left)
+	}{
+		{"tiny.uai", ""},
+		{"network-evid.uai", ""},
+		{"grid4x4.uai", "enumeration"},
+		{"dense40.uai", "dynamic-programming"},
+		{"pedigree1.uai", "dynamic-programming"},
+		{"water.uai", "toulbar2"},
+		{"404.wcsp.xz", "toulbar2"},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			path := filepath.Join(fixtures, c.model)
+			dir := filepath.Join(t.TempDir(), "out")
+			// toulbar2's limit far past its seconds here: a loaded machine does not make the test fail.
+			code, stdout, stderr := partopt("solve", path, "-o", dir, "--complete-budget", "engine=30m")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if !strings.Contains(stdout, " optimal (") {
+				t.Errorf("summary %q does not say optimal", stdout)
+			}
+			r := readCompletion(t, dir)
+			if r.Optimal == nil || !*r.Optimal || r.Completion == nil {
+				t.Fatalf("report: optimal %v, completion %+v", r.Optimal, r.Completion)
+			}
+			if c.method != "" && r.Completion.Methods[c.method] == 0 || c.method == "" && r.Completion.Components != 0 {
+				t.Errorf("completion %+v, want a component solved by %q", r.Completion, c.method)
+			}
+			p, err := job.LoadProblem(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := tb.Solve(context.Background(), p.Model, evidenceFor(t, path))
+			if err != nil || !want.Optimal {
+				t.Fatalf("toulbar2: %v (optimal %v)", err, want.Optimal)
+			}
+			if e := float64(r.Energy); math.Abs(e-want.Energy) > want.Tolerance+1e-9*max(1, math.Abs(want.Energy)) {
+				t.Errorf("energy %v, toulbar2's optimum %v (tolerance %v)", e, want.Energy, want.Tolerance)
+			}
+			labels, err := uai.ReadSolutionFile(filepath.Join(dir, "labels.sol"), p.Model.NumVars())
+			if err != nil {
+				t.Fatal(err)
+			}
+			optimal, err := uai.ReadSolutionFile(filepath.Join(dir, job.OptimalFile), p.Model.NumVars())
+			if err != nil || !slices.Equal(labels, optimal) || !slices.Contains(r.Outputs, job.OptimalFile) {
+				t.Errorf("optimal.sol %v (%v), labels.sol %v, outputs %v", optimal, err, labels, r.Outputs)
+			}
+			if code, stdout, stderr := partopt("verify", path, dir); code != 0 || !strings.Contains(stdout, "verified optimal labeling") {
+				t.Errorf("verify: exit %d %q %s", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// evidenceFor is MODEL.evid beside path, or none.
+func evidenceFor(t *testing.T, path string) uai.Evidence {
+	t.Helper()
+	evid, ok := uai.EvidencePathFor(path)
+	if !ok {
+		return uai.Evidence{}
+	}
+	ev, err := uai.ReadEvidenceFile(evid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// TestVerifyRejectsAWrongOptimum: a completed result whose labels.sol (and
+// optimal.sol) take a worse alive label on a component, or whose optimal.sol
+// and report disagree about the claim, is NOT verified.
+func TestVerifyRejectsAWrongOptimum(t *testing.T) {
+	path := filepath.Join(fixtures, "dense40.uai")
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := partopt("solve", path, "-o", dir); code != 0 {
+		t.Fatal(stderr)
+	}
+	m, err := modelfile.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	domains, err := job.ReadDomains(filepath.Join(dir, job.DomainsFile), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, err := uai.ReadSolutionFile(filepath.Join(dir, "labels.sol"), m.NumVars())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A worse labeling within the alive labels: one variable moved.
+	var worse []int
+	for v, ls := range domains {
+		for _, l := range ls {
+			x := slices.Clone(labels)
+			x[v] = l
+			if worse == nil && m.Energy(x) > m.Energy(labels)+1e-6 {
+				worse = x
+			}
+		}
+	}
+	if worse == nil {
+		t.Fatal("no alive label makes the labeling worse: nothing to tamper with")
+	}
+	writeSol := func(dir, name string, x []int) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := uai.WriteSolution(f, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(dir, reportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		tamper func(dir string)
+		want   string
+	}{
+		{"a worse labeling", func(d string) { writeSol(d, "labels.sol", worse); writeSol(d, job.OptimalFile, worse) }, "is not a minimum on the component"},
+		{"optimal.sol missing", func(d string) { os.Remove(filepath.Join(d, job.OptimalFile)) }, "claims an optimal labeling"},
+		{"optimal.sol not labels.sol", func(d string) { writeSol(d, job.OptimalFile, worse) }, "is not the labeling of labels.sol"},
+		{"no claim, optimal.sol", func(d string) {
+			os.WriteFile(filepath.Join(d, reportFile), []byte(strings.Replace(string(report), `"optimal": true`, `"optimal": false`, 1)), 0o644)
+		}, "does not claim an optimal labeling"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := t.TempDir()
+			copyDir(t, dir, d)
+			c.tamper(d)
+			code, stdout, stderr := partopt("verify", path, d)
+			if code != 1 || !strings.Contains(stderr, "NOT verified") || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q: want NOT verified, %q", code, stdout, stderr, c.want)
+			}
+		})
+	}
+	// A report is input: a budget past the largest is refused, not run.
+	d := t.TempDir()
+	copyDir(t, dir, d)
+	huge := strings.Replace(string(report), `"states": 65536`, `"states": 1e300`, 1)
+	if huge == string(report) {
+		t.Fatal("report.json has no states budget to tamper with")
+	}
+	os.WriteFile(filepath.Join(d, reportFile), []byte(huge), 0o644)
+	if code, _, stderr := partopt("verify", path, d); code != 2 || !strings.Contains(stderr, "the completion's budget: states=1e+300: want at most") {
+		t.Errorf("a report asking for 1e300 states: exit %d, %q", code, stderr)
+	}
+}
+
+// TestCompletionFlags: --complete=false writes what the proofs found alone;
+// a budget too small for the remainder leaves it open, named with its reason,
+// and says so; a malformed budget is refused.
+func TestCompletionFlags(t *testing.T) {
+	path := filepath.Join(fixtures, "dense40.uai")
+	off := filepath.Join(t.TempDir(), "off")
+	if code, stdout, stderr := partopt("solve", path, "-o", off, "--complete=false"); code != 0 || strings.Contains(stdout, "optimal") {
+		t.Fatalf("exit %d %q %s", code, stdout, stderr)
+	}
+	if r := readCompletion(t, off); r.Optimal != nil || r.Completion != nil || slices.Contains(r.Outputs, job.OptimalFile) {
+		t.Errorf("--complete=false: optimal %v, completion %v, outputs %v", r.Optimal, r.Completion, r.Outputs)
+	}
+	small := filepath.Join(t.TempDir(), "small")
+	code, stdout, stderr := partopt("solve", path, "-o", small, "--complete-budget", "states=2,table=2,engine=off")
+	if code != 0 || !strings.Contains(stdout, "not proven optimal (1 of 1 components open)") {
+		t.Fatalf("exit %d %q %s", code, stdout, stderr)
+	}
+	r := readCompletion(t, small)
+	if r.Optimal == nil || *r.Optimal || r.Completion == nil || len(r.Completion.Open) != 1 || r.Completion.Open[0].Reason == "" ||
+		r.Completion.Open[0].Variables != r.Completion.Undecided {
+		t.Errorf("report: optimal %v, completion %+v", r.Optimal, r.Completion)
+	}
+	if _, err := os.Stat(filepath.Join(small, job.OptimalFile)); err == nil {
+		t.Error("optimal.sol written for an open component")
+	}
+	if e := float64(r.Energy); e > float64(readCompletion(t, off).Energy) {
+		t.Errorf("an open completion's energy %v above the labeling it started from, %v", e, float64(readCompletion(t, off).Energy))
+	}
+	if code, stdout, stderr := partopt("verify", path, small); code != 0 || !strings.Contains(stdout, "labels.sol is not proven optimal") {
+		t.Errorf("verify: exit %d %q %s", code, stdout, stderr)
+	}
+	for _, c := range []struct{ budget, want string }{
+		{"states=0", "states=0: want a number ≥ 1"},
+		{"table=x", "table=x: want a number ≥ 1"},
+		{"engine=-1s", "engine=-1s: want a duration"},
+		{"depth=3", `unknown limit "depth"`},
+		{"states", "want key=value"},
+		{"states=1e13", "want at most 1099511627776"},
+		{"table=1e10", "want at most 4294967296"},
+		{"engine=25h", "want at most 24h0m0s"},
+	} {
+		code, _, stderr := partopt("solve", path, "-o", filepath.Join(t.TempDir(), "x"), "--complete-budget", c.budget)
+		if code != 2 || !strings.Contains(stderr, "--complete-budget") || !strings.Contains(stderr, c.want) {
+			t.Errorf("--complete-budget %s: exit %d, %q: want %q", c.budget, code, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/partopt/partopt/complete"
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/uai"
+	"github.com/partopt/partopt/oracle"
+)
+
+// OptimalFile is the completed labeling when it is proven optimal (a UAI MPE
+// solution, as LabelsFile, which then holds the same labeling).
+const OptimalFile = "optimal.sol"
+
+// Completion is how a job completes what persistency leaves (package
+// complete): its zero value completes with complete.DefaultBudget and toulbar2
+// where it is installed.
+type Completion struct {
+	// Off skips the completion (--complete=false).
+	Off bool
+	// States and Table are complete.Budget's (0: the default's); Engine is
+	// toulbar2's time limit a component (0: DefaultEngineTime), and a negative
+	// Engine runs no engine.
+	States, Table float64
+	Engine        time.Duration
+}
+
+// DefaultEngineTime is how long toulbar2 may work on one component; it works
+// engineRuns times that in all (on components in parallel, one a core).
+const (
+	DefaultEngineTime = time.Minute
+	engineRuns        = 4
+)
+
+// ParseCompletion reads --complete-budget: comma-separated states=N (enumerate
+// components of at most N labelings), table=N (dynamic programming with
+// tables of at most N entries) and engine=DURATION (toulbar2's time a
+// component; "off" runs none), e.g. "states=1e6,table=1e7,engine=5m".
+func ParseCompletion(s string) (Completion, error) {
+	var c Completion
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		key, value, ok := strings.Cut(part, "=")
+		if !ok {
+			return c, fmt.Errorf("%q: want key=value (states, table, engine)", part)
+		}
+		switch key {
+		case "states", "table":
+			n, err := strconv.ParseFloat(value, 64)
+			if err != nil || !(n >= 1) || math.IsInf(n, 1) {
+				return c, fmt.Errorf("%s=%s: want a number ≥ 1", key, value)
+			}
+			if key == "states" {
+				c.States = n
+			} else {
+				c.Table = n
+			}
+		case "engine":
+			if value == "off" {
+				c.Engine = -1
+				continue
+			}
+			d, err := time.ParseDuration(value)
+			if err != nil || d <= 0 {
+				return c, fmt.Errorf("engine=%s: want a duration such as 30s or 5m, or off", value)
+			}
+			c.Engine = d
+		default:
+			return c, fmt.Errorf("%q: unknown limit %q (states, table, engine)", part, key)
+		}
+	}
+	return c, c.validate()
+}
+
+// The largest budget a completion takes (and verify re-runs from a report):
+// 2^40 labelings enumerated, tables of 2^32 entries (48 GB with their
+// argmins), a day of toulbar2 a component.
+const (
+	maxStates     = 1 << 40
+	maxTable      = 1 << 32
+	maxEngineTime = 24 * time.Hour
+)
+
+// validate checks c against the largest budget.
+func (c Completion) validate() error {
+	switch {
+	case c.States > maxStates || c.States < 0 || math.IsNaN(c.States):
+		return fmt.Errorf("states=%g: want at most %d", c.States, int64(maxStates))
+	case c.Table > maxTable || c.Table < 0 || math.IsNaN(c.Table):
+		return fmt.Errorf("table=%g: want at most %d", c.Table, int64(maxTable))
+	case c.Engine > maxEngineTime:
+		return fmt.Errorf("engine=%v: want at most %v", c.Engine, maxEngineTime)
+	}
+	return nil
+}
+
+// budget is c as a complete.Budget, with toulbar2 as its engine where it is
+// installed (engine names it, or says why there is none).
+func (c Completion) budget() (b complete.Budget, engine string) {
+	b = complete.DefaultBudget
+	if c.States > 0 {
+		b.States = c.States
+	}
+	if c.Table > 0 {
+		b.Table = c.Table
+	}
+	if c.Engine < 0 {
+		return b, engineOff
+	}
+	path, err := oracle.FindToulbar2()
+	if err != nil {
+		return b, "none (toulbar2 is not installed)"
+	}
+	b.Engine, b.EngineTotal = toulbar2{oracle.Toulbar2{Path: path, Timeout: c.engineTime()}}, engineRuns*c.engineTime()
+	return b, "toulbar2"
+}
+
+// engineTime is the engine's time limit a component.
+func (c Completion) engineTime() time.Duration {
+	if c.Engine > 0 {
+		return c.Engine
+	}
+	return DefaultEngineTime
+}
+
+// engineOff is CompletionBudget.Engine of a run told to run no engine.
+const engineOff = "none (engine=off)"
+
+// toulbar2 is complete.Engine by the toulbar2 program (package oracle).
+type toulbar2 struct{ t oracle.Toulbar2 }
+
+func (toulbar2) Name() string { return "toulbar2" }
+
+func (e toulbar2) Solve(ctx context.Context, m *model.Model) ([]int, bool, error) {
+	r, err := e.t.Solve(ctx, m, uai.Evidence{})
+	return r.Labeling, r.Optimal, err
+}
+
+// CompletionReport is report.json's "completion": what the completion found
+// left, how it solved it, and what stays open.
+type CompletionReport struct {
+	// Undecided are the variables with more than one alive label, in
+	// Components connected parts.
+	Undecided  int `json:"undecided_variables"`
+	Components int `json:"components"`
+	// LargestVariables and LargestStates: the largest component's variables,
+	// and the most labelings (alive labels only) of any component.
+	LargestVariables int   `json:"largest_variables"`
+	LargestStates    Float `json:"largest_states"`
+	// Methods counts the components solved by each method (enumeration,
+	// dynamic-programming, toulbar2, open).
+	Methods map[string]int `json:"methods"`
+	// Open lists the components no method finished, with why.
+	Open []OpenComponent `json:"open,omitempty"`
+	// Budget is what the completion was allowed.
+	Budget  CompletionBudget `json:"budget"`
+	Seconds float64          `json:"seconds"`
+}
+
+// OpenComponent is a component the completion did not solve exactly.
+type OpenComponent struct {
+	FirstVariable int    `json:"first_variable"` // of the model file
+	Variables     int    `json:"variables"`
+	States        Float  `json:"states"`
+	Reason        string `json:"reason"`
+}
+
+// CompletionBudget is report.json's record of the completion's limits.
+type CompletionBudget struct {
+	States float64 `json:"states"`
+	Table  float64 `json:"table"`
+	Engine string  `json:"engine"`
+	// EngineSeconds is the engine's time limit a component.
+	EngineSeconds float64 `json:"engine_seconds,omitempty"`
+}
+
+// completeLabeling completes the labeling of m (the solved model: free
+// variables) whose alive labels are proven: a minimum over alive wherever the
+// budget allows, from start; vars maps m's variables to the file's (nil: the
+// same) for the report.
+func completeLabeling(ctx context.Context, c Completion, m *model.Model, alive [][]int, start []int, vars []int) (*complete.Result, *CompletionReport, error) {
+	b, engine := c.budget()
+	res, err := complete.Complete(ctx, m, alive, start, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep := &CompletionReport{Components: len(res.Components), Methods: map[string]int{}, Seconds: res.Seconds,
+		Budget: CompletionBudget{States: b.States, Table: b.Table, Engine: engine}}
+	if b.Engine != nil {
+		rep.Budget.EngineSeconds = c.engineTime().Seconds()
+	}
+	for _, s := range res.Components {
+		rep.Undecided += len(s.Vars)
+		rep.LargestVariables = max(rep.LargestVariables, len(s.Vars))
+		rep.LargestStates = Float(max(float64(rep.LargestStates), s.States))
+		rep.Methods[s.Method]++
+		if !s.Exact {
+			first := s.Vars[0]
+			if vars != nil {
+				first = vars[first]
+			}
+			rep.Open = append(rep.Open, OpenComponent{FirstVariable: first, Variables: len(s.Vars), States: Float(s.States), Reason: s.Reason})
+		}
+	}
+	return res, rep, nil
+}
+
+// completionSummary is the summary line's part on the completion.
+func completionSummary(res *complete.Result, rep *CompletionReport) string {
+	if res == nil {
+		return ""
+	}
+	switch {
+	case res.Optimal && rep.Components == 0:
+		return " optimal (every variable persistent)"
+	case res.Optimal:
+		return fmt.Sprintf(" optimal (%d variables left in %d components, completed)", rep.Undecided, rep.Components)
+	}
+	return fmt.Sprintf(" not proven optimal (%d of %d components open)", len(rep.Open), rep.Components)
+}
+
+// CompletionFields are the completion's part of a whole-model report.
+type CompletionFields struct {
+	// Optimal: labels.sol minimises the model (every component of what the
+	// proofs left was solved exactly); absent when the completion did not run.
+	Optimal    *bool             `json:"optimal,omitempty"`
+	Completion *CompletionReport `json:"completion,omitempty"`
+}
+
+// completion is a whole-model run's completion: the labeling the run writes
+// (the test labeling start itself when the completion is off), the report's
+// fields, the outputs it adds and the summary line's part.
+type completion struct {
+	labeling []int
+	fields   CompletionFields
+	files    []output
+	summary  string
+}
+
+// completeWhole completes a whole-model run of p from its proven alive labels
+// (over p.Solved) and the labeling start.
+func (r *runner) completeWhole(ctx context.Context, p *Problem, alive [][]int, start []int) (completion, error) {
+	if r.spec.Complete.Off {
+		return completion{labeling: start}, nil
+	}
+	var vars []int
+	if p.Cond != nil {
+		vars = p.Cond.Vars
+	}
+	res, rep, err := completeLabeling(ctx, r.spec.Complete, p.Solved, alive, start, vars)
+	if err != nil {
+		if ctx.Err() != nil {
+			return completion{}, Internal(fmt.Errorf("interrupted: %w", ctx.Err()))
+		}
+		return completion{}, Internal(fmt.Errorf("completing the labeling: %w", err))
+	}
+	c := completion{labeling: res.Labeling, fields: CompletionFields{Optimal: &res.Optimal, Completion: rep}, summary: completionSummary(res, rep)}
+	if res.Optimal {
+		x := p.Extend(res.Labeling)
+		c.files = []output{{name: OptimalFile, write: func(w io.Writer) error { return uai.WriteSolution(w, x) }}}
+	}
+	return c, nil
+}
+
+// singletons are the alive labels of a pbp result: a persistent variable's
+// label alone, every label elsewhere.
+func singletons(m *model.Model, persistent []int) [][]int {
+	alive := make([][]int, m.NumVars())
+	for v := range alive {
+		if l := persistent[v]; l >= 0 {
+			alive[v] = []int{l}
+			continue
+		}
+		alive[v] = make([]int, m.NumLabels(v))
+		for l := range alive[v] {
+			alive[v][l] = l
+		}
+	}
+	return alive
+}
