@@ -28,11 +28,11 @@ type Budget struct {
 	// entries than Table, and all its tables together no more than 4·Table.
 	Table float64
 	// Engine, when set, solves the components past both (e.g. toulbar2 as an
-	// external program, with a time limit of its own a component). With
-	// EngineTotal > 0 it starts on no component once that much time has
-	// passed since the completion began, and is stopped there.
-	Engine      Engine
-	EngineTotal time.Duration
+	// external program, with a time limit of its own a component). With an
+	// EngineDeadline it starts on no component after it, and is stopped there
+	// (a budget shared by several completions).
+	Engine         Engine
+	EngineDeadline time.Time
 }
 
 // DefaultBudget enumerates up to 2^16 labelings and runs dynamic programming
@@ -103,11 +103,6 @@ func Complete(ctx context.Context, m *model.Model, alive [][]int, start []int, b
 	for v, ls := range alive {
 		res.Labeling[v] = ls[0]
 	}
-	if b.Engine != nil && b.EngineTotal > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, t0.Add(b.EngineTotal))
-		defer cancel()
-	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	errs := make([]error, len(comps))
@@ -156,16 +151,21 @@ func solve(ctx context.Context, c *Component, start []int, b Budget) (Solved, er
 			break
 		}
 		s.Method, s.Reason = Open, fmt.Sprintf("%.3g labelings and elimination tables past %.3g entries", s.States, b.Table)
+		ectx, cancel := ctx, context.CancelFunc(func() {})
+		if !b.EngineDeadline.IsZero() {
+			ectx, cancel = context.WithDeadline(ctx, b.EngineDeadline)
+		}
+		defer cancel()
 		switch {
-		case b.Engine != nil && ctx.Err() == context.DeadlineExceeded:
-			s.Reason = fmt.Sprintf("%s; the completion's time for %s (%v) was spent", s.Reason, b.Engine.Name(), b.EngineTotal)
+		case b.Engine != nil && ectx.Err() != nil && ctx.Err() == nil:
+			s.Reason = fmt.Sprintf("%s; the completion's time for %s was spent", s.Reason, b.Engine.Name())
 		case b.Engine != nil:
-			ex, optimal, err := b.Engine.Solve(ctx, c.Model)
+			ex, optimal, err := b.Engine.Solve(ectx, c.Model)
 			switch {
-			case err != nil && ctx.Err() == context.DeadlineExceeded:
-				s.Reason = fmt.Sprintf("%s; %s stopped when the completion's time for it (%v) was spent", s.Reason, b.Engine.Name(), b.EngineTotal)
 			case err != nil && ctx.Err() != nil:
 				return s, ctx.Err()
+			case err != nil && ectx.Err() != nil:
+				s.Reason = fmt.Sprintf("%s; %s stopped when the completion's time for it was spent", s.Reason, b.Engine.Name())
 			case err != nil:
 				s.Reason = fmt.Sprintf("%s: %v", b.Engine.Name(), err)
 			case optimal:

@@ -116,7 +116,7 @@ func TestCompletionMinimisesOverTheAliveLabels(t *testing.T) {
 		{"open", complete.Budget{}, complete.Open, false, "elimination tables past"},
 		{"engine unsure", complete.Budget{Engine: bruteEngine{unsure: true}}, complete.Open, false, "no proof of optimality"},
 		{"engine failing", complete.Budget{Engine: bruteEngine{fail: true}}, complete.Open, false, "engine down"},
-		{"engine out of time", complete.Budget{Engine: bruteEngine{stuck: true}, EngineTotal: time.Millisecond}, complete.Open, false, "was spent"},
+		{"engine out of time", complete.Budget{Engine: bruteEngine{stuck: true}, EngineDeadline: time.Now().Add(time.Millisecond)}, complete.Open, false, "was spent"},
 	}
 	for seed := range uint64(40) {
 		rng := random.New(1000 + seed)

@@ -35,7 +35,7 @@ type Completion struct {
 // DefaultEngineTime is how long toulbar2 may work on one component; it works
 // engineRuns times that in all (on components in parallel, one a core).
 const (
-	DefaultEngineTime = time.Minute
+	DefaultEngineTime = 10 * time.Second
 	engineRuns        = 4
 )
 
@@ -120,7 +120,7 @@ func (c Completion) budget() (b complete.Budget, engine string) {
 	if err != nil {
 		return b, "none (toulbar2 is not installed)"
 	}
-	b.Engine, b.EngineTotal = toulbar2{oracle.Toulbar2{Path: path, Timeout: c.engineTime()}}, engineRuns*c.engineTime()
+	b.Engine, b.EngineDeadline = toulbar2{oracle.Toulbar2{Path: path, Timeout: c.engineTime()}}, time.Now().Add(engineRuns*c.engineTime())
 	return b, "toulbar2"
 }
 
