@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -167,7 +168,8 @@ func solve(ctx context.Context, c *Component, start []int, b Budget) (Solved, er
 			case err != nil && ectx.Err() != nil:
 				s.Reason = fmt.Sprintf("%s; %s stopped when the completion's time for it was spent", s.Reason, b.Engine.Name())
 			case err != nil:
-				s.Reason = fmt.Sprintf("%s: %v", b.Engine.Name(), err)
+				msg, _, _ := strings.Cut(err.Error(), "\n") // an engine's output tail stays out of reports
+				s.Reason = fmt.Sprintf("%s: %s", b.Engine.Name(), msg)
 			case optimal:
 				x, s.Method, s.Exact, s.Reason = ex, b.Engine.Name(), true, ""
 			default:

@@ -13,6 +13,8 @@ import (
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/oracle"
+	"github.com/partopt/partopt/partition"
+	"github.com/partopt/partopt/protocol"
 )
 
 // OptimalFile is the completed labeling when it is proven optimal (a UAI MPE
@@ -85,10 +87,30 @@ func ParseCompletion(s string) (Completion, error) {
 // 2^40 labelings enumerated, tables of 2^32 entries (48 GB with their
 // argmins), a day of toulbar2 a component.
 const (
-	maxStates     = 1 << 40
-	maxTable      = 1 << 32
-	maxEngineTime = 24 * time.Hour
+	maxStates     = protocol.MaxCompletionStates
+	maxTable      = protocol.MaxCompletionTable
+	maxEngineTime = protocol.MaxCompletionSeconds * time.Second
 )
+
+// wire is c as a job's protocol.Completion (nil: off).
+func (c Completion) wire() *protocol.Completion {
+	if c.Off {
+		return nil
+	}
+	return &protocol.Completion{States: c.States, Table: c.Table, EngineSeconds: c.Engine.Seconds()}
+}
+
+// completionFromWire is a job's completion (nil: off).
+func completionFromWire(w *protocol.Completion) Completion {
+	if w == nil {
+		return Completion{Off: true}
+	}
+	c := Completion{States: w.States, Table: w.Table, Engine: time.Duration(w.EngineSeconds * float64(time.Second))}
+	if w.EngineSeconds < 0 {
+		c.Engine = -1
+	}
+	return c
+}
 
 // validate checks c against the largest budget.
 func (c Completion) validate() error {
@@ -159,8 +181,10 @@ type CompletionReport struct {
 	// Methods counts the components solved by each method (enumeration,
 	// dynamic-programming, toulbar2, open).
 	Methods map[string]int `json:"methods"`
-	// Open lists the components no method finished, with why.
-	Open []OpenComponent `json:"open,omitempty"`
+	// Open lists the components no method finished, with why; Skipped says
+	// why nothing was completed (a raster's undecided pixels past the bound).
+	Open    []OpenComponent `json:"open,omitempty"`
+	Skipped string          `json:"skipped,omitempty"`
 	// Budget is what the completion was allowed.
 	Budget  CompletionBudget `json:"budget"`
 	Seconds float64          `json:"seconds"`
@@ -193,12 +217,18 @@ func completeLabeling(ctx context.Context, c Completion, m *model.Model, alive [
 	if err != nil {
 		return nil, nil, err
 	}
-	rep := &CompletionReport{Components: len(res.Components), Methods: map[string]int{}, Seconds: res.Seconds,
+	return res, c.report(res.Components, b, engine, vars, res.Seconds), nil
+}
+
+// report is the CompletionReport of the components solved within b (engine
+// its name), vars mapping their variables to the file's (nil: the same).
+func (c Completion) report(solved []complete.Solved, b complete.Budget, engine string, vars []int, seconds float64) *CompletionReport {
+	rep := &CompletionReport{Components: len(solved), Methods: map[string]int{}, Seconds: seconds,
 		Budget: CompletionBudget{States: b.States, Table: b.Table, Engine: engine}}
 	if b.Engine != nil {
 		rep.Budget.EngineSeconds = c.engineTime().Seconds()
 	}
-	for _, s := range res.Components {
+	for _, s := range solved {
 		rep.Undecided += len(s.Vars)
 		rep.LargestVariables = max(rep.LargestVariables, len(s.Vars))
 		rep.LargestStates = Float(max(float64(rep.LargestStates), s.States))
@@ -211,21 +241,50 @@ func completeLabeling(ctx context.Context, c Completion, m *model.Model, alive [
 			rep.Open = append(rep.Open, OpenComponent{FirstVariable: first, Variables: len(s.Vars), States: Float(s.States), Reason: s.Reason})
 		}
 	}
-	return res, rep, nil
+	return rep
 }
 
 // completionSummary is the summary line's part on the completion.
-func completionSummary(res *complete.Result, rep *CompletionReport) string {
-	if res == nil {
-		return ""
-	}
+func completionSummary(optimal bool, rep *CompletionReport) string {
 	switch {
-	case res.Optimal && rep.Components == 0:
+	case rep.Skipped != "":
+		return fmt.Sprintf(" not proven optimal (not completed: %s)", rep.Skipped)
+	case optimal && rep.Components == 0:
 		return " optimal (every variable persistent)"
-	case res.Optimal:
+	case optimal:
 		return fmt.Sprintf(" optimal (%d variables left in %d components, completed)", rep.Undecided, rep.Components)
 	}
 	return fmt.Sprintf(" not proven optimal (%d of %d components open)", len(rep.Open), rep.Components)
+}
+
+// Bounds of a raster's completion (partition.CompleteRaster): the undecided
+// pixels it holds (12 bytes each) and a component's window.
+const (
+	maxUndecidedPixels = 1 << 24
+	maxComponentWindow = 1 << 22
+)
+
+// completeRaster completes a raster run's labeling (labeling, a label file
+// of alive labels) from its alive planes, and returns the report's fields
+// and the summary line's part; nothing when the completion is off.
+func (r *runner) completeRaster(ctx context.Context, raster partition.Raster, alive partition.AliveLabels, labeling partition.Store) (CompletionFields, string, error) {
+	c := r.spec.Complete
+	if c.Off {
+		return CompletionFields{}, "", nil
+	}
+	t0 := time.Now()
+	b, engine := c.budget()
+	res, err := partition.CompleteRaster(ctx, raster, alive, labeling, b, maxUndecidedPixels, maxComponentWindow)
+	if err != nil {
+		if ctx.Err() != nil {
+			return CompletionFields{}, "", Internal(fmt.Errorf("interrupted: %w", ctx.Err()))
+		}
+		return CompletionFields{}, "", Internal(fmt.Errorf("completing the labeling: %w", err))
+	}
+	rep := c.report(res.Components, b, engine, nil, time.Since(t0).Seconds())
+	rep.Skipped = res.Skipped
+	optimal := res.Optimal && res.Skipped == ""
+	return CompletionFields{Optimal: &optimal, Completion: rep}, completionSummary(optimal, rep), nil
 }
 
 // CompletionFields are the completion's part of a whole-model report.
@@ -263,7 +322,7 @@ func (r *runner) completeWhole(ctx context.Context, p *Problem, alive [][]int, s
 		}
 		return completion{}, Internal(fmt.Errorf("completing the labeling: %w", err))
 	}
-	c := completion{labeling: res.Labeling, fields: CompletionFields{Optimal: &res.Optimal, Completion: rep}, summary: completionSummary(res, rep)}
+	c := completion{labeling: res.Labeling, fields: CompletionFields{Optimal: &res.Optimal, Completion: rep}, summary: completionSummary(res.Optimal, rep)}
 	if res.Optimal {
 		x := p.Extend(res.Labeling)
 		c.files = []output{{name: OptimalFile, write: func(w io.Writer) error { return uai.WriteSolution(w, x) }}}

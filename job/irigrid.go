@@ -13,6 +13,7 @@ import (
 
 	"github.com/partopt/partopt/model/grid"
 	"github.com/partopt/partopt/model/labelfile"
+	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/partition"
 	"github.com/partopt/partopt/protocol"
 )
@@ -181,6 +182,10 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 			return nil, windowsFailed(ctx, err, s.Output)
 		}
 	}
+	completed, completedSummary, err := r.completeRaster(ctx, raster, files.alive, files.labels)
+	if err != nil {
+		return nil, err
+	}
 	if err := files.finish(); err != nil {
 		return nil, Internal(err)
 	}
@@ -208,6 +213,7 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 		EliminatedLabels: &eliminated, EliminatedLabelFraction: &frac,
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds,
 		VariablesPerSecond: float64(free) / seconds, PeakRSSBytes: peakRSS(),
+		CompletionFields: completed,
 	}
 	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction
 	if s.Method == PBPIRI {
@@ -223,6 +229,9 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 			return nil, Internal(err)
 		}
 		outputs = append(uaiOutputs(x, evidenceOf(proven)), output{name: DomainsFile, write: files.writeDomains})
+		if completed.Optimal != nil && *completed.Optimal {
+			outputs = append(outputs, output{name: OptimalFile, write: func(w io.Writer) error { return uai.WriteSolution(w, x) }})
+		}
 		rep.Outputs = names(outputs)
 	}
 	outputs = append(outputs, output{name: PersistencyPNG, write: func(w io.Writer) error { return files.png(w, s.PNGMax) }})
@@ -234,8 +243,8 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 	if err := st.writeOutputs(outputs, rep); err != nil {
 		return nil, Internal(err)
 	}
-	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",
-		rep.PersistentFraction, k, free, eliminated, labels, frac, rep.Windows, rep.Rounds, seconds)}, nil
+	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g%s",
+		rep.PersistentFraction, k, free, eliminated, labels, frac, rep.Windows, rep.Rounds, seconds, completedSummary)}, nil
 }
 
 // distributeRasterElimination is eliminateGrid's elimination done by the

@@ -183,6 +183,16 @@ func TestOutOfCoreEliminationWritesTheInMemoryOutputs(t *testing.T) {
 				t.Errorf("pbp persistent %v, in memory %v", g.PBPPersistentVariables, w.PBPPersistentVariables)
 			}
 			g.PBPPersistentVariables, w.PBPPersistentVariables = nil, nil
+			if g.Optimal == nil || w.Optimal == nil || *g.Optimal != *w.Optimal || g.Completion == nil || w.Completion == nil {
+				t.Errorf("optimal %v, in memory %v", g.Optimal, w.Optimal)
+			} else {
+				gc, wc := *g.Completion, *w.Completion
+				gc.Seconds, wc.Seconds = 0, 0
+				if !reflect.DeepEqual(gc, wc) {
+					t.Errorf("completion %+v, in memory %+v", gc, wc)
+				}
+			}
+			g.CompletionFields, w.CompletionFields = CompletionFields{}, CompletionFields{}
 			if !reflect.DeepEqual(g, w) {
 				t.Errorf("report\n%+v\nin memory\n%+v", g, w)
 			}

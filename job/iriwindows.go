@@ -160,7 +160,11 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	eliminated, labels := eliminatedOf(m, res.Alive)
 	k := int64(persistency.Count(res.Persistent))
 	score, _ := persistency.Score(m, res.Persistent)
-	energy := m.Energy(res.Labeling)
+	done, err := r.completeWhole(ctx, p, res.Alive, res.Labeling)
+	if err != nil {
+		return nil, err
+	}
+	energy := m.Energy(done.labeling)
 	frac := fraction(int64(eliminated), int64(labels))
 	rep := &WindowsReport{
 		Method: string(s.Method), Model: r.modelName(), Plan: plans.name, Window: window, Halo: plans.halo,
@@ -172,6 +176,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 		EliminatedLabels: &eliminated, EliminatedLabelFraction: &frac,
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
+		CompletionFields: done.fields,
 	}
 	if s.Method == PBPIRI {
 		rep.Boundary = s.Boundary.String()
@@ -186,16 +191,17 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
-	x, alive := p.Extend(res.Labeling), p.domains(res.Alive)
+	x, alive := p.Extend(done.labeling), p.domains(res.Alive)
 	files := append(uaiOutputs(x, evidenceOf(p.Proven(res.Persistent))),
 		output{name: DomainsFile, write: func(w io.Writer) error { return writeDomains(w, alive) }})
+	files = append(files, done.files...)
 	files = append(files, aliveRasterOutputs(p.Model, x, alive, s.PNGMax)...)
 	rep.Outputs = append(names(files), WindowCertificatesFile)
 	if err := st.writeOutputs(files, rep); err != nil {
 		return nil, Internal(err)
 	}
-	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g",
-		score, k, n, eliminated, labels, frac, rep.Windows, rep.Rounds, seconds)}, nil
+	return &Result{Report: rep, Summary: fmt.Sprintf("persistent %.6g variables %d/%d eliminated %d/%d labels (%.4g) windows %d rounds %d seconds %.3g%s",
+		score, k, n, eliminated, labels, frac, rep.Windows, rep.Rounds, seconds, done.summary)}, nil
 }
 
 // pbpWindows is pbp+iri's first stage: pbp by windows over p's solved model, in

@@ -252,7 +252,7 @@ func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
 		want []string
 	}{
 		{job.Spec{Method: job.PBP, Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
-		{job.Spec{Window: 16}, []string{job.AliveTilesFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile,
+		{job.Spec{Window: 16}, []string{job.AliveTilesFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile, job.OptimalFile,
 			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
 		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.OptimalFile, job.PersistentFile, job.ReportFile}},
 		{job.Spec{}, []string{job.AliveTilesFile, job.CertificateFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile, job.OptimalFile,

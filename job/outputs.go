@@ -61,6 +61,30 @@ func (x Float) MarshalJSON() ([]byte, error) {
 	return json.Marshal(float64(x))
 }
 
+// UnmarshalJSON implements json.Unmarshaler: what MarshalJSON writes.
+func (x *Float) UnmarshalJSON(data []byte) error {
+	var text string
+	if json.Unmarshal(data, &text) == nil {
+		switch text {
+		case "+Inf":
+			*x = Float(math.Inf(1))
+		case "-Inf":
+			*x = Float(math.Inf(-1))
+		case "NaN":
+			*x = Float(math.NaN())
+		default:
+			return fmt.Errorf("%q: want a number, \"+Inf\", \"-Inf\" or \"NaN\"", text)
+		}
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	*x = Float(f)
+	return nil
+}
+
 // FormatEnergy prints the shortest decimal that reads back to e, and +Inf for forbidden.
 func FormatEnergy(e float64) string {
 	if math.IsInf(e, 1) {

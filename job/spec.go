@@ -255,7 +255,7 @@ func (s Spec) wire(graph bool, w, h, k int) (protocol.JobSpec, error) {
 		Variant: s.Boundary.String(),
 		TRWS: protocol.TRWSOptions{MaxIterations: t.MaxIterations, GapTolerance: t.GapTolerance,
 			StallIterations: t.StallIterations, StallTolerance: t.StallTolerance, CheckEvery: t.CheckEvery},
-		CreatedAt: time.Now()}
+		CreatedAt: time.Now(), Completion: s.Complete.wire()}
 	if graph {
 		spec.Layout, spec.Halo = protocol.LayoutGraph, s.halo(DefaultRegionHalo)
 	}
@@ -379,7 +379,7 @@ func FromWire(spec protocol.JobSpec, modelPath, dir string) Spec {
 		name = spec.Model.Name
 	}
 	s := Spec{Model: modelPath, ModelName: name, NoEvidence: spec.Evidence == nil, Method: method, Boundary: p.Variant,
-		Window: spec.Core, Halo: spec.Halo, Rounds: rounds, Workers: 1, Output: dir}
+		Window: spec.Core, Halo: spec.Halo, Rounds: rounds, Workers: 1, Output: dir, Complete: completionFromWire(spec.Completion)}
 	if spec.Halo == 0 {
 		s.Halo = NoHalo
 	}

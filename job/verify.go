@@ -145,38 +145,63 @@ func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
 // labeling. A component that only an absent engine can solve is counted as
 // trusted, not re-checked — and only where the report names that engine.
 func verifyCompletion(dir string, p *Problem, alive [][]int, labels []int, v *Verified) error {
-	reportPath := filepath.Join(dir, ReportFile)
-	data, err := os.ReadFile(reportPath)
-	if err != nil {
+	claim, err := readCompletionClaim(dir, labels)
+	if err != nil || claim == nil {
 		return err
 	}
-	var rep CompletionFields
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return fmt.Errorf("%s: %w", reportPath, err)
+	checked, err := complete.Check(context.Background(), p.Solved, alive, p.Restrict(labels), claim.budget)
+	if err != nil {
+		return notVerified("%s: %v", LabelsFile, err)
 	}
+	return claim.judge(checked, v)
+}
+
+// completionClaim is what a result's report claims of its completion, and the
+// budget to check it with.
+type completionClaim struct {
+	report  string // report.json's path
+	fields  CompletionFields
+	claimed bool // "optimal": true
+	budget  complete.Budget
+}
+
+// readCompletionClaim reads report.json's completion (nil: none claimed) and
+// checks optimal.sol against it: present exactly when the report claims an
+// optimum and labels.sol is written (labels, nil when it is not), and then
+// labels.sol's labeling.
+func readCompletionClaim(dir string, labels []int) (*completionClaim, error) {
+	c := &completionClaim{report: filepath.Join(dir, ReportFile)}
+	data, err := os.ReadFile(c.report)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &c.fields); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.report, err)
+	}
+	rep := c.fields
 	optimalPath := filepath.Join(dir, OptimalFile)
 	_, statErr := os.Stat(optimalPath)
-	claimed := rep.Optimal != nil && *rep.Optimal
+	c.claimed = rep.Optimal != nil && *rep.Optimal
 	switch {
 	case rep.Optimal == nil:
 		if statErr == nil {
-			return notVerified("%s exists, but %s claims no completion", optimalPath, reportPath)
+			return nil, notVerified("%s exists, but %s claims no completion", optimalPath, c.report)
 		}
-		return nil
+		return nil, nil
 	case rep.Completion == nil:
-		return fmt.Errorf("%s: \"optimal\" without \"completion\"", reportPath)
-	case claimed && statErr != nil:
-		return notVerified("%s claims an optimal labeling, but %v", reportPath, statErr)
-	case !claimed && statErr == nil:
-		return notVerified("%s exists, but %s does not claim an optimal labeling", optimalPath, reportPath)
+		return nil, fmt.Errorf("%s: \"optimal\" without \"completion\"", c.report)
+	case c.claimed && labels != nil && statErr != nil:
+		return nil, notVerified("%s claims an optimal labeling, but %v", c.report, statErr)
+	case (!c.claimed || labels == nil) && statErr == nil:
+		return nil, notVerified("%s exists, but %s does not claim an optimal labeling of labels.sol", optimalPath, c.report)
 	}
-	if claimed {
-		opt, err := readSolution(optimalPath, p.Model.LabelCounts())
+	if statErr == nil {
+		opt, err := uai.ReadSolutionFile(optimalPath, len(labels))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !slices.Equal(opt, labels) {
-			return notVerified("%s is not the labeling of %s", optimalPath, LabelsFile)
+			return nil, notVerified("%s is not the labeling of %s", optimalPath, LabelsFile)
 		}
 	}
 	// The run's budget; toulbar2 where installed, unless the run was told to
@@ -187,27 +212,30 @@ func verifyCompletion(dir string, p *Problem, alive [][]int, labels []int, v *Ve
 		budget.Engine = -1
 	}
 	if err := budget.validate(); err != nil {
-		return fmt.Errorf("%s: the completion's budget: %w", reportPath, err)
+		return nil, fmt.Errorf("%s: the completion's budget: %w", c.report, err)
 	}
-	b, _ := budget.budget()
-	engineUsed := rep.Completion.Methods[toulbar2{}.Name()] > 0
-	checked, err := complete.Check(context.Background(), p.Solved, alive, p.Restrict(labels), b)
-	if err != nil {
-		return notVerified("%s: %v", LabelsFile, err)
-	}
+	c.budget, _ = budget.budget()
+	return c, nil
+}
+
+// judge records the components checked in v; a claimed optimum that one of
+// them contradicts, or that no method here could re-check and the report
+// names no engine for, is NOT verified.
+func (c *completionClaim) judge(checked []complete.Checked, v *Verified) error {
+	engineUsed := c.fields.Completion.Methods[toulbar2{}.Name()] > 0
 	v.Completed, v.Components, v.Optimal = true, len(checked), true
-	for _, c := range checked {
+	for _, k := range checked {
 		switch {
-		case c.Method == complete.Open && claimed:
+		case k.Method == complete.Open && c.claimed:
 			if !engineUsed {
-				return notVerified("a component of %d variables (variable %d of the solved model) cannot be solved again within the budget, and %s names no engine that solved it", len(c.Vars), c.Vars[0], reportPath)
+				return notVerified("a component of %d variables (variable %d) cannot be solved again within the budget, and %s names no engine that solved it", len(k.Vars), k.Vars[0], c.report)
 			}
 			v.Trusted++
-		case c.Method == complete.Open:
+		case k.Method == complete.Open:
 			v.Optimal = false
-		case !c.Optimal && claimed:
-			return notVerified("%s is not a minimum on the component of variable %d: energy %v, solved again %v (%s)", LabelsFile, c.Vars[0], c.Energy, c.Minimum, c.Method)
-		case !c.Optimal:
+		case !k.Optimal && c.claimed:
+			return notVerified("the completed labeling is not a minimum on the component of variable %d: energy %v, solved again %v (%s)", k.Vars[0], k.Energy, k.Minimum, k.Method)
+		case !k.Optimal:
 			v.Optimal = false
 		}
 	}

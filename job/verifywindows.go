@@ -151,7 +151,28 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 		}
 	}
 	v.Persistent = persistency.Count(persistent)
+	labels, err := completedLabels(dir, p.Model.NumVars(), p.Model.LabelCounts())
+	if err != nil {
+		return v, err
+	}
+	if labels != nil {
+		if err := verifyCompletion(dir, p, alive, labels, &v); err != nil {
+			return v, err
+		}
+	}
 	return v, nil
+}
+
+// completedLabels is a windowed result's labeling: labels.sol, else
+// labels.plf (nil: neither, a result without a labeling to check).
+func completedLabels(dir string, n int, counts []int32) ([]int, error) {
+	if _, err := os.Stat(filepath.Join(dir, LabelsFile)); err == nil {
+		return readSolution(filepath.Join(dir, LabelsFile), counts)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LabelTilesFile)); err == nil {
+		return readRaster(filepath.Join(dir, LabelTilesFile), n)
+	}
+	return nil, nil
 }
 
 // verifyGridWindows is verifyWindowed on a .grid model, whose labels may not
@@ -274,7 +295,55 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 		return v, Internal(err)
 	}
 	v.Persistent = int(k) - ev.Len()
+	if alive != nil {
+		if err := verifyRasterCompletion(ctx, dir, r, *alive, n, &v); err != nil {
+			return v, err
+		}
+	}
 	return v, nil
+}
+
+// verifyRasterCompletion re-checks the completion an out-of-core raster
+// result claims: each component of the replay's undecided pixels solved again
+// on its window (partition.CheckRaster) against labels.plf.
+func verifyRasterCompletion(ctx context.Context, dir string, r partition.Raster, alive partition.AliveLabels, n int64, v *Verified) error {
+	var labels []int
+	if n <= UAIOutputLimit {
+		var err error
+		if labels, err = readSolution(filepath.Join(dir, LabelsFile), countsOf(n, alive.Labels)); err != nil {
+			return err
+		}
+	}
+	claim, err := readCompletionClaim(dir, labels)
+	if err != nil || claim == nil {
+		return err
+	}
+	lf, err := openLabelFile(filepath.Join(dir, LabelTilesFile), r.Width, r.Height)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	checked, skipped, err := partition.CheckRaster(ctx, r, alive, lf, claim.budget, maxUndecidedPixels, maxComponentWindow)
+	if err != nil {
+		return notVerified("%s: %v", LabelTilesFile, err)
+	}
+	if skipped != "" {
+		if claim.claimed {
+			return notVerified("%s claims an optimal labeling, but its completion cannot be checked: %s", claim.report, skipped)
+		}
+		v.Completed = true
+		return nil
+	}
+	return claim.judge(checked, v)
+}
+
+// countsOf is n label counts of k.
+func countsOf(n int64, k int) []int32 {
+	counts := make([]int32, n)
+	for i := range counts {
+		counts[i] = int32(k)
+	}
+	return counts
 }
 
 // rasterProofsOnly says whether the window certificates of a .grid model

@@ -56,6 +56,7 @@ type WindowsReport struct {
 	PBPPersistentVariables *int64   `json:"pbp_persistent_variables,omitempty"`
 	LostWindows            []string `json:"lost_windows,omitempty"`
 	Outputs                []string `json:"outputs"`
+	CompletionFields
 	Provenance
 }
 

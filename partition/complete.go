@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/partopt/partopt/complete"
+	"github.com/partopt/partopt/model"
 )
 
 // RasterCompletion is what CompleteRaster did: every component of the
@@ -126,9 +127,19 @@ func pixelComponents(px []int64, w int) [][]int64 {
 	return comps
 }
 
-// completeComponent solves the component comp (ascending pixels) and writes
-// its labels into labeling.
-func completeComponent(ctx context.Context, r Raster, alive AliveLabels, labeling Store, comp []int64, b complete.Budget, maxWindow int) (complete.Solved, error) {
+// componentWindow is a component's problem: the raster window of its bounding
+// box grown by a pixel (win), the window's model, each window pixel's alive
+// labels with every pixel but comp's at its label in labeling (labels), so
+// that the window's one component is comp; ok false when win has more than
+// maxWindow pixels (then nothing is read).
+type componentWindow struct {
+	win     Rect
+	m       *model.Model
+	domains [][]int
+	labels  []int32
+}
+
+func readComponent(r Raster, alive AliveLabels, labeling Store, comp []int64, maxWindow int) (cw componentWindow, ok bool, err error) {
 	w := int64(r.Width)
 	box := Rect{X0: r.Width, Y0: int(comp[0] / w)}
 	x1, y1 := 0, int(comp[len(comp)-1]/w)
@@ -138,57 +149,120 @@ func completeComponent(ctx context.Context, r Raster, alive AliveLabels, labelin
 	}
 	box.W, box.H = x1-box.X0+1, y1-box.Y0+1
 	win := box.grow(1, r.Width, r.Height)
+	cw.win = win
+	if win.Pixels() > maxWindow {
+		return cw, false, nil
+	}
+	if cw.m, err = r.Window(win.X0, win.Y0, win.W, win.H); err != nil {
+		return cw, false, err
+	}
+	if cw.domains, err = alive.ReadDomains(win); err != nil {
+		return cw, false, err
+	}
+	cw.labels = make([]int32, win.Pixels())
+	if err := labeling.ReadRect(win.X0, win.Y0, win.W, win.H, cw.labels); err != nil {
+		return cw, false, err
+	}
+	member := make([]bool, win.Pixels())
+	for _, p := range comp {
+		member[(int(p/w)-win.Y0)*win.W+int(p%w)-win.X0] = true
+	}
+	for i, l := range cw.labels {
+		if !slices.Contains(cw.domains[i], int(l)) {
+			return cw, false, fmt.Errorf("partition: pixel (%d, %d) takes label %d, which is not alive", win.X0+i%win.W, win.Y0+i/win.W, l)
+		}
+		if !member[i] {
+			cw.domains[i] = []int{int(l)}
+		}
+	}
+	return cw, true, nil
+}
+
+// start is the window's labeling.
+func (cw componentWindow) start() []int {
+	x := make([]int, len(cw.labels))
+	for i, l := range cw.labels {
+		x[i] = int(l)
+	}
+	return x
+}
+
+// pixel is the raster pixel of window variable v.
+func (cw componentWindow) pixel(v, width int) int {
+	return (cw.win.Y0+v/cw.win.W)*width + cw.win.X0 + v%cw.win.W
+}
+
+// tooLarge is the reason a component whose window is past maxWindow stays open.
+func tooLarge(win Rect, maxWindow int) string {
+	return fmt.Sprintf("its window of %d×%d pixels is larger than %d", win.W, win.H, maxWindow)
+}
+
+// completeComponent solves the component comp (ascending pixels) and writes
+// its labels into labeling.
+func completeComponent(ctx context.Context, r Raster, alive AliveLabels, labeling Store, comp []int64, b complete.Budget, maxWindow int) (complete.Solved, error) {
 	vars := make([]int, len(comp))
 	for i, p := range comp {
 		vars[i] = int(p)
 	}
-	if win.Pixels() > maxWindow {
-		return complete.Solved{Vars: vars, Method: complete.Open,
-			Reason: fmt.Sprintf("its window of %d×%d pixels is larger than %d", win.W, win.H, maxWindow)}, nil
+	cw, ok, err := readComponent(r, alive, labeling, comp, maxWindow)
+	if err != nil || !ok {
+		return complete.Solved{Vars: vars, Method: complete.Open, Reason: tooLarge(cw.win, maxWindow)}, err
 	}
-	m, err := r.Window(win.X0, win.Y0, win.W, win.H)
+	res, err := complete.Complete(ctx, cw.m, cw.domains, cw.start(), b)
 	if err != nil {
-		return complete.Solved{}, err
-	}
-	domains, err := alive.ReadDomains(win)
-	if err != nil {
-		return complete.Solved{}, err
-	}
-	labels := make([]int32, win.Pixels())
-	if err := labeling.ReadRect(win.X0, win.Y0, win.W, win.H, labels); err != nil {
-		return complete.Solved{}, err
-	}
-	// Only comp keeps its alive labels: every other pixel of the window at its
-	// label, so that the window's one open component is comp.
-	local := func(p int64) int { return (int(p/w)-win.Y0)*win.W + int(p%w) - win.X0 }
-	member := make([]bool, win.Pixels())
-	for _, p := range comp {
-		member[local(p)] = true
-	}
-	start := make([]int, win.Pixels())
-	for i, l := range labels {
-		start[i] = int(l)
-		if !member[i] && len(domains[i]) > 1 {
-			if !slices.Contains(domains[i], int(l)) {
-				return complete.Solved{}, fmt.Errorf("partition: pixel (%d, %d) takes label %d, which is not alive", win.X0+i%win.W, win.Y0+i/win.W, l)
-			}
-			domains[i] = []int{int(l)}
-		}
-	}
-	res, err := complete.Complete(ctx, m, domains, start, b)
-	if err != nil {
-		return complete.Solved{}, fmt.Errorf("partition: the component of pixel (%d, %d): %w", comp[0]%w, comp[0]/w, err)
+		return complete.Solved{}, fmt.Errorf("partition: the component of pixel %d: %w", comp[0], err)
 	}
 	if len(res.Components) != 1 {
-		return complete.Solved{}, fmt.Errorf("partition: the component of pixel (%d, %d) split in %d in its window", comp[0]%w, comp[0]/w, len(res.Components))
+		return complete.Solved{}, fmt.Errorf("partition: the component of pixel %d split in %d in its window", comp[0], len(res.Components))
 	}
 	s := res.Components[0]
-	for i, v := range s.Vars { // window variables → pixels
-		s.Vars[i] = (win.Y0+v/win.W)*r.Width + win.X0 + v%win.W
-		labels[v] = int32(s.Labels[i])
+	for i, v := range s.Vars {
+		cw.labels[v] = int32(s.Labels[i])
+		s.Vars[i] = cw.pixel(v, r.Width)
 	}
-	if err := labeling.WriteRect(win.X0, win.Y0, win.W, win.H, labels); err != nil {
+	win := cw.win
+	if err := labeling.WriteRect(win.X0, win.Y0, win.W, win.H, cw.labels); err != nil {
 		return complete.Solved{}, err
 	}
 	return s, nil
+}
+
+// CheckRaster re-checks a completed raster labeling from the model alone:
+// each component of the undecided pixels of alive (the replayed proofs') is
+// solved again on its window (complete.Check) and labeling's labels there must
+// be a minimum. Bounds and memory as CompleteRaster's; skipped says why
+// nothing was checked.
+func CheckRaster(ctx context.Context, r Raster, alive AliveLabels, labeling Store, b complete.Budget, maxUndecided, maxWindow int) (checked []complete.Checked, skipped string, err error) {
+	undecided, err := undecidedPixels(alive, r.Width, r.Height, maxUndecided)
+	if err != nil {
+		return nil, "", err
+	}
+	if undecided == nil {
+		return nil, fmt.Sprintf("more than %d undecided pixels", maxUndecided), nil
+	}
+	for _, comp := range pixelComponents(undecided, r.Width) {
+		vars := make([]int, len(comp))
+		for i, p := range comp {
+			vars[i] = int(p)
+		}
+		cw, ok, err := readComponent(r, alive, labeling, comp, maxWindow)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
+			checked = append(checked, complete.Checked{Vars: vars, Method: complete.Open})
+			continue
+		}
+		cs, err := complete.Check(ctx, cw.m, cw.domains, cw.start(), b)
+		if err != nil {
+			return nil, "", fmt.Errorf("partition: the component of pixel %d: %w", comp[0], err)
+		}
+		if len(cs) != 1 {
+			return nil, "", fmt.Errorf("partition: the component of pixel %d split in %d in its window", comp[0], len(cs))
+		}
+		c := cs[0]
+		c.Vars = vars
+		checked = append(checked, c)
+	}
+	return checked, "", nil
 }

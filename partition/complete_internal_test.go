@@ -86,6 +86,37 @@ func TestRasterCompletionIsTheWholeModelsCompletion(t *testing.T) {
 		if e := m.Energy(x); math.Abs(e-whole.Energy) > 1e-9*max(1, math.Abs(e)) {
 			t.Fatalf("seed %d: energy %v, the whole model's completion %v", seed, e, whole.Energy)
 		}
+		// CheckRaster accepts the completion, and finds a component moved to
+		// a worse alive label.
+		checked, skipped, err := CheckRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, 1<<20, 1<<20)
+		if err != nil || skipped != "" || len(checked) != len(res.Components) {
+			t.Fatalf("seed %d: check: %v %q, %d of %d components", seed, err, skipped, len(checked), len(res.Components))
+		}
+		for _, c := range checked {
+			if !c.Optimal {
+				t.Fatalf("seed %d: the completed component %v fails its check: %+v", seed, c.Vars, c)
+			}
+		}
+		for ci, s := range res.Components {
+			p := s.Vars[0]
+			for _, l := range domains[p] {
+				y := slices.Clone(x)
+				y[p] = l
+				if !(m.Energy(y) > m.Energy(x)+1e-9) {
+					continue
+				}
+				worse := &MemStore{Width: labeling.Width, Values: slices.Clone(labeling.Values)}
+				worse.Values[p] = int32(l)
+				checked, _, err := CheckRaster(context.Background(), r, alive, worse, complete.DefaultBudget, 1<<20, 1<<20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if checked[ci].Optimal {
+					t.Fatalf("seed %d: pixel %d at label %d (energy +%v) passes the check of its component", seed, p, l, m.Energy(y)-m.Energy(x))
+				}
+				break
+			}
+		}
 	}
 }
 

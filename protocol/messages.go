@@ -184,6 +184,39 @@ type JobSpec struct {
 	// EliminationRounds are a pbp+iri job's rounds of its iri stage
 	// (MaxRounds are its pbp stage's).
 	EliminationRounds int `msgpack:"er,omitempty"`
+	// Completion, when set, completes what the job's proofs leave (package
+	// complete) within its budget; nil: no completion (a job submitted
+	// before the completion existed).
+	Completion *Completion `msgpack:"cp,omitempty"`
+}
+
+// Completion is a job's completion budget: States labelings enumerated, Table
+// entries of dynamic programming (0: the defaults), EngineSeconds of toulbar2
+// a component (0: the default, negative: none).
+type Completion struct {
+	States        float64 `msgpack:"s,omitempty"`
+	Table         float64 `msgpack:"t,omitempty"`
+	EngineSeconds float64 `msgpack:"e,omitempty"`
+}
+
+// The largest completion budget a job may ask for (job.ParseCompletion's).
+const (
+	MaxCompletionStates  = 1 << 40
+	MaxCompletionTable   = 1 << 32
+	MaxCompletionSeconds = 24 * 3600
+)
+
+// Validate checks the budget against the largest.
+func (c Completion) Validate() error {
+	switch {
+	case !(c.States >= 0 && c.States <= MaxCompletionStates):
+		return fmt.Errorf("completion states %g: want 0 to %d", c.States, int64(MaxCompletionStates))
+	case !(c.Table >= 0 && c.Table <= MaxCompletionTable):
+		return fmt.Errorf("completion table %g: want 0 to %d", c.Table, int64(MaxCompletionTable))
+	case !(c.EngineSeconds <= MaxCompletionSeconds) || math.IsNaN(c.EngineSeconds):
+		return fmt.Errorf("completion engine seconds %g: want at most %d", c.EngineSeconds, MaxCompletionSeconds)
+	}
+	return nil
 }
 
 // IRI says whether the job eliminates labels (Method MethodIRI).
@@ -238,6 +271,11 @@ func (s JobSpec) Validate() error {
 	if s.Evidence != nil {
 		if err := s.Evidence.Validate(); err != nil {
 			return fmt.Errorf("evidence: %w", err)
+		}
+	}
+	if s.Completion != nil {
+		if err := s.Completion.Validate(); err != nil {
+			return err
 		}
 	}
 	return s.TRWS.Validate()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/model/modelfile"
+	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/model/uai"
 	"github.com/partopt/partopt/oracle"
 )
@@ -269,5 +270,49 @@ func TestCompletionFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "--complete-budget") || !strings.Contains(stderr, c.want) {
 			t.Errorf("--complete-budget %s: exit %d, %q: want %q", c.budget, code, stderr, c.want)
 		}
+	}
+}
+
+// TestWindowedRasterSolveEndsOptimal: a .grid model solved by windows out of
+// core, whose windows leave components undecided, is completed on the
+// components' windows: optimal, of toulbar2's optimum, and verify re-solves
+// every component from the replayed proofs.
+func TestWindowedRasterSolveEndsOptimal(t *testing.T) {
+	if _, err := oracle.FindToulbar2(); err != nil {
+		t.Skipf("the optimum comes from toulbar2: %v", err)
+	}
+	dir := t.TempDir()
+	src, path := filepath.Join(dir, "m.uai"), filepath.Join(dir, "m.grid")
+	if err := uai.WriteFile(src, random.PottsDenoising(random.New(3), 32, 24, 4, 0.6, 4, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := partopt("convert", src, path); code != 0 {
+		t.Fatal(stderr)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := partopt("solve", path, "-o", out, "--window", "8", "--halo", "2", "--rounds", "1", "--complete-budget", "engine=30m")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	r := readCompletion(t, out)
+	if r.Optimal == nil || r.Completion == nil || r.Completion.Methods["enumeration"] == 0 || r.Completion.Methods["dynamic-programming"] == 0 {
+		t.Fatalf("%s: completion %+v: want components left by the windows, enumerated and by dynamic programming", stdout, r.Completion)
+	}
+	if !*r.Optimal {
+		t.Fatalf("not optimal: %+v", r.Completion)
+	}
+	m, err := modelfile.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := oracle.Toulbar2{}.Solve(context.Background(), m, uai.Evidence{})
+	if err != nil || !want.Optimal {
+		t.Fatalf("toulbar2: %v", err)
+	}
+	if e := float64(r.Energy); math.Abs(e-want.Energy) > want.Tolerance+1e-9*max(1, math.Abs(want.Energy)) {
+		t.Errorf("energy %v, toulbar2's optimum %v", e, want.Energy)
+	}
+	if code, stdout, stderr := partopt("verify", path, out); code != 0 || !strings.Contains(stdout, "verified optimal labeling") {
+		t.Errorf("verify: exit %d %q %s", code, stdout, stderr)
 	}
 }

@@ -55,6 +55,7 @@ func newSubmitCmd() *cobra.Command {
 	fl.IntVar(&f.halo, "halo", job.DefaultRasterHalo, "window halo: pixels for a raster, graph steps otherwise (there 2 unless given)")
 	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("at most this many rounds of windows; 0: %d, or %d for --method iri", job.DefaultRounds, job.DefaultEliminationRounds))
 	addClusterMethodFlag(cmd, &f, job.PBPIRI)
+	addCompletionFlags(cmd, &f)
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "boundary potentials: invariant or original")
 	enumCompletion(cmd, "boundary", boundaries...)
 	fl.IntVar(&f.maxIterations, "max-iterations", 0, "iteration cap per solve (0: the solver's own, 1500 for TRW-S and 10000 for SRMP)")

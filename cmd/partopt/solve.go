@@ -87,12 +87,11 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	if method {
 		fl.StringVar(&f.method, "method", "", fmt.Sprintf("solver: %s (default: pbp+iri, both methods; by windows on a .grid file, out of core past %d pixels)", methodList(), job.MaxInMemoryPixels))
 		enumCompletion(cmd, "method", methodNames(job.Methods...)...)
-		fl.BoolVar(&f.complete, "complete", true, "complete what the proofs leave into a labeling proven optimal where the budget allows (whole-model pbp, iri, pbp+iri)")
-		fl.StringVar(&f.completeBudget, "complete-budget", "", fmt.Sprintf("the completion's limits: states=N (enumeration, default %.0f), table=N (dynamic programming, default %.0f), engine=DURATION or off (toulbar2 a component, default %s)", complete.DefaultBudget.States, complete.DefaultBudget.Table, job.DefaultEngineTime))
 		fl.IntVar(&f.window, "window", 0, "solve by windows: core side in pixels for raster grids, variables per region otherwise (0: the whole model; .grid files: 512)")
 	} else {
 		fl.IntVar(&f.window, "window", job.DefaultRasterWindow, "core side of the windows in pixels")
 	}
+	addCompletionFlags(cmd, f)
 	fl.IntVar(&f.workers, "workers", runtime.NumCPU(), "windows solved at once; a model in fewer windows gets their cores for its TRW-S passes")
 	fl.StringVar(&f.boundary, "boundary", persistency.Invariant.String(), "pbp boundary potentials: invariant or original")
 	enumCompletion(cmd, "boundary", boundaries...)
@@ -106,6 +105,14 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 	fl.IntVar(&f.rounds, "rounds", 0, fmt.Sprintf("at most this many rounds of windows (each on what is left, with shifted windows); 0: %d for pbp, %d for iri (and for pbp+iri's elimination)", job.DefaultRounds, job.DefaultEliminationRounds))
 	fl.IntVar(&f.pngMax, "png-max", job.DefaultPNGSide, "largest side of persistency.png (larger grids are downsampled)")
 	cmd.MarkFlagRequired("output")
+}
+
+// addCompletionFlags defines --complete and --complete-budget (solve, run,
+// submit).
+func addCompletionFlags(cmd *cobra.Command, f *solveFlags) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.complete, "complete", true, "complete what the proofs leave into a labeling proven optimal where the budget allows (pbp, iri, pbp+iri; not yet pbp by windows)")
+	fl.StringVar(&f.completeBudget, "complete-budget", "", fmt.Sprintf("the completion's limits: states=N (enumeration, default %.0f), table=N (dynamic programming, default %.0f), engine=DURATION or off (toulbar2 a component, default %s)", complete.DefaultBudget.States, complete.DefaultBudget.Table, job.DefaultEngineTime))
 }
 
 // addClusterMethodFlag defines --method of run (default pbp+iri) and submit

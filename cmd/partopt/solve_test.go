@@ -355,6 +355,14 @@ func TestReportEncodesInfinitiesAsStrings(t *testing.T) {
 	if err != nil || string(data) != `{"b":"-Inf","e":"+Inf","x":1.5}` {
 		t.Errorf("got %s, %v", data, err)
 	}
+	// and reads them back (verify reads a report: its completion's states may be +Inf).
+	var back map[string]jsonFloat
+	if err := json.Unmarshal(data, &back); err != nil || !math.IsInf(float64(back["e"]), 1) || !math.IsInf(float64(back["b"]), -1) || back["x"] != 1.5 {
+		t.Errorf("read back %v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte(`{"e":"big"}`), &back); err == nil {
+		t.Error(`"big" read as a number`)
+	}
 	code, out, _ := partopt("solve", "--help")
 	if code != 0 || !strings.Contains(out, `"+Inf"`) {
 		t.Errorf("solve --help: exit %d, must document the \"+Inf\" encoding:\n%s", code, out)

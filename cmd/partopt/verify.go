@@ -30,9 +30,9 @@ func newVerifyCmd() *cobra.Command {
 			}
 			if v.Windows > 0 || v.Rounds > 0 {
 				fmt.Fprintf(cmd.OutOrStdout(), "verified %d persistent variables from %d window proofs in %d rounds\n", v.Persistent, v.Windows, v.Rounds)
-				return nil
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "verified %d persistent variables, certificate gap %s\n", v.Persistent, job.FormatEnergy(v.Gap))
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "verified %d persistent variables, certificate gap %s\n", v.Persistent, job.FormatEnergy(v.Gap))
 			if v.Completed {
 				fmt.Fprintln(cmd.OutOrStdout(), completionLine(v))
 			}
