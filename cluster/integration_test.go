@@ -67,8 +67,10 @@ type env struct {
 	// latest runner (its planes initialised from the evidence).
 	windows func(round, level int) []partition.RasterWindow
 	alive   partition.AliveLabels
-	// onPhase, when set, is the runners' RunOptions.OnPhase.
-	onPhase func(phase string)
+	// onPhase, when set, is the runners' RunOptions.OnPhase; statusEvery
+	// their StatusEvery.
+	onPhase     func(phase string)
+	statusEvery time.Duration
 }
 
 // persistentStore is a store holding the evidence, and its count.
@@ -198,7 +200,7 @@ func (e *env) runner(resume bool) (*coordinator.Runner, *partition.MemStore, *pa
 	pers, proven := e.persistentStore()
 	lab := partition.NewMemStore(w, h)
 	opt := coordinator.RunOptions{Log: e.logger(), CacheBytes: e.cacheBytes, Resume: resume, Model: e.graph, Raster: e.raster, Plan: e.plan, MaxLevel: e.maxLevel,
-		WindowDeadline: e.deadline, OnPhase: e.onPhase}
+		WindowDeadline: e.deadline, OnPhase: e.onPhase, StatusEvery: e.statusEvery}
 	if e.windows != nil {
 		opt.Windows = e.windows
 		opt.Alive, opt.Prior = partition.NewMemAlive(w, h, e.spec.Labels), partition.NewMemAlive(w, h, e.spec.Labels)
@@ -614,7 +616,16 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 			// What status readers see at each step of the resumed coordinator.
 			var second *coordinator.Runner
 			var shown []coordinator.Summary
-			e.onPhase = func(string) { shown = append(shown, second.Shown()) }
+			var storedAtMerge *coordinator.Summary
+			e.onPhase = func(phase string) {
+				shown = append(shown, second.Shown())
+				if phase == coordinator.PhaseMerging && storedAtMerge == nil {
+					s := e.storedStatus()
+					storedAtMerge = &s
+				}
+			}
+			e.statusEvery = time.Nanosecond // a status stored at each window the dispatch reads
+			resumed := time.Now()
 			second, pers, lab, closeSecond := e.runner(true)
 			defer closeSecond()
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -624,6 +635,12 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 				t.Fatalf("resumed coordinator: %v\nlog:\n%s", err, e.log.String())
 			}
 			e.shownContinues(stored, shown)
+			// The replay stores its status as it goes: `status` does not take
+			// the resumed coordinator for dead while it reads (the 10⁸ cluster
+			// job said "no coordinator has updated it for 37s" in its replay).
+			if storedAtMerge == nil || storedAtMerge.Updated.Before(resumed) || storedAtMerge.Phase != coordinator.PhaseResuming {
+				t.Errorf("the status stored when the resumed job first merges: %+v, want phase %s updated after %v", storedAtMerge, coordinator.PhaseResuming, resumed)
+			}
 			e.sameAsLocal(pers, lab)
 			if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 || sum.Reused > solved {
 				t.Fatalf("summary %+v: want done, nothing lost, some of the %d windows solved before reused", sum, solved)

@@ -42,6 +42,9 @@ type RunOptions struct {
 	// CacheBytes bounds the decoded results held until their merge; beyond it a
 	// result is read again from the results stream when its turn comes.
 	CacheBytes int64
+	// StatusEvery is how often a long dispatch (a resumed round reading its
+	// stored results) stores the job's status; 0: every second.
+	StatusEvery time.Duration
 	// MaxMessage is the largest result message accepted (default
 	// protocol.MaxMessageBytes).
 	MaxMessage int
@@ -286,6 +289,9 @@ func NewRunner(res *cluster.Resources, spec protocol.JobSpec, proven int64, stor
 	}
 	if opt.CacheBytes == 0 {
 		opt.CacheBytes = 512 << 20
+	}
+	if opt.StatusEvery <= 0 {
+		opt.StatusEvery = time.Second
 	}
 	if opt.MaxMessage <= 0 {
 		opt.MaxMessage = protocol.MaxMessageBytes
@@ -796,7 +802,16 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 		return err
 	}
 	var futures []published
+	last := time.Now()
 	for _, i := range a.Windows {
+		if time.Since(last) >= r.opt.StatusEvery {
+			// A resumed round reads and sends for minutes at 10⁸ pixels: the
+			// status goes on being stored meanwhile, so no reader takes the
+			// coordinator for dead.
+			r.snapshot()
+			r.publishStatus(ctx)
+			last = time.Now()
+		}
 		if stored[r.res.Names.ResultSubject(r.spec.Job, a.Round, i)] {
 			// Solved before a restart: merged again from the stream, unless unusable.
 			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
