@@ -84,7 +84,7 @@ type Result struct {
 }
 
 // Complete returns a labeling of m within alive (alive[v]: v's alive labels,
-// ascending; one label: v is decided) that minimises m over alive wherever the
+// ascending; one label: v is decided; nil: every label alive) that minimises m over alive wherever the
 // budget allows, each component solved by the cheapest exact method that fits
 // (see Budget). start, when given, is a labeling within alive that open
 // components start from (e.g. the elimination's test labeling); it is then
@@ -101,7 +101,7 @@ func Complete(ctx context.Context, m *model.Model, alive [][]int, start []int, b
 		}
 	}
 	res := &Result{Labeling: make([]int, m.NumVars()), Components: make([]Solved, len(comps)), Optimal: true}
-	for v, ls := range alive {
+	for v, ls := range orEvery(m, alive) {
 		res.Labeling[v] = ls[0]
 	}
 	var wg sync.WaitGroup
@@ -257,7 +257,7 @@ func Check(ctx context.Context, m *model.Model, alive [][]int, x []int, b Budget
 	if err := m.CheckLabeling(x); err != nil {
 		return nil, fmt.Errorf("complete: labeling: %w", err)
 	}
-	for v, ls := range alive {
+	for v, ls := range orEvery(m, alive) {
 		if len(ls) == 1 && x[v] != ls[0] {
 			return nil, fmt.Errorf("complete: variable %d takes label %d, not its persistent label %d", v, x[v], ls[0])
 		}

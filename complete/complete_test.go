@@ -359,6 +359,29 @@ func TestCheckFindsANonOptimalComponent(t *testing.T) {
 	}
 }
 
+// TestNilAliveIsEveryLabel: alive nil (nothing proven, as
+// persistency.Result.Domains says it) completes the whole model exactly.
+func TestNilAliveIsEveryLabel(t *testing.T) {
+	for seed := range uint64(10) {
+		m := random.DensePairwise(random.New(seed), 8, 3, 0.4)
+		res, err := complete.Complete(context.Background(), m, nil, nil, complete.DefaultBudget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, want, err := enumerate.Minimize(m, 1<<22)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Optimal || !close(res.Energy, want) {
+			t.Fatalf("seed %d: optimal %v energy %v, minimum %v", seed, res.Optimal, res.Energy, want)
+		}
+		checked, err := complete.Check(context.Background(), m, nil, res.Labeling, complete.DefaultBudget)
+		if err != nil || len(checked) == 0 || !checked[0].Optimal {
+			t.Fatalf("seed %d: check %+v, %v", seed, checked, err)
+		}
+	}
+}
+
 // TestBadAliveLabelsAreErrors: alive label lists that do not fit the model are
 // named, not trusted.
 func TestBadAliveLabelsAreErrors(t *testing.T) {

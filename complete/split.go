@@ -54,10 +54,27 @@ func (c *Component) local(x []int) (loc []int, ok bool) {
 	return loc, true
 }
 
+// orEvery is alive, or every label of every variable when alive is nil
+// (nothing proven: persistency.Result.Domains's nil).
+func orEvery(m *model.Model, alive [][]int) [][]int {
+	if alive != nil {
+		return alive
+	}
+	alive = make([][]int, m.NumVars())
+	for v := range alive {
+		alive[v] = make([]int, m.NumLabels(v))
+		for l := range alive[v] {
+			alive[v][l] = l
+		}
+	}
+	return alive
+}
+
 // Decided returns the label of every variable with one alive label, −1 for the
 // others, after checking alive against m: one non-empty ascending list of
-// labels in range for each variable.
+// labels in range for each variable (nil: every label alive).
 func Decided(m *model.Model, alive [][]int) ([]int, error) {
+	alive = orEvery(m, alive)
 	if len(alive) != m.NumVars() {
 		return nil, fmt.Errorf("complete: %d alive label lists for %d variables", len(alive), m.NumVars())
 	}
@@ -80,9 +97,11 @@ func Decided(m *model.Model, alive [][]int) ([]int, error) {
 }
 
 // Split returns the components of m's undecided variables (those with more
-// than one alive label): two are in one component when a factor holds both.
-// Components come in the order of their smallest variable.
+// than one alive label; alive nil: every label): two are in one component
+// when a factor holds both. Components come in the order of their smallest
+// variable.
 func Split(m *model.Model, alive [][]int) ([]Component, error) {
+	alive = orEvery(m, alive)
 	decided, err := Decided(m, alive)
 	if err != nil {
 		return nil, err

@@ -329,20 +329,3 @@ func (r *runner) completeWhole(ctx context.Context, p *Problem, alive [][]int, s
 	}
 	return c, nil
 }
-
-// singletons are the alive labels of a pbp result: a persistent variable's
-// label alone, every label elsewhere.
-func singletons(m *model.Model, persistent []int) [][]int {
-	alive := make([][]int, m.NumVars())
-	for v := range alive {
-		if l := persistent[v]; l >= 0 {
-			alive[v] = []int{l}
-			continue
-		}
-		alive[v] = make([]int, m.NumLabels(v))
-		for l := range alive[v] {
-			alive[v][l] = l
-		}
-	}
-	return alive
-}

@@ -128,7 +128,7 @@ func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
 		return Verified{}, err
 	}
 	v := Verified{Persistent: persistency.Count(persistent), Gap: chk.Gap}
-	alive := singletons(p.Solved, res.Persistent)
+	alive := res.Domains(p.Solved)
 	if res.Elimination != nil {
 		alive = res.Elimination.Alive
 	}

@@ -191,7 +191,7 @@ func (r *runner) solvePBP(ctx context.Context, p *Problem) (*Result, error) {
 		return nil, Internal(fmt.Errorf("the result failed its own verification: %w", err))
 	}
 
-	done, err := r.completeWhole(ctx, p, singletons(p.Solved, res.Persistent), res.Labeling)
+	done, err := r.completeWhole(ctx, p, res.Domains(p.Solved), res.Labeling)
 	if err != nil {
 		return nil, err
 	}
