@@ -541,6 +541,11 @@ func (r *Runner) resumeResults(ctx context.Context, cause error, stopped <-chan 
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
+		select { // Run returning stops the iterator: no loss to take up
+		case <-stopped:
+			return nil, cause
+		default:
+		}
 		if r.res.Conn.IsClosed() {
 			return nil, cause
 		}

@@ -12,9 +12,9 @@ import (
 // TestReadmeCommandsRunAsWritten: the README's commands on its bundled model —
 // its first command (run by windows), then the whole solve and the verify it
 // names — run as written, in the README's order, from a directory laid out as
-// the repository's root (its testdata), each exiting 0; the first writes the
-// files the README lists, byte for byte those of solve --window 16 --halo 8
-// but the report.
+// the repository's root (its testdata), each exiting 0; the first ends with
+// the labeling proven optimal and writes the files the README lists, byte for
+// byte those of solve --window 16 --halo 8 but the report.
 func TestReadmeCommandsRunAsWritten(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -49,7 +49,10 @@ func TestReadmeCommandsRunAsWritten(t *testing.T) {
 		if i > 0 {
 			continue
 		}
-		for _, name := range []string{"persistency.png", "labels.plf", "persistent.plf", "alive.plf", "labels.sol", "persistent.evid", "domains.txt", "report.json"} {
+		if !strings.HasSuffix(strings.TrimSpace(stdout), " optimal (every variable persistent)") {
+			t.Errorf("the first command's summary %q does not end as the README says, with the labeling proven optimal", stdout)
+		}
+		for _, name := range []string{"persistency.png", "labels.plf", "persistent.plf", "alive.plf", "labels.sol", "optimal.sol", "persistent.evid", "domains.txt", "report.json"} {
 			got, err := os.ReadFile(filepath.Join(root, "out", name))
 			if err != nil {
 				t.Errorf("the README's first command wrote no %s: %v", name, err)
