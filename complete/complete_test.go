@@ -409,3 +409,81 @@ func TestBadAliveLabelsAreErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamicProgrammingIsExactOnAGrid: a grid-shaped component (what pbp's
+// windows leave on a hard region, every label alive) is solved by dynamic
+// programming — on 12×9 within the default table budget by min-fill's order
+// (width 12), where min-weight's (width 13, 3^14 entries) is past it — and
+// its energy is the minimum a dynamic programming over the frontier finds.
+func TestDynamicProgrammingIsExactOnAGrid(t *testing.T) {
+	for _, c := range []struct{ w, h, k, width int }{{12, 9, 3, 12}, {10, 6, 3, 7}, {30, 4, 4, 4}} {
+		m := random.PottsGrid(random.New(uint64(c.w*c.h)), c.w, c.h, c.k)
+		res, err := complete.Complete(context.Background(), m, nil, nil, complete.DefaultBudget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Components) != 1 || res.Components[0].Method != complete.DynamicProgramming || res.Components[0].Width > c.width || !res.Optimal {
+			t.Fatalf("%d×%d: components %+v", c.w, c.h, res.Components)
+		}
+		if want := frontierMinimum(m, c.w, c.h, c.k); !close(res.Energy, want) {
+			t.Fatalf("%d×%d: energy %v, the frontier minimum %v", c.w, c.h, res.Energy, want)
+		}
+	}
+}
+
+// frontierMinimum is the minimum energy of a w×h grid model of k labels
+// (variable y·w+x, factors on a pixel and its left and upper neighbours) by
+// dynamic programming over the frontier: pixels in column-major order, the
+// state the labels of the last h of them, one pixel added a step.
+func frontierMinimum(m *model.Model, w, h, k int) float64 {
+	states, pow := 1, make([]int, h)
+	for y := range h {
+		pow[y] = states
+		states *= k
+	}
+	at := func(p int) int { return (p%w)*h + p/w } // a pixel's step
+	attached := make([][]int, w*h)                 // the factors each step completes
+	for f := range m.NumFactors() {
+		last := 0
+		for _, v := range m.FactorVars(f) {
+			last = max(last, at(int(v)))
+		}
+		attached[last] = append(attached[last], f)
+	}
+	x := make([]int, m.NumVars())
+	cost := make([]float64, states)
+	for s := range cost {
+		cost[s] = math.Inf(1)
+	}
+	cost[0] = 0
+	for step := range w * h {
+		col, row := step/h, step%h
+		next := make([]float64, states)
+		for s := range next {
+			next[s] = math.Inf(1)
+		}
+		for s, c := range cost {
+			if math.IsInf(c, 1) {
+				continue
+			}
+			for y := range h { // digit y: row y of this column above row, else of the last
+				if d := s / pow[y] % k; y < row {
+					x[y*w+col] = d
+				} else if col > 0 {
+					x[y*w+col-1] = d
+				}
+			}
+			for l := range k {
+				x[row*w+col] = l
+				e := c
+				for _, f := range attached[step] {
+					e += m.FactorValue(f, x)
+				}
+				t := s + (l-s/pow[row]%k)*pow[row]
+				next[t] = min(next[t], e)
+			}
+		}
+		cost = next
+	}
+	return slices.Min(cost) + m.Offset()
+}

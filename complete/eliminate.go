@@ -14,11 +14,28 @@ type table struct {
 	values []float64
 }
 
-// order is a greedy elimination order of m's variables (the one whose
-// neighbourhood with itself has the fewest joint labelings first), and the
-// largest such count along it; it stops with ok false as soon as that count
-// passes limit.
+// order is a greedy elimination order of m's variables whose largest joint
+// table (a variable's neighbourhood with itself, in labelings) is at most
+// limit, with that table's size; ok false when neither heuristic finds one.
+// Two heuristics, the order of fewer table entries in all kept: min-weight
+// (the smallest table first; best on trees and chains) and min-fill (the
+// fewest new edges first, ties by weight; narrower on grid-shaped
+// components: 12 instead of 13 on a 12×9 grid, 58 instead of 62 on 40×40).
 func order(m *model.Model, limit float64) (seq []int, largest float64, ok bool) {
+	best := math.Inf(1)
+	for _, fill := range []bool{false, true} {
+		s, l, total, fits := greedyOrder(m, limit, fill)
+		if fits && total < best {
+			seq, largest, ok, best = s, l, true, total
+		}
+	}
+	return seq, largest, ok
+}
+
+// greedyOrder is order by one heuristic (minimum fill when fill, else minimum
+// weight), with the sum of its tables' sizes; it stops with ok false as soon
+// as a table passes limit.
+func greedyOrder(m *model.Model, limit float64, fill bool) (seq []int, largest, total float64, ok bool) {
 	n := m.NumVars()
 	adj := make([]map[int]struct{}, n)
 	for v := range adj {
@@ -41,25 +58,38 @@ func order(m *model.Model, limit float64) (seq []int, largest float64, ok bool) 
 		}
 		return w
 	}
-	// A heap of (weight, variable), stale entries skipped: O((n + fill) log n).
-	w := make([]float64, n)
+	key := func(v int) weighted {
+		k := weighted{w: weight(v), v: v}
+		if fill {
+			for a := range adj[v] {
+				for b := range adj[v] {
+					if _, ok := adj[a][b]; a < b && !ok {
+						k.fill++
+					}
+				}
+			}
+		}
+		return k
+	}
+	// A heap of keys, stale entries skipped: O((n + fill) log n).
+	keys := make([]weighted, n)
 	q := &byWeight{}
-	for v := range w {
-		w[v] = weight(v)
-		q.items = append(q.items, weighted{w[v], v})
+	for v := range keys {
+		keys[v] = key(v)
+		q.items = append(q.items, keys[v])
 	}
 	heap.Init(q)
 	done := make([]bool, n)
 	for len(seq) < n {
 		it := heap.Pop(q).(weighted)
 		best := it.v
-		if done[best] || it.w != w[best] {
+		if done[best] || it != keys[best] {
 			continue
 		}
-		if w[best] > limit {
-			return nil, w[best], false
+		if it.w > limit {
+			return nil, it.w, 0, false
 		}
-		largest = max(largest, w[best])
+		largest, total = max(largest, it.w), total+it.w
 		seq = append(seq, best)
 		done[best] = true
 		for u := range adj[best] { // the neighbours become a clique
@@ -70,29 +100,46 @@ func order(m *model.Model, limit float64) (seq []int, largest float64, ok bool) 
 				}
 			}
 		}
+		// Whose key may change: the neighbours (their neighbourhoods grew),
+		// and for min-fill their neighbours too (edges among theirs appeared).
+		changed := map[int]struct{}{}
 		for u := range adj[best] {
-			if nw := weight(u); nw != w[u] {
-				w[u] = nw
-				heap.Push(q, weighted{nw, u})
+			changed[u] = struct{}{}
+			if fill {
+				for x := range adj[u] {
+					changed[x] = struct{}{}
+				}
 			}
 		}
 		adj[best] = nil
+		for u := range changed {
+			if k := key(u); k != keys[u] {
+				keys[u] = k
+				heap.Push(q, k)
+			}
+		}
 	}
-	return seq, largest, true
+	return seq, largest, total, true
 }
 
-// weighted is a variable and its elimination weight.
+// weighted is a variable's elimination key: its fill (min-fill only) and its
+// weight.
 type weighted struct {
-	w float64
-	v int
+	fill int
+	w    float64
+	v    int
 }
 
-// byWeight is a min-heap of weighted, ties by variable (a deterministic order).
+// byWeight is a min-heap of keys by fill, then weight, ties by variable (a
+// deterministic order).
 type byWeight struct{ items []weighted }
 
 func (h *byWeight) Len() int { return len(h.items) }
 func (h *byWeight) Less(i, j int) bool {
 	a, b := h.items[i], h.items[j]
+	if a.fill != b.fill {
+		return a.fill < b.fill
+	}
 	return a.w < b.w || a.w == b.w && a.v < b.v
 }
 func (h *byWeight) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }

@@ -251,7 +251,8 @@ func TestEveryRunLeavesOnlyItsOwnOutputs(t *testing.T) {
 		spec job.Spec
 		want []string
 	}{
-		{job.Spec{Method: job.PBP, Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
+		{job.Spec{Method: job.PBP, Window: 16}, []string{job.LabelTilesFile, job.LabelsFile, job.OptimalFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
+		{job.Spec{Method: job.PBP, Window: 16, Complete: job.Completion{Off: true}}, []string{job.LabelTilesFile, job.LabelsFile, job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
 		{job.Spec{Window: 16}, []string{job.AliveTilesFile, job.DomainsFile, job.LabelTilesFile, job.LabelsFile, job.OptimalFile,
 			job.PersistencyPNG, job.PersistentFile, job.PersistentTilesFile, job.ReportFile, job.WindowCertificatesFile}},
 		{job.Spec{Method: job.PBP}, []string{job.CertificateFile, job.LabelsFile, job.OptimalFile, job.PersistentFile, job.ReportFile}},

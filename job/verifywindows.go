@@ -295,10 +295,12 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 		return v, Internal(err)
 	}
 	v.Persistent = int(k) - ev.Len()
-	if alive != nil {
-		if err := verifyRasterCompletion(ctx, dir, r, *alive, n, &v); err != nil {
-			return v, err
-		}
+	if alive == nil { // pbp's: every label alive where it proves none
+		pa := partition.PersistentAlive(pers, h.Labels)
+		alive = &pa
+	}
+	if err := verifyRasterCompletion(ctx, dir, r, *alive, n, &v); err != nil {
+		return v, err
 	}
 	return v, nil
 }

@@ -209,6 +209,11 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 		return nil, windowsFailed(ctx, err, s.Output)
 	}
 	seconds := seconds(start, out)
+	// What pbp leaves undecided keeps every label: complete it there.
+	completed, completedSummary, err := r.completeRaster(ctx, job.raster, partition.PersistentAlive(files.persistent, job.labels), files.labels)
+	if err != nil {
+		return nil, err
+	}
 	if err := files.finish(); err != nil {
 		return nil, Internal(err)
 	}
@@ -229,7 +234,8 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 		Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 		Provenance: r.provenance(out), LostWindows: out.Lost,
-		Outputs: []string{LabelTilesFile, PersistentTilesFile, PersistencyPNG, WindowCertificatesFile},
+		Outputs:          []string{LabelTilesFile, PersistentTilesFile, PersistencyPNG, WindowCertificatesFile},
+		CompletionFields: completed,
 	}
 	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
 	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction
@@ -251,11 +257,15 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 		}
 		outputs = append(outputs, uaiOutputs(x, evidenceOf(proven))...)
 		rep.Outputs = append(rep.Outputs, LabelsFile, PersistentFile)
+		if completed.Optimal != nil && *completed.Optimal {
+			outputs = append(outputs, output{name: OptimalFile, write: func(w io.Writer) error { return uai.WriteSolution(w, x) }})
+			rep.Outputs = append(rep.Outputs, OptimalFile)
+		}
 	}
 	if err := st.writeOutputs(outputs, rep); err != nil {
 		return nil, Internal(err)
 	}
-	return &Result{Report: rep, Summary: rep.summary()}, nil
+	return &Result{Report: rep, Summary: rep.summary() + completedSummary}, nil
 }
 
 func fraction(k, n int64) float64 {
@@ -327,7 +337,11 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 	seconds := seconds(start, &out.Outcome)
 	k := int64(persistency.Count(out.persistent))
 	score, _ := persistency.Score(p.Solved, out.persistent)
-	energy := p.Solved.Energy(out.labeling)
+	done, err := r.completeWhole(ctx, p, (&persistency.Result{Persistent: out.persistent}).Domains(p.Solved), out.labeling)
+	if err != nil {
+		return nil, err
+	}
+	energy := p.Solved.Energy(done.labeling)
 	res := out.RasterResult
 	rep := &WindowsReport{
 		Method: string(PBP), Boundary: s.Boundary.String(), Model: r.modelName(), Plan: "regions",
@@ -339,16 +353,17 @@ func (r *runner) solveRegions(ctx context.Context, p *Problem) (*Result, error) 
 		Energy: (*Float)(&energy), Verified: true, Seconds: seconds, WindowSeconds: res.WindowSeconds,
 		VariablesPerSecond: float64(n) / seconds, PeakRSSBytes: peakRSS(),
 		Provenance: r.provenance(&out.Outcome), LostWindows: out.Lost,
-		Outputs: []string{LabelsFile, PersistentFile, WindowCertificatesFile},
+		CompletionFields: done.fields,
 	}
 	if p.Evidence != nil {
 		rep.Evidence, rep.Observed = p.Evidence.Path, p.observed()
 	}
-	outputs := uaiOutputs(p.Extend(out.labeling), evidenceOf(p.Proven(out.persistent)))
+	outputs := append(uaiOutputs(p.Extend(done.labeling), evidenceOf(p.Proven(out.persistent))), done.files...)
+	rep.Outputs = append(append([]string{LabelsFile, PersistentFile}, names(done.files)...), WindowCertificatesFile)
 	if err := st.writeOutputs(outputs, rep); err != nil {
 		return nil, Internal(err)
 	}
-	return &Result{Report: rep, Summary: rep.summary()}, nil
+	return &Result{Report: rep, Summary: rep.summary() + done.summary}, nil
 }
 
 // solveRegionsHere is partition.Solve with BFS regions (shifted by half a region

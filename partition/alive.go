@@ -240,3 +240,47 @@ func lowestLabel(masks [][]int32, i int) int {
 	}
 	return -1
 }
+
+// PersistentAlive is the alive labels a persistency map proves (pers: label+1
+// where persistent, 0 elsewhere, as a windowed pbp leaves it) for a raster of
+// k labels: the persistent label alone, every label elsewhere. Its planes are
+// read-only views of pers, so a pbp result is completed (CompleteRaster,
+// CheckRaster) out of core without planes of its own.
+func PersistentAlive(pers Store, k int) AliveLabels {
+	a := AliveLabels{Labels: k, Planes: make([]Store, AlivePlaneCount(k))}
+	for p := range a.Planes {
+		a.Planes[p] = persistentPlane{pers, p, k}
+	}
+	return a
+}
+
+// persistentPlane is plane p of PersistentAlive's masks.
+type persistentPlane struct {
+	pers Store
+	p, k int
+}
+
+func (v persistentPlane) ReadRect(x0, y0, w, h int, dst []int32) error {
+	dst = dst[:w*h]
+	if err := v.pers.ReadRect(x0, y0, w, h, dst); err != nil {
+		return err
+	}
+	all := int32(planeMask(v.p, v.k))
+	for i, l := range dst {
+		switch l--; {
+		case l < 0:
+			dst[i] = all
+		case l >= int32(v.k):
+			return fmt.Errorf("partition: pixel (%d, %d) is persistent with label %d of %d", x0+i%w, y0+i/w, l, v.k)
+		case int(l)/AlivePlaneLabels == v.p:
+			dst[i] = 1 << (l % AlivePlaneLabels)
+		default:
+			dst[i] = 0
+		}
+	}
+	return nil
+}
+
+func (persistentPlane) WriteRect(int, int, int, int, []int32) error {
+	return errors.New("partition: the alive labels of a persistency map are read-only")
+}

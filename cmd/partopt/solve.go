@@ -111,7 +111,7 @@ func addSolveFlags(cmd *cobra.Command, f *solveFlags, method bool) {
 // submit).
 func addCompletionFlags(cmd *cobra.Command, f *solveFlags) {
 	fl := cmd.Flags()
-	fl.BoolVar(&f.complete, "complete", true, "complete what the proofs leave into a labeling proven optimal where the budget allows (pbp, iri, pbp+iri; not yet pbp by windows)")
+	fl.BoolVar(&f.complete, "complete", true, "complete what the proofs leave into a labeling proven optimal where the budget allows (pbp, iri, pbp+iri, whole or by windows)")
 	fl.StringVar(&f.completeBudget, "complete-budget", "", fmt.Sprintf("the completion's limits: states=N (enumeration, default %.0f), table=N (dynamic programming, default %.0f), engine=DURATION or off (toulbar2 a component, default %s)", complete.DefaultBudget.States, complete.DefaultBudget.Table, job.DefaultEngineTime))
 }
 

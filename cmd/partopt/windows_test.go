@@ -348,7 +348,7 @@ func TestSolveLeavesNoStaleOutputs(t *testing.T) {
 	}{
 		{[]string{"--method", "pbp"}, []string{certificateFile, labelsFile, optimalFile, persistentFile, reportFile}},
 		{nil, []string{aliveTilesFile, certificateFile, domainsFile, labelTilesFile, labelsFile, optimalFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile}},
-		{[]string{"--window", "8", "--method", "pbp"}, []string{labelTilesFile, labelsFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile, windowCertificatesFile}},
+		{[]string{"--window", "8", "--method", "pbp"}, []string{labelTilesFile, labelsFile, optimalFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile, windowCertificatesFile}},
 		{[]string{"--method", "trws"}, []string{labelsFile, reportFile}},
 		{[]string{"--window", "8"}, []string{aliveTilesFile, domainsFile, labelTilesFile, labelsFile, optimalFile, persistencyPNG, persistentFile, persistentTilesFile, reportFile, windowCertificatesFile}},
 		{[]string{"--method", "pbp", "--complete=false"}, []string{certificateFile, labelsFile, persistentFile, reportFile}},
