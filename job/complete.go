@@ -257,12 +257,12 @@ func completionSummary(optimal bool, rep *CompletionReport) string {
 	return fmt.Sprintf(" not proven optimal (%d of %d components open)", len(rep.Open), rep.Components)
 }
 
-// Bounds of a raster's completion (partition.CompleteRaster): the undecided
-// pixels it holds (12 bytes each) and a component's window.
-const (
-	maxUndecidedPixels = 1 << 24
-	maxComponentWindow = 1 << 22
-)
+// rasterBounds are the bounds of a raster's completion (partition.CompleteRaster)
+// on workers goroutines: the undecided pixels it holds (12 bytes each) and a
+// component's window (a worker's).
+func rasterBounds(workers int) partition.RasterBounds {
+	return partition.RasterBounds{MaxUndecided: 1 << 24, MaxWindow: 1 << 22, Workers: workers}
+}
 
 // completeRaster completes a raster run's labeling (labeling, a label file
 // of alive labels) from its alive planes, and returns the report's fields
@@ -274,7 +274,7 @@ func (r *runner) completeRaster(ctx context.Context, raster partition.Raster, al
 	}
 	t0 := time.Now()
 	b, engine := c.budget()
-	res, err := partition.CompleteRaster(ctx, raster, alive, labeling, b, maxUndecidedPixels, maxComponentWindow)
+	res, err := partition.CompleteRaster(ctx, raster, alive, labeling, b, rasterBounds(r.spec.Workers))
 	if err != nil {
 		if ctx.Err() != nil {
 			return CompletionFields{}, "", Internal(fmt.Errorf("interrupted: %w", ctx.Err()))

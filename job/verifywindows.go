@@ -325,7 +325,7 @@ func verifyRasterCompletion(ctx context.Context, dir string, r partition.Raster,
 		return err
 	}
 	defer lf.Close()
-	checked, skipped, err := partition.CheckRaster(ctx, r, alive, lf, claim.budget, maxUndecidedPixels, maxComponentWindow)
+	checked, skipped, err := partition.CheckRaster(ctx, r, alive, lf, claim.budget, rasterBounds(0))
 	if err != nil {
 		return notVerified("%s: %v", LabelTilesFile, err)
 	}

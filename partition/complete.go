@@ -3,7 +3,9 @@ package partition
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/partopt/partopt/complete"
 	"github.com/partopt/partopt/model"
@@ -22,38 +24,91 @@ type RasterCompletion struct {
 	Skipped string
 }
 
+// RasterBounds bound a raster's completion: at most MaxUndecided undecided
+// pixels, a component's window at most MaxWindow pixels, components solved by
+// Workers goroutines (≤ 0: one a CPU).
+type RasterBounds struct {
+	MaxUndecided, MaxWindow, Workers int
+}
+
 // CompleteRaster completes the labeling of raster r whose alive labels are
 // proven (a label elimination's planes, out of core): the undecided pixels
 // (more than one label alive) fall into 4-connected components, and each is
 // solved over its alive labels by complete.Complete on the window of its
 // bounding box grown by a pixel (every factor of the component's pixels lies
 // in it), the decided pixels and the other components' pixels at their labels
-// in labeling, which receives each component's labels. Memory is that of the
-// undecided pixels and of one window: with more than maxUndecided undecided
-// pixels, or a component whose window has more than maxWindow pixels, nothing
-// (that component) is completed, and the result says so.
-func CompleteRaster(ctx context.Context, r Raster, alive AliveLabels, labeling Store, b complete.Budget, maxUndecided, maxWindow int) (*RasterCompletion, error) {
-	w, h := r.Width, r.Height
-	undecided, err := undecidedPixels(alive, w, h, maxUndecided)
+// in labeling, which receives each component's labels — its pixels alone, so
+// that components solved at once never write over each other. Memory is that
+// of the undecided pixels and of a window a worker: with more than
+// bounds.MaxUndecided undecided pixels, or a component whose window has more
+// than bounds.MaxWindow pixels, nothing (that component) is completed, and the
+// result says so.
+func CompleteRaster(ctx context.Context, r Raster, alive AliveLabels, labeling Store, b complete.Budget, bounds RasterBounds) (*RasterCompletion, error) {
+	undecided, err := undecidedPixels(alive, r.Width, r.Height, bounds.MaxUndecided)
 	if err != nil {
 		return nil, err
 	}
 	if undecided == nil {
-		return &RasterCompletion{Skipped: fmt.Sprintf("more than %d undecided pixels", maxUndecided)}, nil
+		return &RasterCompletion{Skipped: fmt.Sprintf("more than %d undecided pixels", bounds.MaxUndecided)}, nil
 	}
-	out := &RasterCompletion{Optimal: true}
-	for _, comp := range pixelComponents(undecided, w) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		s, err := completeComponent(ctx, r, alive, labeling, comp, b, maxWindow)
-		if err != nil {
-			return nil, err
-		}
-		out.Components = append(out.Components, s)
+	comps := pixelComponents(undecided, r.Width)
+	labeling = &lockedStore{s: labeling}
+	out := &RasterCompletion{Components: make([]complete.Solved, len(comps)), Optimal: true}
+	err = eachComponent(ctx, comps, bounds.Workers, func(i int, comp []int64) error {
+		s, err := completeComponent(ctx, r, alive, labeling, comp, b, bounds.MaxWindow)
+		out.Components[i] = s
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range out.Components {
 		out.Optimal = out.Optimal && s.Exact
 	}
 	return out, nil
+}
+
+// eachComponent calls f on every component by index, on workers goroutines
+// (≤ 0: one a CPU); the first error (by index) is returned, and stops handing
+// out the others.
+func eachComponent(ctx context.Context, comps [][]int64, workers int, f func(i int, comp []int64) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(comps))
+	stopped := forEachWindow(ctx, len(comps), workers, func(i int) {
+		if errs[i] = f(i, comps[i]); errs[i] != nil {
+			cancel()
+		}
+	}, func(int) {})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return stopped
+}
+
+// lockedStore is a Store that one goroutine at a time reads or writes: the
+// workers of a completion share the labeling (a Store need not be safe for
+// concurrent use; MemStore is not).
+type lockedStore struct {
+	mu sync.Mutex
+	s  Store
+}
+
+func (l *lockedStore) ReadRect(x0, y0, w, h int, dst []int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.ReadRect(x0, y0, w, h, dst)
+}
+
+func (l *lockedStore) WriteRect(x0, y0, w, h int, src []int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.s.WriteRect(x0, y0, w, h, src)
 }
 
 // undecidedPixels lists the pixels with more than one label alive, ascending,
@@ -220,9 +275,19 @@ func completeComponent(ctx context.Context, r Raster, alive AliveLabels, labelin
 		cw.labels[v] = int32(s.Labels[i])
 		s.Vars[i] = cw.pixel(v, r.Width)
 	}
-	win := cw.win
-	if err := labeling.WriteRect(win.X0, win.Y0, win.W, win.H, cw.labels); err != nil {
-		return complete.Solved{}, err
+	// The component's runs of pixels along its rows (s.Vars ascend).
+	w := r.Width
+	for i := 0; i < len(s.Vars); {
+		j := i + 1
+		for j < len(s.Vars) && s.Vars[j] == s.Vars[j-1]+1 && s.Vars[j]%w != 0 {
+			j++
+		}
+		x, y := s.Vars[i]%w, s.Vars[i]/w
+		at := (y-cw.win.Y0)*cw.win.W + x - cw.win.X0
+		if err := labeling.WriteRect(x, y, j-i, 1, cw.labels[at:at+j-i]); err != nil {
+			return complete.Solved{}, err
+		}
+		i = j
 	}
 	return s, nil
 }
@@ -232,37 +297,43 @@ func completeComponent(ctx context.Context, r Raster, alive AliveLabels, labelin
 // solved again on its window (complete.Check) and labeling's labels there must
 // be a minimum. Bounds and memory as CompleteRaster's; skipped says why
 // nothing was checked.
-func CheckRaster(ctx context.Context, r Raster, alive AliveLabels, labeling Store, b complete.Budget, maxUndecided, maxWindow int) (checked []complete.Checked, skipped string, err error) {
-	undecided, err := undecidedPixels(alive, r.Width, r.Height, maxUndecided)
+func CheckRaster(ctx context.Context, r Raster, alive AliveLabels, labeling Store, b complete.Budget, bounds RasterBounds) (checked []complete.Checked, skipped string, err error) {
+	undecided, err := undecidedPixels(alive, r.Width, r.Height, bounds.MaxUndecided)
 	if err != nil {
 		return nil, "", err
 	}
 	if undecided == nil {
-		return nil, fmt.Sprintf("more than %d undecided pixels", maxUndecided), nil
+		return nil, fmt.Sprintf("more than %d undecided pixels", bounds.MaxUndecided), nil
 	}
-	for _, comp := range pixelComponents(undecided, r.Width) {
+	comps := pixelComponents(undecided, r.Width)
+	labeling = &lockedStore{s: labeling}
+	checked = make([]complete.Checked, len(comps))
+	err = eachComponent(ctx, comps, bounds.Workers, func(i int, comp []int64) error {
 		vars := make([]int, len(comp))
 		for i, p := range comp {
 			vars[i] = int(p)
 		}
-		cw, ok, err := readComponent(r, alive, labeling, comp, maxWindow)
+		cw, ok, err := readComponent(r, alive, labeling, comp, bounds.MaxWindow)
 		if err != nil {
-			return nil, "", err
+			return err
 		}
 		if !ok {
-			checked = append(checked, complete.Checked{Vars: vars, Method: complete.Open})
-			continue
+			checked[i] = complete.Checked{Vars: vars, Method: complete.Open}
+			return nil
 		}
 		cs, err := complete.Check(ctx, cw.m, cw.domains, cw.start(), b)
 		if err != nil {
-			return nil, "", fmt.Errorf("partition: the component of pixel %d: %w", comp[0], err)
+			return fmt.Errorf("partition: the component of pixel %d: %w", comp[0], err)
 		}
 		if len(cs) != 1 {
-			return nil, "", fmt.Errorf("partition: the component of pixel %d split in %d in its window", comp[0], len(cs))
+			return fmt.Errorf("partition: the component of pixel %d split in %d in its window", comp[0], len(cs))
 		}
-		c := cs[0]
-		c.Vars = vars
-		checked = append(checked, c)
+		checked[i] = cs[0]
+		checked[i].Vars = vars
+		return nil
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	return checked, "", nil
 }

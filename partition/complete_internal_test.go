@@ -57,7 +57,7 @@ func labelsOf(s *MemStore) []int {
 // TestRasterCompletionIsTheWholeModelsCompletion: completing a raster
 // component by component, each on its window read from the raster, gives a
 // labeling within the alive labels of the energy of the whole model's
-// completion — the minimum over the alive labels.
+// completion — the minimum over the alive labels — on three workers at once.
 func TestRasterCompletionIsTheWholeModelsCompletion(t *testing.T) {
 	for seed := range uint64(25) {
 		m, r, alive, domains, labeling := completionRaster(t, seed, 9, 7, 3, 0.35)
@@ -65,7 +65,7 @@ func TestRasterCompletionIsTheWholeModelsCompletion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := CompleteRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, 1<<20, 1<<20)
+		res, err := CompleteRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, RasterBounds{MaxUndecided: 1 << 20, MaxWindow: 1 << 20, Workers: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestRasterCompletionIsTheWholeModelsCompletion(t *testing.T) {
 		}
 		// CheckRaster accepts the completion, and finds a component moved to
 		// a worse alive label.
-		checked, skipped, err := CheckRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, 1<<20, 1<<20)
+		checked, skipped, err := CheckRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, RasterBounds{MaxUndecided: 1 << 20, MaxWindow: 1 << 20, Workers: 3})
 		if err != nil || skipped != "" || len(checked) != len(res.Components) {
 			t.Fatalf("seed %d: check: %v %q, %d of %d components", seed, err, skipped, len(checked), len(res.Components))
 		}
@@ -107,7 +107,7 @@ func TestRasterCompletionIsTheWholeModelsCompletion(t *testing.T) {
 				}
 				worse := &MemStore{Width: labeling.Width, Values: slices.Clone(labeling.Values)}
 				worse.Values[p] = int32(l)
-				checked, _, err := CheckRaster(context.Background(), r, alive, worse, complete.DefaultBudget, 1<<20, 1<<20)
+				checked, _, err := CheckRaster(context.Background(), r, alive, worse, complete.DefaultBudget, RasterBounds{MaxUndecided: 1 << 20, MaxWindow: 1 << 20, Workers: 3})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -126,14 +126,14 @@ func TestRasterCompletionIsTheWholeModelsCompletion(t *testing.T) {
 func TestRasterCompletionWithinItsBounds(t *testing.T) {
 	_, r, alive, _, labeling := completionRaster(t, 3, 12, 10, 3, 0.5)
 	before := slices.Clone(labeling.Values)
-	res, err := CompleteRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, 3, 1<<20)
+	res, err := CompleteRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, RasterBounds{MaxUndecided: 3, MaxWindow: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Optimal || !strings.Contains(res.Skipped, "more than 3 undecided pixels") || !slices.Equal(labeling.Values, before) {
 		t.Fatalf("past maxUndecided: optimal %v, skipped %q, labeling changed %v", res.Optimal, res.Skipped, !slices.Equal(labeling.Values, before))
 	}
-	res, err = CompleteRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, 1<<20, 9)
+	res, err = CompleteRaster(context.Background(), r, alive, labeling, complete.DefaultBudget, RasterBounds{MaxUndecided: 1 << 20, MaxWindow: 9})
 	if err != nil {
 		t.Fatal(err)
 	}

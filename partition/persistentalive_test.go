@@ -72,7 +72,7 @@ func TestWindowedPBPCompletedIsOptimal(t *testing.T) {
 		if res.Persistent == w*h {
 			t.Logf("seed %d: pbp proves every pixel", seed)
 		}
-		done, err := partition.CompleteRaster(context.Background(), r, partition.PersistentAlive(pers, k), lab, complete.DefaultBudget, 1<<20, 1<<20)
+		done, err := partition.CompleteRaster(context.Background(), r, partition.PersistentAlive(pers, k), lab, complete.DefaultBudget, partition.RasterBounds{MaxUndecided: 1 << 20, MaxWindow: 1 << 20})
 		if err != nil {
 			t.Fatal(err)
 		}
