@@ -410,3 +410,51 @@ func writeRaster(t *testing.T, path string, x []int) {
 		t.Fatal(err)
 	}
 }
+
+// TestRunAndSubmitEndOptimal: a raster whose windows leave components, run
+// (embedded NATS) and submitted to a coordinator and a worker, by pbp+iri and
+// by pbp alone, ends with solve's completed labeling byte for byte — labels,
+// optimal.sol — and a report saying optimal, which verify re-checks on the
+// fetched result.
+func TestRunAndSubmitEndOptimal(t *testing.T) {
+	dir := t.TempDir()
+	src, path := filepath.Join(dir, "m.uai"), filepath.Join(dir, "m.grid")
+	if err := uai.WriteFile(src, random.PottsDenoising(random.New(3), 32, 24, 4, 0.5, 4, 0.7)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := partopt("convert", src, path); code != 0 {
+		t.Fatal(stderr)
+	}
+	c := newCommands(t)
+	c.start("coordinator", "coordinator", "--data", t.TempDir(), "--http", "")
+	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
+	cli := func(args ...string) (int, string, string) { return partopt(append(args, "--nats", c.url)...) }
+	completed := []string{labelsFile, optimalFile, labelTilesFile, persistentFile}
+	for _, method := range []string{"pbp+iri", "pbp"} {
+		t.Run(method, func(t *testing.T) {
+			args := []string{"--method", method, "--window", "8", "--halo", "2", "--rounds", "1", "--complete-budget", "engine=off"}
+			want := filepath.Join(t.TempDir(), "solve")
+			if code, _, stderr := partopt(append([]string{"solve", path, "-o", want}, args...)...); code != 0 {
+				t.Fatal(stderr)
+			}
+			if r := readCompletion(t, want); r.Optimal == nil || !*r.Optimal || r.Completion.Components == 0 {
+				t.Fatalf("solve: optimal %v, completion %+v: want components, completed", r.Optimal, r.Completion)
+			}
+			run := filepath.Join(t.TempDir(), "run")
+			code, stdout, stderr := partopt(append([]string{"run", path, "-o", run}, args...)...)
+			if code != 0 {
+				t.Fatal(stderr)
+			}
+			_, fetched := submitAndFetch(t, cli, append([]string{"submit", path}, args...)...)
+			for _, got := range []string{run, fetched} {
+				sameFiles(t, want, got, completed)
+				if r := readCompletion(t, got); r.Optimal == nil || !*r.Optimal || !strings.HasSuffix(strings.TrimSpace(stdout), completionSuffix(r)) {
+					t.Errorf("%s: optimal %v, completion %+v; run's summary %q", got, r.Optimal, r.Completion, stdout)
+				}
+				if code, out, stderr := partopt("verify", path, got); code != 0 || !strings.Contains(out, "verified optimal labeling") {
+					t.Errorf("verify %s: exit %d %q %s", got, code, out, stderr)
+				}
+			}
+		})
+	}
+}
