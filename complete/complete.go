@@ -172,6 +172,8 @@ func solve(ctx context.Context, c *Component, start []int, b Budget) (Solved, er
 				s.Reason = fmt.Sprintf("%s: %s", b.Engine.Name(), msg)
 			case optimal:
 				x, s.Method, s.Exact, s.Reason = ex, b.Engine.Name(), true, ""
+			case ectx.Err() != nil:
+				x, s.Reason = ex, fmt.Sprintf("%s; %s stopped when the completion's time for it was spent (its best labeling kept)", s.Reason, b.Engine.Name())
 			default:
 				x, s.Reason = ex, fmt.Sprintf("%s found no proof of optimality within its limits", b.Engine.Name())
 			}

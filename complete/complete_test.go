@@ -81,14 +81,19 @@ func close(a, b float64) bool {
 
 // bruteEngine is an Engine that enumerates (the external engine's path without
 // toulbar2); fail makes it fail, unsure makes it claim no optimality, stuck
-// makes it work until its context ends.
-type bruteEngine struct{ fail, unsure, stuck bool }
+// makes it work until its context ends, stopped too but then return its
+// labeling unproven (toulbar2 stopped at a deadline: the best it wrote).
+type bruteEngine struct{ fail, unsure, stuck, stopped bool }
 
 func (bruteEngine) Name() string { return "brute" }
 
 func (e bruteEngine) Solve(ctx context.Context, m *model.Model) ([]int, bool, error) {
-	if e.stuck {
+	if e.stuck || e.stopped {
 		<-ctx.Done()
+		if e.stopped {
+			x, _, err := enumerate.Minimize(m, 1<<22)
+			return x, false, err
+		}
 		return nil, false, ctx.Err()
 	}
 	if e.fail {
@@ -155,6 +160,24 @@ func TestCompletionMinimisesOverTheAliveLabels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEngineStoppedAtTheDeadlineKeepsItsLabeling: an engine stopped when the
+// completion's time is spent returns its best labeling unproven; the
+// component stays open, says so, and keeps that labeling (here a minimum).
+func TestEngineStoppedAtTheDeadlineKeepsItsLabeling(t *testing.T) {
+	m := random.DensePairwise(random.New(3), 9, 3, 0.5)
+	b := complete.Budget{Engine: bruteEngine{stopped: true}, EngineDeadline: time.Now().Add(50 * time.Millisecond)}
+	res, err := complete.Complete(context.Background(), m, nil, nil, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Components) != 1 || res.Optimal || !strings.Contains(res.Components[0].Reason, "its best labeling kept") {
+		t.Fatalf("optimal %v, components %+v: want one open, its engine's labeling kept", res.Optimal, res.Components)
+	}
+	if _, want, err := enumerate.Minimize(m, 1<<22); err != nil || !close(res.Energy, want) {
+		t.Fatalf("energy %v, the engine's labeling (a minimum) %v", res.Energy, want)
 	}
 }
 

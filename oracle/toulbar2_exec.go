@@ -3,6 +3,7 @@ package oracle
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -23,6 +24,7 @@ type runResult struct {
 	optimum    bool    // "Optimum:" printed
 	noSolution bool    // "No solution" printed
 	timedOut   bool    // "Time limit expired" printed
+	stopped    bool    // killed at a deadline: labeling is the last one it wrote
 	energy     float64 // last "energy:" field, NaN if none
 	tail       string  // the end of the output, for error messages
 }
@@ -54,6 +56,15 @@ func (t Toulbar2) run(ctx context.Context, path, dir string, m *model.Model, pre
 	err = cmd.Run()
 	r := parseOutput(out.buf)
 	if err != nil {
+		// Killed at a deadline (the caller's, or Timeout's grace on a loaded
+		// machine): the labeling -w wrote last is its best, unproven; its
+		// printed energy may lag the file, so none is kept.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if x, ok := lastSolution(solPath, m.NumVars()); ok {
+				r.labeling, r.found, r.optimum, r.stopped, r.energy = x, true, false, true, math.NaN()
+				return r, nil
+			}
+		}
 		if ctx.Err() != nil {
 			return r, fmt.Errorf("oracle: toulbar2 %s: %w (%v)\n%s", filepath.Base(modelPath), ctx.Err(), err, r.tail)
 		}
@@ -70,6 +81,18 @@ func (t Toulbar2) run(ctx context.Context, path, dir string, m *model.Model, pre
 		}
 	}
 	return r, nil
+}
+
+// lastSolution is the labeling of n variables in toulbar2's solution file at
+// path, when it holds a whole one (a process killed while writing leaves a
+// part).
+func lastSolution(path string, n int) ([]int, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil || n == 0 {
+		return nil, false
+	}
+	x, err := uai.ReadSolution(bytes.NewReader(data), "toulbar2 solution", n)
+	return x, err == nil && len(x) == n
 }
 
 // killGrace is how long past Timeout the process may run before it is killed: -timer

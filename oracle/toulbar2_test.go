@@ -592,3 +592,35 @@ func TestToulbar2TimeLimit(t *testing.T) {
 		t.Errorf("a 1-second limit took %v", d)
 	}
 }
+
+// TestToulbar2StoppedAtADeadlineKeepsItsBest: a context deadline (a
+// completion's time spent, or the kill past Timeout on a loaded machine) stops
+// toulbar2 on a model it cannot solve in that time, and Solve returns the
+// labeling it wrote last, unproven, instead of an error; cancelling the
+// context is still an error.
+func TestToulbar2StoppedAtADeadlineKeepsItsBest(t *testing.T) {
+	tb := solver(t)
+	if testing.Short() {
+		t.Skip("skipping the 2-second deadline in -short mode")
+	}
+	path := filepath.Join(sharedModels, "uai2014-mroavi/MAP/Grids_18.uai")
+	testutil.SkipWithoutShared(t, path)
+	m, err := uai.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	r, err := tb.Solve(ctx, m, uai.Evidence{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Optimal || math.IsInf(r.Energy, 0) || m.Energy(r.Labeling) != r.Energy {
+		t.Fatalf("optimal %v, energy %v, m.Energy(labeling) %v: want an unproven labeling", r.Optimal, r.Energy, m.Energy(r.Labeling))
+	}
+	ctx, cancel = context.WithCancel(t.Context())
+	time.AfterFunc(2*time.Second, cancel)
+	if _, err := tb.Solve(ctx, m, uai.Evidence{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+}
