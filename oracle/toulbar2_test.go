@@ -563,12 +563,13 @@ func TestToulbar2OnRealModels(t *testing.T) {
 	}
 }
 
-// TestToulbar2TimeLimit stops toulbar2 after a CPU second on a frustrated 40×40 grid
-// it cannot solve in a minute: the best labeling comes back unproven.
-func TestToulbar2TimeLimit(t *testing.T) {
+// hardGrid is toulbar2 and Grids_18, a frustrated 40×40 grid it cannot solve
+// in a minute; the test (what) skips in -short mode and without ../shared.
+func hardGrid(t *testing.T, what string) (oracle.Toulbar2, *model.Model) {
+	t.Helper()
 	tb := solver(t)
 	if testing.Short() {
-		t.Skip("skipping the 1-second time limit in -short mode")
+		t.Skipf("skipping %s in -short mode", what)
 	}
 	path := filepath.Join(sharedModels, "uai2014-mroavi/MAP/Grids_18.uai")
 	testutil.SkipWithoutShared(t, path)
@@ -576,6 +577,13 @@ func TestToulbar2TimeLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tb, m
+}
+
+// TestToulbar2TimeLimit stops toulbar2 after a CPU second on a frustrated 40×40 grid
+// it cannot solve in a minute: the best labeling comes back unproven.
+func TestToulbar2TimeLimit(t *testing.T) {
+	tb, m := hardGrid(t, "the 1-second time limit")
 	tb.Timeout = time.Second
 	start := time.Now()
 	r, err := tb.Solve(t.Context(), m, uai.Evidence{})
@@ -599,16 +607,7 @@ func TestToulbar2TimeLimit(t *testing.T) {
 // labeling it wrote last, unproven, instead of an error; cancelling the
 // context is still an error.
 func TestToulbar2StoppedAtADeadlineKeepsItsBest(t *testing.T) {
-	tb := solver(t)
-	if testing.Short() {
-		t.Skip("skipping the 2-second deadline in -short mode")
-	}
-	path := filepath.Join(sharedModels, "uai2014-mroavi/MAP/Grids_18.uai")
-	testutil.SkipWithoutShared(t, path)
-	m, err := uai.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb, m := hardGrid(t, "the 2-second deadline")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	r, err := tb.Solve(ctx, m, uai.Evidence{})

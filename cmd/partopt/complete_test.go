@@ -272,6 +272,22 @@ func TestCompletionFlags(t *testing.T) {
 	}
 }
 
+// componentsGrid writes a 32×24 .grid of 4 labels whose 8-pixel windows (halo
+// 2, one round) leave components of every kind, by pbp+iri and by pbp alone:
+// enumerated, by dynamic programming.
+func componentsGrid(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, path := filepath.Join(dir, "m.uai"), filepath.Join(dir, "m.grid")
+	if err := uai.WriteFile(src, random.PottsDenoising(random.New(3), 32, 24, 4, 0.5, 4, 0.7)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := partopt("convert", src, path); code != 0 {
+		t.Fatal(stderr)
+	}
+	return path
+}
+
 // TestWindowedRasterSolveEndsOptimal: a .grid model solved by windows out of
 // core — label elimination (the default) or pbp alone, whose undecided pixels
 // keep every label — ends with a labeling at toulbar2's optimum, components
@@ -282,14 +298,7 @@ func TestWindowedRasterSolveEndsOptimal(t *testing.T) {
 	if _, err := oracle.FindToulbar2(); err != nil {
 		t.Skipf("the optimum comes from toulbar2: %v", err)
 	}
-	dir := t.TempDir()
-	src, path := filepath.Join(dir, "m.uai"), filepath.Join(dir, "m.grid")
-	if err := uai.WriteFile(src, random.PottsDenoising(random.New(3), 32, 24, 4, 0.5, 4, 0.7)); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := partopt("convert", src, path); code != 0 {
-		t.Fatal(stderr)
-	}
+	path := componentsGrid(t)
 	m, err := modelfile.Read(path)
 	if err != nil {
 		t.Fatal(err)
@@ -417,14 +426,7 @@ func writeRaster(t *testing.T, path string, x []int) {
 // optimal.sol — and a report saying optimal, which verify re-checks on the
 // fetched result.
 func TestRunAndSubmitEndOptimal(t *testing.T) {
-	dir := t.TempDir()
-	src, path := filepath.Join(dir, "m.uai"), filepath.Join(dir, "m.grid")
-	if err := uai.WriteFile(src, random.PottsDenoising(random.New(3), 32, 24, 4, 0.5, 4, 0.7)); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := partopt("convert", src, path); code != 0 {
-		t.Fatal(stderr)
-	}
+	path := componentsGrid(t)
 	c := newCommands(t)
 	c.start("coordinator", "coordinator", "--data", t.TempDir(), "--http", "")
 	c.start("worker", "worker", "--slots", "2", "--grace", "0s", "--cache", t.TempDir())
