@@ -510,3 +510,42 @@ func frontierMinimum(m *model.Model, w, h, k int) float64 {
 	}
 	return slices.Min(cost) + m.Offset()
 }
+
+// TestWidthBoundsTheTreewidth: Width, min-fill's elimination width, is exact
+// where the treewidth is known — 1 on a chain, n−1 on n pairwise-joined
+// variables — and near the shorter side on a grid.
+func TestWidthBoundsTheTreewidth(t *testing.T) {
+	// pairs is a model of n binary variables with a factor on each pair of
+	// variables joined(u, v) says, u < v.
+	pairs := func(n int, joined func(u, v int) bool) *model.Model {
+		labels := make([]int, n)
+		for v := range labels {
+			labels[v] = 2
+		}
+		b := model.NewBuilder(labels)
+		for v := range n {
+			for u := range v {
+				if !joined(u, v) {
+					continue
+				}
+				if err := b.AddTable([]int{u, v}, []float64{0, 1, 1, 0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		m, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if w := complete.Width(pairs(50, func(u, v int) bool { return v == u+1 })); w != 1 {
+		t.Errorf("a chain: width %d, want 1", w)
+	}
+	if w := complete.Width(pairs(12, func(int, int) bool { return true })); w != 11 {
+		t.Errorf("12 pairwise-joined variables: width %d, want 11", w)
+	}
+	if w := complete.Width(random.PottsGrid(random.New(1), 30, 6, 2)); w < 6 || w > 8 {
+		t.Errorf("a 30×6 grid: width %d, want 6 to 8", w)
+	}
+}

@@ -24,18 +24,35 @@ type table struct {
 func order(m *model.Model, limit float64) (seq []int, largest float64, ok bool) {
 	best := math.Inf(1)
 	for _, fill := range []bool{false, true} {
-		s, l, total, fits := greedyOrder(m, limit, fill)
-		if fits && total < best {
-			seq, largest, ok, best = s, l, true, total
+		o := greedyOrder(m, limit, fill)
+		if o.ok && o.total < best {
+			seq, largest, ok, best = o.seq, o.largest, true, o.total
 		}
 	}
 	return seq, largest, ok
 }
 
+// Width is the width of m's elimination order by min-fill (the most
+// neighbours a variable has when it is eliminated; 1 on a tree, about the
+// shorter side on a grid): an upper bound on its treewidth, what an engine's
+// tree-decomposition search costs with.
+func Width(m *model.Model) int {
+	return greedyOrder(m, math.Inf(1), true).width
+}
+
+// elimination is a greedy elimination order: seq, its largest table (in
+// entries, the variable with its neighbours), the sum of its tables, and its
+// width (the most neighbours); ok false when a table passed the limit.
+type elimination struct {
+	seq            []int
+	largest, total float64
+	width          int
+	ok             bool
+}
+
 // greedyOrder is order by one heuristic (minimum fill when fill, else minimum
-// weight), with the sum of its tables' sizes; it stops with ok false as soon
-// as a table passes limit.
-func greedyOrder(m *model.Model, limit float64, fill bool) (seq []int, largest, total float64, ok bool) {
+// weight); it stops, not ok, as soon as a table passes limit.
+func greedyOrder(m *model.Model, limit float64, fill bool) (o elimination) {
 	n := m.NumVars()
 	adj := make([]map[int]struct{}, n)
 	for v := range adj {
@@ -80,17 +97,17 @@ func greedyOrder(m *model.Model, limit float64, fill bool) (seq []int, largest, 
 	}
 	heap.Init(q)
 	done := make([]bool, n)
-	for len(seq) < n {
+	for len(o.seq) < n {
 		it := heap.Pop(q).(weighted)
 		best := it.v
 		if done[best] || it != keys[best] {
 			continue
 		}
 		if it.w > limit {
-			return nil, it.w, 0, false
+			return elimination{largest: it.w}
 		}
-		largest, total = max(largest, it.w), total+it.w
-		seq = append(seq, best)
+		o.largest, o.total, o.width = max(o.largest, it.w), o.total+it.w, max(o.width, len(adj[best]))
+		o.seq = append(o.seq, best)
 		done[best] = true
 		for u := range adj[best] { // the neighbours become a clique
 			delete(adj[u], best)
@@ -119,7 +136,8 @@ func greedyOrder(m *model.Model, limit float64, fill bool) (seq []int, largest, 
 			}
 		}
 	}
-	return seq, largest, total, true
+	o.ok = true
+	return o
 }
 
 // weighted is a variable's elimination key: its fill (min-fill only) and its

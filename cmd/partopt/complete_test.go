@@ -113,8 +113,13 @@ func TestSolveEndsWithAProvenOptimalLabeling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := tb.Solve(context.Background(), p.Model, evidenceFor(t, path))
-			if err != nil || !want.Optimal {
+			// The optimum: toulbar2's now, or the one 404.wcsp.xz ships (toulbar2's
+			// default search takes half a minute to prove it).
+			var want oracle.Result
+			if x, err := uai.ReadSolutionFile(path+".sol", p.Model.NumVars()); err == nil && c.model == "404.wcsp.xz" {
+				want.Energy = p.Model.Energy(x)
+				want.Tolerance = 1e-6 * max(1, math.Abs(want.Energy))
+			} else if want, err = tb.Solve(context.Background(), p.Model, evidenceFor(t, path)); err != nil || !want.Optimal {
 				t.Fatalf("toulbar2: %v (optimal %v)", err, want.Optimal)
 			}
 			if e := float64(r.Energy); math.Abs(e-want.Energy) > want.Tolerance+1e-9*max(1, math.Abs(want.Energy)) {
