@@ -356,3 +356,24 @@ func TestEmbeddedServerNamesATakenAddress(t *testing.T) {
 		t.Errorf("the error took %v", d)
 	}
 }
+
+// TestEmbeddedServerSaysWhyItDidNotStart: a store JetStream cannot open fails
+// the start at once with the server's reason, not after a silent timeout.
+func TestEmbeddedServerSaysWhyItDidNotStart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-directory")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	srv, err := cluster.StartEmbedded(cluster.EmbeddedOptions{Dir: file, StartTimeout: 10 * time.Minute})
+	if err == nil {
+		srv.Close()
+		t.Fatal("a JetStream directory that is a file: started")
+	}
+	if !strings.Contains(err.Error(), "JetStream") || strings.Contains(err.Error(), "within") {
+		t.Errorf("error %q: want JetStream's reason, not a timeout", err)
+	}
+	if d := time.Since(begin); d > 5*time.Minute {
+		t.Errorf("the failed start took %s: it waited for the timeout", d)
+	}
+}

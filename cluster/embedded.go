@@ -3,13 +3,15 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"github.com/nats-io/nkeys"
+	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 )
 
 // EmbeddedOptions configure an in-process NATS server.
@@ -36,6 +38,11 @@ type EmbeddedOptions struct {
 	// server refuses to start: a cluster's NATS gives whoever reaches it the
 	// power to submit jobs, forge results and read models.
 	Insecure bool
+	// StartTimeout bounds the wait for the server to accept connections
+	// (default 1 h). A kept Dir is recovered before the server listens, and
+	// after a crash that takes minutes for a large job's store (17 GB: over
+	// 30 s); the wait logs its progress every 15 s meanwhile.
+	StartTimeout time.Duration
 }
 
 // auth checks the options' authentication and returns the server options that
@@ -125,13 +132,75 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats: embedded server: %w", err)
 	}
-	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		s.Shutdown()
-		return nil, errors.New("nats: the embedded server did not start within 30 s")
+	fatal := &startLog{}
+	s.SetLoggerV2(fatal, false, false, false)
+	if err := waitStarted(s, fatal, o.Dir, o.StartTimeout); err != nil {
+		return nil, err
 	}
 	return &Embedded{Server: s, token: o.Token, user: o.User, password: o.Password, nkey: own}, nil
 }
+
+// waitStarted starts s and waits until it accepts connections, the start
+// fails (JetStream cannot recover its store: the error the server logged is
+// returned) or timeout passes.
+func waitStarted(s *server.Server, fatal *startLog, dir string, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = time.Hour
+	}
+	started := make(chan struct{})
+	go func() { s.Start(); close(started) }()
+	begin, said := time.Now(), time.Now()
+	for !s.ReadyForConnections(200 * time.Millisecond) {
+		select {
+		case <-started:
+			if s.ReadyForConnections(time.Second) {
+				return nil
+			}
+			s.Shutdown()
+			if msg := fatal.last(); msg != "" {
+				return fmt.Errorf("nats: the embedded server did not start: %s", msg)
+			}
+			return errors.New("nats: the embedded server stopped while starting")
+		default:
+		}
+		if time.Since(begin) >= timeout {
+			s.Shutdown()
+			return fmt.Errorf("nats: the embedded server did not start within %s (recovering %s?)", timeout, dir)
+		}
+		if time.Since(said) >= 15*time.Second {
+			said = time.Now()
+			slog.Info("the embedded NATS server is still starting: JetStream recovers its store",
+				"dir", dir, "waited", time.Since(begin).Round(time.Second))
+		}
+	}
+	return nil
+}
+
+// startLog keeps the last error the server logs, to say why it did not
+// start; the server's other log lines are dropped (the embedded server is quiet).
+type startLog struct {
+	mu  sync.Mutex
+	msg string
+}
+
+func (l *startLog) keep(format string, v []any) {
+	l.mu.Lock()
+	l.msg = fmt.Sprintf(format, v...)
+	l.mu.Unlock()
+}
+
+func (l *startLog) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.msg
+}
+
+func (l *startLog) Fatalf(format string, v ...any) { l.keep(format, v) }
+func (l *startLog) Errorf(format string, v ...any) { l.keep(format, v) }
+func (*startLog) Noticef(string, ...any)           {}
+func (*startLog) Warnf(string, ...any)             {}
+func (*startLog) Debugf(string, ...any)            {}
+func (*startLog) Tracef(string, ...any)            {}
 
 // portFree says whether host:port can be listened on: the server itself,
 // quiet, would only wait for its listener until its start times out.

@@ -212,7 +212,9 @@ cmd_start() {
 
 	save nats "$BIN" server --listen "127.0.0.1:$BASE_PORT" --dir "$DIR/nats"
 	launch nats
-	wait_for 30 "NATS server at $NATS_URL" nats_answers
+	# A kept store is recovered before the server listens: after a crash that
+	# takes minutes for a large job's (the server logs its wait every 15 s).
+	wait_for 900 "NATS server at $NATS_URL" nats_answers
 
 	local peers="" k=1
 	for n in "${COORDINATORS[@]}"; do
