@@ -624,7 +624,7 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 					storedAtMerge = &s
 				}
 			}
-			e.statusEvery = time.Nanosecond // a status stored at each window the dispatch reads
+			e.statusEvery = time.Nanosecond // a status stored at each window the dispatch goes through
 			resumed := time.Now()
 			second, pers, lab, closeSecond := e.runner(true)
 			defer closeSecond()
@@ -653,6 +653,37 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 					sum.Reused, sum.RoundReused, sum.ReusedRound+1)
 			}
 		})
+	}
+}
+
+// TestAResumedJobSendsAnUnusableStoredResultAgain: a resumed job reads its
+// stored results at their merges, several at once (a 10⁸-pixel job's replay
+// read them one by one for 20 minutes); one replaced by garbage before the
+// resume is sent again, and the job ends with the labels of the local solve.
+func TestAResumedJobSendsAnUnusableStoredResultAgain(t *testing.T) {
+	e := newEnv(t, "resumegarbage", 50, 40, 3, 11)
+	e.cfg.Memory = false
+	e.startWorker("w", 2, nil)
+	e.interruptInRound1()
+	res, closeConn := e.connect("rogue")
+	defer closeConn()
+	if _, err := res.JS.Publish(context.Background(), res.Names.ResultSubject(e.spec.Job, 0, 2), []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	second, pers, lab, closeSecond := e.runner(true)
+	defer closeSecond()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sum, err := second.Run(ctx)
+	if err != nil {
+		t.Fatalf("resumed coordinator: %v\nlog:\n%s", err, e.log.String())
+	}
+	e.sameAsLocal(pers, lab)
+	if sum.Phase != "done" || sum.Lost != 0 || sum.Resent != 1 || sum.Reused == 0 || !strings.Contains(e.log.String(), "window 0/2: its stored result is unusable at its merge") {
+		t.Fatalf("summary %+v: want done, window 0/2 sent again once, the other stored results reused\nlog:\n%s", sum, e.log.String())
+	}
+	if sum.Workers["w"].Windows == 0 {
+		t.Errorf("workers %+v: the replayed windows are not credited to the worker that solved them", sum.Workers)
 	}
 }
 

@@ -62,21 +62,37 @@ func (d decoded) size() int64 {
 	return int64(n)
 }
 
-// decode checks a result message against the task of window id and decodes it.
-func (r *Runner) decode(id WindowID, msg protocol.WindowResult) (dec decoded, err error) {
+// decoder returns the check of a result message against window id's task
+// and its decoding, to run on any goroutine: what it needs of the runner's
+// maps is read here.
+func (r *Runner) decoder(id WindowID) func(protocol.WindowResult) (decoded, error) {
+	var decode func(protocol.WindowResult) (decoded, error)
 	switch {
 	case r.merger != nil:
-		dec, err = r.decodeElimination(id, r.work(id.Window), msg)
+		w := r.work(id.Window)
+		decode = func(msg protocol.WindowResult) (decoded, error) { return r.decodeElimination(id, w, msg) }
 	case r.rmerger != nil:
-		var w partition.RasterWork
-		if w, err = r.rmerger.Window(r.job.Windows[id.Window]); err == nil {
-			dec, err = r.decodeRasterElimination(id, w, msg)
+		// The work (the window's domains) is read once the decoding runs, so
+		// that waiting checks hold no domains: the scratch planes it reads
+		// change only when the next round starts, after every check has
+		// ended (PrepareRound waits for them).
+		win := r.job.Windows[id.Window]
+		decode = func(msg protocol.WindowResult) (decoded, error) {
+			w, err := r.rmerger.Window(win)
+			if err != nil {
+				return decoded{}, err
+			}
+			return r.decodeRasterElimination(id, w, msg)
 		}
 	default:
-		dec, err = r.decodeProven(r.task(id), msg, r.proofCheck(id))
+		task, check := r.task(id), r.proofCheck(id)
+		decode = func(msg protocol.WindowResult) (decoded, error) { return r.decodeProven(task, msg, check) }
 	}
-	dec.worker = msg.Worker
-	return dec, err
+	return func(msg protocol.WindowResult) (decoded, error) {
+		dec, err := decode(msg)
+		dec.worker = msg.Worker
+		return dec, err
+	}
 }
 
 // proofCheck is the check of pbp window id's claimed persistent labels against
@@ -233,47 +249,30 @@ type checked struct {
 	err    error
 }
 
-// check checks a result's proof on a goroutine of its own, at most
+// check reads (load) and checks a result on a goroutine of its own, at most
 // GOMAXPROCS at once, so that the coordinator checks as fast as its cores
 // allow while it goes on receiving; Run merges the outcome (onChecked). A
 // check waiting for its turn when ctx ends (a cancel, a shutdown, a lost
 // leadership) is dropped; one under way ends within what its task allows:
 // every check is bounded by the window's problem, never by what the message
 // asks (persistency.MaxCheckEnumeration).
-func (r *Runner) check(ctx context.Context, m jetstream.Msg, id WindowID, msg protocol.WindowResult) {
+func (r *Runner) check(ctx context.Context, m jetstream.Msg, id WindowID, worker string, load func() (protocol.WindowResult, error)) {
 	r.checking[id] = true
-	var decode func() (decoded, error)
-	switch {
-	case r.merger != nil:
-		w := r.work(id.Window)
-		decode = func() (decoded, error) { return r.decodeElimination(id, w, msg) }
-	case r.rmerger != nil:
-		// The work (the window's domains) is read once the check has its
-		// slot, so that waiting checks hold no domains: the scratch planes it
-		// reads change only when the next round starts, after every check
-		// has ended (PrepareRound waits for them).
-		win := r.job.Windows[id.Window]
-		decode = func() (decoded, error) {
-			w, err := r.rmerger.Window(win)
-			if err != nil {
-				return decoded{}, err
-			}
-			return r.decodeRasterElimination(id, w, msg)
-		}
-	default:
-		task, check := r.task(id), r.proofCheck(id)
-		decode = func() (decoded, error) { return r.decodeProven(task, msg, check) }
-	}
+	decode := r.decoder(id)
 	go func() {
 		select {
 		case r.checkSlots <- struct{}{}:
 		case <-ctx.Done():
 			return // Run returns: the message is redelivered to a successor
 		}
-		dec, err := decode()
+		msg, err := load()
+		var dec decoded
+		if err == nil {
+			dec, err = decode(msg)
+		}
 		<-r.checkSlots
 		select {
-		case r.checks <- checked{m: m, id: id, worker: msg.Worker, dec: dec, err: err}:
+		case r.checks <- checked{m: m, id: id, worker: worker, dec: dec, err: err}:
 		case <-r.done: // Run returned: the message is redelivered to a successor
 		}
 	}()

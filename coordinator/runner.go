@@ -626,6 +626,7 @@ func (r *Runner) perform(ctx context.Context) error {
 			// A stored result replaced or unreadable by its merge: the window
 			// waits for a new one, and the merges after it come again in order.
 			r.queue = slices.DeleteFunc(r.queue, func(a Action) bool { _, merge := a.(Merge); return merge })
+			delete(r.replayed, bad.id.Window) // its new result is this job's own
 			r.apply(Requeue(bad.id))
 			r.retry(bad.id, bad.Error())
 			continue
@@ -818,19 +819,12 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 			last = time.Now()
 		}
 		if stored[r.res.Names.ResultSubject(r.spec.Job, a.Round, i)] {
-			// Solved before a restart: merged again from the stream, unless unusable.
-			if dec, err := r.fetch(ctx, WindowID{a.Round, i}); err == nil {
-				r.keep(i, dec)
-				r.replayed[i] = true
-				r.credit(dec.worker, time.Now())
-				if r.live.ReusedRound != a.Round {
-					r.live.ReusedRound, r.live.RoundReused = a.Round, 0
-				}
-				r.live.Reused++
-				r.live.RoundReused++
-				r.apply(ResultStored{Round: a.Round, Window: i})
-				continue
-			}
+			// Solved before a restart: merged again from the stream, read and
+			// checked by its merge (Runner.prefetch, in parallel), sent again
+			// if unusable there.
+			r.replayed[i] = true
+			r.apply(ResultStored{Round: a.Round, Window: i})
+			continue
 		}
 		f, err := r.publish(ctx, WindowID{a.Round, i})
 		if err != nil {
@@ -1054,20 +1048,30 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.reject(m, "", err)
 		return
 	}
-	var res protocol.WindowResult
 	switch v := msg.(type) {
 	case protocol.WindowResult:
-		res = v
+		if v.Job != r.spec.Job {
+			r.reject(m, "a result of another job", nil)
+			return
+		}
+		if !r.duplicate(m, WindowID{v.Round, v.Window}) {
+			r.check(ctx, m, WindowID{v.Round, v.Window}, v.Worker, func() (protocol.WindowResult, error) { return v, nil })
+		}
 	case protocol.ResultRef:
 		if v.Job != r.spec.Job {
 			r.reject(m, "a result reference of another job", nil)
 			return
 		}
-		var err error
-		if res, err = r.readRef(ctx, v); err != nil {
-			r.reject(m, "result object "+v.Result.Object, err)
-			r.retry(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d: unreadable result object: %v", v.Round, v.Window, err))
-			return
+		// Checked for a duplicate before the object is read (a resumed job's
+		// consumer meets every stored result again), and read by the check.
+		if !r.duplicate(m, WindowID{v.Round, v.Window}) {
+			r.check(ctx, m, WindowID{v.Round, v.Window}, v.Worker, func() (protocol.WindowResult, error) {
+				res, err := r.readRef(ctx, v)
+				if err != nil {
+					err = fmt.Errorf("result object %s: %w", v.Result.Object, err)
+				}
+				return res, err
+			})
 		}
 	case protocol.Error:
 		m.Ack()
@@ -1075,23 +1079,21 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		if v.Permanent && v.Window >= 0 {
 			r.retry(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d on %s: %s", v.Round, v.Window, v.Worker, v.Message))
 		}
-		return
 	default:
 		r.reject(m, fmt.Sprintf("a %T on the results subject", msg), nil)
-		return
 	}
-	id := WindowID{res.Round, res.Window}
-	if res.Job != r.spec.Job {
-		r.reject(m, "a result of another job", nil)
-		return
+}
+
+// duplicate acks and counts a result for window id that is not awaited: of
+// another round, stored already or being checked.
+func (r *Runner) duplicate(m jetstream.Msg, id WindowID) bool {
+	if r.job.current(id) && r.job.State[id.Window] == Queued && !r.checking[id] {
+		return false
 	}
-	if !r.job.current(id) || r.job.State[id.Window] != Queued || r.checking[id] {
-		m.Ack()
-		r.m.Duplicates.Inc()
-		r.apply(ResultStored(id)) // counted as a duplicate
-		return
-	}
-	r.check(ctx, m, id, res) // stored by onChecked
+	m.Ack()
+	r.m.Duplicates.Inc()
+	r.apply(ResultStored(id)) // counted as a duplicate
+	return true
 }
 
 // stored keeps a decoded result of a current window until its merge, acks its
@@ -1172,16 +1174,23 @@ func (r *Runner) merge(ctx context.Context, a Merge) error {
 	if !a.Empty && !r.skipped[i] {
 		dec, ok := r.cached[i]
 		if !ok {
-			var err error
-			if dec, err = r.fetch(ctx, a.WindowID); err != nil {
+			if err := r.prefetch(ctx, a.WindowID); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
 				return unusableStored{a.WindowID, err}
 			}
-		} else {
-			delete(r.cached, i)
-			r.cache -= dec.size()
+			dec = r.cached[i]
+		}
+		delete(r.cached, i)
+		r.cache -= dec.size()
+		if r.replayed[i] {
+			r.credit(dec.worker, time.Now())
+			if r.live.ReusedRound != a.Round {
+				r.live.ReusedRound, r.live.RoundReused = a.Round, 0
+			}
+			r.live.Reused++
+			r.live.RoundReused++
 		}
 		res := dec.WindowResult
 		var err error
@@ -1236,9 +1245,55 @@ func (r *Runner) recordProof(id WindowID, dec decoded) error {
 	return r.opt.Proofs.Raster(id.Round, r.job.Windows[id.Window].Nodes, dec.proof)
 }
 
-// fetch reads a stored result again from the results stream (it did not fit the
-// cache).
-func (r *Runner) fetch(ctx context.Context, id WindowID) (decoded, error) {
+// prefetch reads and checks window id's stored result into the cache, and
+// with it, in parallel, those of the next merges queued whose results are not
+// cached (a resumed round's: every one of them), as many as there are check
+// slots. A resumed job's replay is this: at 10⁸ pixels, reading and checking
+// hundreds of stored results one by one took most of a failover's 20 minutes.
+// A lookahead window whose result is unusable is left out: its own merge reads
+// it again and fails.
+func (r *Runner) prefetch(ctx context.Context, id WindowID) error {
+	ids := []WindowID{id}
+	for _, a := range r.queue {
+		if len(ids) == cap(r.checkSlots) {
+			break
+		}
+		m, ok := a.(Merge)
+		if !ok || m.Empty || r.skipped[m.Window] {
+			continue
+		}
+		if _, cached := r.cached[m.Window]; !cached && m.WindowID != id {
+			ids = append(ids, m.WindowID)
+		}
+	}
+	decs, errs := make([]decoded, len(ids)), make([]error, len(ids))
+	var wg sync.WaitGroup
+	for k, w := range ids {
+		decode := r.decoder(w) // on this goroutine: it may fill r.works
+		wg.Go(func() {
+			select {
+			case r.checkSlots <- struct{}{}:
+			case <-ctx.Done():
+				errs[k] = ctx.Err()
+				return
+			}
+			defer func() { <-r.checkSlots }()
+			decs[k], errs[k] = r.fetch(ctx, w, decode)
+		})
+	}
+	wg.Wait()
+	for k, w := range ids {
+		if errs[k] == nil {
+			r.cached[w.Window] = decs[k]
+			r.cache += decs[k].size()
+		}
+	}
+	return errs[0]
+}
+
+// fetch reads a stored result again from the results stream and decodes it
+// (Runner.decoder); safe on any goroutine.
+func (r *Runner) fetch(ctx context.Context, id WindowID, decode func(protocol.WindowResult) (decoded, error)) (decoded, error) {
 	raw, err := r.res.Results.GetLastMsgForSubject(ctx, r.res.Names.ResultSubject(r.spec.Job, id.Round, id.Window))
 	if err != nil {
 		return decoded{}, fmt.Errorf("reading the result of window %d/%d: %w", id.Round, id.Window, err)
@@ -1258,7 +1313,7 @@ func (r *Runner) fetch(ctx context.Context, id WindowID) (decoded, error) {
 	default:
 		return decoded{}, fmt.Errorf("window %d/%d: a %T where its result was", id.Round, id.Window, msg)
 	}
-	return r.decode(id, res)
+	return decode(res)
 }
 
 // readRef reads the result a ResultRef points to, checked against its size and
