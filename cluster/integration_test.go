@@ -617,11 +617,15 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 			var second *coordinator.Runner
 			var shown []coordinator.Summary
 			var storedAtMerge *coordinator.Summary
+			var updatedAtMerges []time.Time
 			e.onPhase = func(phase string) {
 				shown = append(shown, second.Shown())
-				if phase == coordinator.PhaseMerging && storedAtMerge == nil {
+				if phase == coordinator.PhaseMerging {
 					s := e.storedStatus()
-					storedAtMerge = &s
+					if storedAtMerge == nil {
+						storedAtMerge = &s
+					}
+					updatedAtMerges = append(updatedAtMerges, s.Updated)
 				}
 			}
 			e.statusEvery = time.Nanosecond // a status stored at each window the dispatch goes through
@@ -640,6 +644,13 @@ func TestCoordinatorRestartResumesTheJob(t *testing.T) {
 			// job said "no coordinator has updated it for 37s" in its replay).
 			if storedAtMerge == nil || storedAtMerge.Updated.Before(resumed) || storedAtMerge.Phase != coordinator.PhaseResuming {
 				t.Errorf("the status stored when the resumed job first merges: %+v, want phase %s updated after %v", storedAtMerge, coordinator.PhaseResuming, resumed)
+			}
+			// And between its merges: a replayed round's merges read their
+			// stored results for minutes at 10⁸ pixels.
+			for i := 1; i < len(updatedAtMerges); i++ {
+				if !updatedAtMerges[i].After(updatedAtMerges[i-1]) {
+					t.Fatalf("merge %d found the status stored at %v, as merge %d did: not stored between merges", i, updatedAtMerges[i], i-1)
+				}
 			}
 			e.sameAsLocal(pers, lab)
 			if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 || sum.Reused > solved {

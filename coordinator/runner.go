@@ -42,8 +42,9 @@ type RunOptions struct {
 	// CacheBytes bounds the decoded results held until their merge; beyond it a
 	// result is read again from the results stream when its turn comes.
 	CacheBytes int64
-	// StatusEvery is how often a long dispatch (a resumed round reading its
-	// stored results) stores the job's status; 0: every second.
+	// StatusEvery is how often long work on the runner's loop (a dispatch
+	// of hundreds of tasks, a resumed round's merges reading their stored
+	// results) stores the job's status; 0: every second.
 	StatusEvery time.Duration
 	// MaxMessage is the largest result message accepted (default
 	// protocol.MaxMessageBytes).
@@ -267,6 +268,7 @@ type Runner struct {
 	// (caughtUp); replayed are the current round's windows merged again.
 	prior    *Summary
 	replayed map[int]bool
+	statusAt time.Time // when the status was last stored
 	mu       sync.Mutex
 	sum      Summary
 }
@@ -618,6 +620,7 @@ func (r *Runner) onPhase(phase string) {
 // perform carries out the queued actions (and those they lead to) in order.
 func (r *Runner) perform(ctx context.Context) error {
 	for len(r.queue) > 0 {
+		r.statusDue(ctx)
 		a := r.queue[0]
 		r.queue = r.queue[1:]
 		err := r.do(ctx, a)
@@ -808,16 +811,8 @@ func (r *Runner) dispatch(ctx context.Context, a Dispatch) error {
 		return err
 	}
 	var futures []published
-	last := time.Now()
 	for _, i := range a.Windows {
-		if time.Since(last) >= r.opt.StatusEvery {
-			// A resumed round reads and sends for minutes at 10⁸ pixels: the
-			// status goes on being stored meanwhile, so no reader takes the
-			// coordinator for dead.
-			r.snapshot()
-			r.publishStatus(ctx)
-			last = time.Now()
-		}
+		r.statusDue(ctx)
 		if stored[r.res.Names.ResultSubject(r.spec.Job, a.Round, i)] {
 			// Solved before a restart: merged again from the stream, read and
 			// checked by its merge (Runner.prefetch, in parallel), sent again
@@ -1407,6 +1402,7 @@ func (r *Runner) shown() Summary {
 // publishStatus sends the job's Progress and stores its status in the jobs
 // bucket, where `partopt status` finds it when no coordinator answers.
 func (r *Runner) publishStatus(ctx context.Context) {
+	r.statusAt = time.Now()
 	s := r.shown()
 	p := protocol.Progress{Job: r.statusJob(), Round: s.Round, Done: s.Merged, Total: s.Windows, InFlight: s.InFlight, Failed: s.Lost, Persistent: s.Proven}
 	if data, err := protocol.Marshal(p); err == nil {
@@ -1418,6 +1414,16 @@ func (r *Runner) publishStatus(ctx context.Context) {
 	}
 	if err != nil && ctx.Err() == nil {
 		r.log.Warn("storing the job status", "err", err)
+	}
+}
+
+// statusDue stores the status when StatusEvery has passed since it was last:
+// a resumed round's merges and a dispatch run for minutes at 10⁸ pixels, and
+// meanwhile no reader should take the coordinator for dead.
+func (r *Runner) statusDue(ctx context.Context) {
+	if time.Since(r.statusAt) >= r.opt.StatusEvery {
+		r.snapshot()
+		r.publishStatus(ctx)
 	}
 }
 
