@@ -155,14 +155,7 @@ func TestGraphJobResumes(t *testing.T) {
 	e.cfg.Memory = false // the streams on disk, as in production
 	e.startWorker("w", 2, func(protocol.WindowTask) { time.Sleep(20 * time.Millisecond) })
 	solved := e.interruptInRound1()
-	second, pers, lab, closeSecond := e.runner(true)
-	defer closeSecond()
-	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sum, err := second.Run(rctx)
-	if err != nil {
-		t.Fatalf("resumed coordinator: %v\nlog:\n%s", err, e.log.String())
-	}
+	pers, lab, sum := e.mustResume()
 	e.sameAsSolve(pers, lab)
 	if sum.Phase != "done" || sum.Lost != 0 || sum.Reused == 0 || sum.Reused > solved {
 		t.Fatalf("summary %+v: want done, nothing lost, some of the %d windows solved before reused", sum, solved)

@@ -183,7 +183,12 @@ func (tw *testWorker) kill() {
 
 // run runs the job's coordinator to its end and returns the stores and summary.
 func (e *env) run(ctx context.Context) (*partition.MemStore, *partition.MemStore, coordinator.Summary, error) {
-	r, pers, lab, closeConn := e.runner(false)
+	return e.runAs(ctx, false)
+}
+
+// runAs is run, or with resume a coordinator that resumes the job.
+func (e *env) runAs(ctx context.Context, resume bool) (*partition.MemStore, *partition.MemStore, coordinator.Summary, error) {
+	r, pers, lab, closeConn := e.runner(resume)
 	defer closeConn()
 	sum, err := r.Run(ctx)
 	if err == nil {
@@ -280,9 +285,20 @@ func (e *env) shownContinues(prior coordinator.Summary, shown []coordinator.Summ
 
 func (e *env) mustRun() (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
 	e.t.Helper()
+	return e.mustRunAs(false)
+}
+
+// mustResume runs a coordinator that resumes the job to its end.
+func (e *env) mustResume() (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
+	e.t.Helper()
+	return e.mustRunAs(true)
+}
+
+func (e *env) mustRunAs(resume bool) (*partition.MemStore, *partition.MemStore, coordinator.Summary) {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pers, lab, sum, err := e.run(ctx)
+	pers, lab, sum, err := e.runAs(ctx, resume)
 	if err != nil {
 		e.t.Fatalf("%v\nlog:\n%s", err, e.log.String())
 	}
@@ -681,14 +697,7 @@ func TestAResumedJobSendsAnUnusableStoredResultAgain(t *testing.T) {
 	if _, err := res.JS.Publish(context.Background(), res.Names.ResultSubject(e.spec.Job, 0, 2), []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
-	second, pers, lab, closeSecond := e.runner(true)
-	defer closeSecond()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sum, err := second.Run(ctx)
-	if err != nil {
-		t.Fatalf("resumed coordinator: %v\nlog:\n%s", err, e.log.String())
-	}
+	pers, lab, sum := e.mustResume()
 	e.sameAsLocal(pers, lab)
 	if sum.Phase != "done" || sum.Lost != 0 || sum.Resent != 1 || sum.Reused == 0 || !strings.Contains(e.log.String(), "window 0/2: its stored result is unusable at its merge") {
 		t.Fatalf("summary %+v: want done, window 0/2 sent again once, the other stored results reused\nlog:\n%s", sum, e.log.String())
