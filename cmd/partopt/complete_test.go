@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/partopt/partopt/internal/testutil"
 	"github.com/partopt/partopt/job"
 	"github.com/partopt/partopt/model/labelfile"
 	"github.com/partopt/partopt/model/modelfile"
@@ -138,6 +139,66 @@ func TestSolveEndsWithAProvenOptimalLabeling(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompletionOnEverySharedModelIsTheOptimumOrNamesWhatIsOpen: on every
+// model of ../shared/models the oracle knows, the default solve's completion
+// (variable elimination and enumeration; no engine, whose "optimal" is
+// toulbar2's word) either says optimal with the energy of the oracle's labeling
+// (1e-6 relative), never below it, or names each open component and why; its
+// labeling is never worse than a proven optimum. verify re-checks what it says.
+func TestCompletionOnEverySharedModelIsTheOptimumOrNamesWhatIsOpen(t *testing.T) {
+	optimal := 0
+	for _, row := range testutil.ReadOracle(t, sharedModels) {
+		t.Run(row.Path, func(t *testing.T) {
+			path := filepath.Join(sharedModels, row.Path)
+			p, err := job.LoadProblem(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The oracle's labeling's energy on the model as partopt reads it
+			// (oracle.tsv prints three decimals).
+			best, tol, of := row.Energy, 5e-4, "oracle.tsv"
+			sol := filepath.Join(sharedModels, "oracle", strings.ReplaceAll(row.Path, "/", "__")+".sol")
+			if x, err := uai.ReadSolutionFile(sol, p.Model.NumVars()); err == nil {
+				best, tol, of = p.Model.Energy(x), 1e-6*max(1, math.Abs(p.Model.Energy(x))), "its labeling"
+			}
+			dir := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := partopt("solve", path, "-o", dir, "--complete-budget", "engine=off")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r := readCompletion(t, dir)
+			if r.Optimal == nil || r.Completion == nil {
+				t.Fatalf("report: optimal %v, completion %+v", r.Optimal, r.Completion)
+			}
+			e := float64(r.Energy)
+			t.Logf("optimal %v at %.9g (%d open); the oracle's %.9g (%s, proven %v)", *r.Optimal, e, len(r.Completion.Open), best, of, row.Proven)
+			switch {
+			case *r.Optimal && (e < best-tol || row.Proven && e > best+tol):
+				t.Errorf("optimal at energy %.9g, the oracle's labeling %.9g (proven %v)", e, best, row.Proven)
+			case *r.Optimal:
+				optimal++
+			case len(r.Completion.Open) == 0:
+				t.Errorf("not optimal, and no open component named: %+v", r.Completion)
+			case row.Proven && e < best-tol:
+				t.Errorf("energy %.9g below the proven optimum %.9g", e, best)
+			}
+			for _, o := range r.Completion.Open {
+				if o.Variables == 0 || o.Reason == "" {
+					t.Errorf("open component %+v: want its size and why", o)
+				}
+			}
+			want := "verified optimal labeling"
+			if !*r.Optimal {
+				want = "not proven optimal"
+			}
+			if code, out, stderr := partopt("verify", path, dir); code != 0 || !strings.Contains(out, want) {
+				t.Errorf("verify: exit %d %q %s: want %q (%s)", code, out, stderr, want, stdout)
+			}
+		})
+	}
+	t.Logf("%d models completed to a proven optimum", optimal)
 }
 
 // evidenceFor is MODEL.evid beside path, or none.
