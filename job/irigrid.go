@@ -222,7 +222,7 @@ func (r *runner) eliminateGrid(ctx context.Context) (*Result, error) {
 		*rep.PBPPersistentVariables = pbpPersistent - observed
 	}
 	var outputs []output
-	if n <= UAIOutputLimit {
+	if n <= uaiOutputLimit {
 		// The text outputs of a model this size, as the in-memory path writes them.
 		x, proven, err := files.read()
 		if err != nil {

@@ -627,3 +627,35 @@ func TestVerifyPastMemoryReportsTheReplaysProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyOfAnOptimalGridPastTheTextOutputs: a windowed pbp+iri run of a
+// .grid past UAIOutputLimit pixels writes labels.plf but neither labels.sol
+// nor optimal.sol, and verify — in memory, below MaxInMemoryPixels — re-checks
+// its optimal labeling from labels.plf. It demanded optimal.sol: `partopt run
+// s10m.grid -o out` (10⁷ pixels of stereo, optimal) then `partopt verify
+// s10m.grid out` said "NOT verified: … claims an optimal labeling, but stat
+// out/optimal.sol: no such file or directory".
+func TestVerifyOfAnOptimalGridPastTheTextOutputs(t *testing.T) {
+	defer func(limit, memory int64) { uaiOutputLimit, maxInMemoryPixels = limit, memory }(uaiOutputLimit, maxInMemoryPixels)
+	uaiOutputLimit = 12*10 - 1
+	path := writeGrid(t, random.PottsDenoising(random.New(6), 12, 10, 5, 2, 4, 1.5), 12, 10)
+	s := Spec{Model: path, Method: PBPIRI, Window: 4, Halo: 1, Output: t.TempDir()}
+	maxInMemoryPixels = 12*10 - 1 // the run out of core, as `run` runs every .grid
+	res, err := Run(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxInMemoryPixels = MaxInMemoryPixels // verify in memory
+	if !strings.Contains(res.Summary, " optimal (") {
+		t.Fatalf("summary %q: want a proven optimum", res.Summary)
+	}
+	for _, name := range []string{LabelsFile, OptimalFile} {
+		if _, err := os.Stat(filepath.Join(s.Output, name)); err == nil {
+			t.Fatalf("%s written past UAIOutputLimit", name)
+		}
+	}
+	v, err := VerifyWith(path, s.Output, VerifyOptions{})
+	if err != nil || !v.Optimal {
+		t.Fatalf("verify: %+v, %v: want the optimal labeling of labels.plf verified", v, err)
+	}
+}

@@ -397,3 +397,5 @@ func maxLabels(m *model.Model) int {
 	}
 	return k
 }
+
+var uaiOutputLimit int64 = UAIOutputLimit // a variable for the tests

@@ -132,7 +132,7 @@ func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
 	if res.Elimination != nil {
 		alive = res.Elimination.Alive
 	}
-	if err := verifyCompletion(dir, p, alive, labels, &v); err != nil {
+	if err := verifyCompletion(dir, p, alive, labels, true, &v); err != nil {
 		return Verified{}, err
 	}
 	return v, nil
@@ -144,8 +144,14 @@ func VerifyWith(modelPath, dir string, o VerifyOptions) (Verified, error) {
 // and optimal.sol, written exactly when the report says optimal, the same
 // labeling. A component that only an absent engine can solve is counted as
 // trusted, not re-checked — and only where the report names that engine.
-func verifyCompletion(dir string, p *Problem, alive [][]int, labels []int, v *Verified) error {
-	claim, err := readCompletionClaim(dir, labels)
+// inSol says labels are labels.sol's (else labels.plf's: a windowed raster
+// run past UAIOutputLimit pixels writes neither labels.sol nor optimal.sol).
+func verifyCompletion(dir string, p *Problem, alive [][]int, labels []int, inSol bool, v *Verified) error {
+	var sol []int
+	if inSol {
+		sol = labels
+	}
+	claim, err := readCompletionClaim(dir, sol)
 	if err != nil || claim == nil {
 		return err
 	}

@@ -151,12 +151,12 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 		}
 	}
 	v.Persistent = persistency.Count(persistent)
-	labels, err := completedLabels(dir, p.Model.NumVars(), p.Model.LabelCounts())
+	labels, inSol, err := completedLabels(dir, p.Model.NumVars(), p.Model.LabelCounts())
 	if err != nil {
 		return v, err
 	}
 	if labels != nil {
-		if err := verifyCompletion(dir, p, alive, labels, &v); err != nil {
+		if err := verifyCompletion(dir, p, alive, labels, inSol, &v); err != nil {
 			return v, err
 		}
 	}
@@ -164,15 +164,18 @@ func verifyWindowed(ctx context.Context, modelPath, dir string, noEvid bool, not
 }
 
 // completedLabels is a windowed result's labeling: labels.sol, else
-// labels.plf (nil: neither, a result without a labeling to check).
-func completedLabels(dir string, n int, counts []int32) ([]int, error) {
+// labels.plf (nil: neither, a result without a labeling to check); inSol
+// says it is labels.sol.
+func completedLabels(dir string, n int, counts []int32) (labels []int, inSol bool, err error) {
 	if _, err := os.Stat(filepath.Join(dir, LabelsFile)); err == nil {
-		return readSolution(filepath.Join(dir, LabelsFile), counts)
+		labels, err := readSolution(filepath.Join(dir, LabelsFile), counts)
+		return labels, true, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, LabelTilesFile)); err == nil {
-		return readRaster(filepath.Join(dir, LabelTilesFile), n)
+		labels, err := readRaster(filepath.Join(dir, LabelTilesFile), n)
+		return labels, false, err
 	}
-	return nil, nil
+	return nil, false, nil
 }
 
 // verifyGridWindows is verifyWindowed on a .grid model, whose labels may not
@@ -268,7 +271,7 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 		return v, err
 	}
 	var want []int
-	if n <= UAIOutputLimit {
+	if n <= uaiOutputLimit {
 		vals := make([]int32, n)
 		if err := proven.ReadRect(0, 0, h.Width, h.Height, vals); err != nil {
 			return v, Internal(err)
@@ -310,7 +313,7 @@ func verifyGridWindows(ctx context.Context, modelPath, dir string, noEvid bool, 
 // on its window (partition.CheckRaster) against labels.plf.
 func verifyRasterCompletion(ctx context.Context, dir string, r partition.Raster, alive partition.AliveLabels, n int64, v *Verified) error {
 	var labels []int
-	if n <= UAIOutputLimit {
+	if n <= uaiOutputLimit {
 		var err error
 		if labels, err = readSolution(filepath.Join(dir, LabelsFile), countsOf(n, alive.Labels)); err != nil {
 			return err

@@ -92,7 +92,7 @@ func (r *runner) solveWindowed(ctx context.Context) (*Result, error) {
 		if job.ev, job.evPath, err = gridEvidence(s.Model, h, s.NoEvidence); err != nil {
 			return nil, err
 		}
-		if h.Width*h.Height <= UAIOutputLimit {
+		if int64(h.Width*h.Height) <= uaiOutputLimit {
 			job.energy = func(x []int) (float64, error) {
 				m, err := g.Model()
 				if err != nil {
@@ -240,7 +240,7 @@ func (r *runner) solveRaster(ctx context.Context, job rasterJob) (*Result, error
 	rep.Fraction = fraction(rep.PersistentVariables, rep.FreeVariables)
 	rep.PersistentFraction = rep.Fraction // one label count: the paper's score is the fraction
 	outputs := []output{{name: PersistencyPNG, write: func(w io.Writer) error { return files.png(w, s.PNGMax) }}}
-	if n <= UAIOutputLimit {
+	if n <= uaiOutputLimit {
 		x, proven, err := files.read()
 		if err != nil {
 			return nil, Internal(err)
