@@ -877,8 +877,14 @@ func (s *service) upload(ctx context.Context, jobID, dir string, sum *coordinato
 const storeAttempts = 4
 
 // store puts the output file dir/name in the object store, trying again after
-// a failure while ctx lasts.
+// a failure while ctx lasts. An object of the name that a former leader, or a
+// failed attempt, stored is deleted first: JetStream replacing an object purges
+// the old one's chunks after the new are in, and for an object of gigabytes
+// that takes the server's memory (12.5 GB for the 11.6 GB certificates of a
+// 10⁸-pixel job stored again after a failover) or fails ("too many requests"
+// replacing a 3 GB object, where deleting it first did not).
 func (s *service) store(ctx context.Context, jobID, dir, name string) error {
+	object := protocol.OutputObject(jobID, name)
 	var err error
 	for i := range storeAttempts {
 		if i > 0 {
@@ -888,11 +894,17 @@ func (s *service) store(ctx context.Context, jobID, dir, name string) error {
 			case <-time.After(time.Duration(i) * time.Second):
 			}
 		}
+		if err = s.res.Objects.Delete(ctx, object); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			if ctx.Err() != nil {
+				return err
+			}
+			continue
+		}
 		var f *os.File
 		if f, err = os.Open(filepath.Join(dir, name)); err != nil {
 			return err
 		}
-		err = s.res.Put(ctx, protocol.OutputObject(jobID, name), f)
+		err = s.res.Put(ctx, object, f)
 		f.Close()
 		if err == nil || ctx.Err() != nil {
 			return err
