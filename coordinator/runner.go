@@ -1043,30 +1043,23 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		r.reject(m, "", err)
 		return
 	}
+	var (
+		job, worker string
+		id          WindowID
+		load        func() (protocol.WindowResult, error) // the result, read by its check
+	)
 	switch v := msg.(type) {
 	case protocol.WindowResult:
-		if v.Job != r.spec.Job {
-			r.reject(m, "a result of another job", nil)
-			return
-		}
-		if !r.duplicate(m, WindowID{v.Round, v.Window}) {
-			r.check(ctx, m, WindowID{v.Round, v.Window}, v.Worker, func() (protocol.WindowResult, error) { return v, nil })
-		}
+		job, worker, id = v.Job, v.Worker, WindowID{v.Round, v.Window}
+		load = func() (protocol.WindowResult, error) { return v, nil }
 	case protocol.ResultRef:
-		if v.Job != r.spec.Job {
-			r.reject(m, "a result reference of another job", nil)
-			return
-		}
-		// Checked for a duplicate before the object is read (a resumed job's
-		// consumer meets every stored result again), and read by the check.
-		if !r.duplicate(m, WindowID{v.Round, v.Window}) {
-			r.check(ctx, m, WindowID{v.Round, v.Window}, v.Worker, func() (protocol.WindowResult, error) {
-				res, err := r.readRef(ctx, v)
-				if err != nil {
-					err = fmt.Errorf("result object %s: %w", v.Result.Object, err)
-				}
-				return res, err
-			})
+		job, worker, id = v.Job, v.Worker, WindowID{v.Round, v.Window}
+		load = func() (protocol.WindowResult, error) {
+			res, err := r.readRef(ctx, v)
+			if err != nil {
+				err = fmt.Errorf("result object %s: %w", v.Result.Object, err)
+			}
+			return res, err
 		}
 	case protocol.Error:
 		m.Ack()
@@ -1074,21 +1067,25 @@ func (r *Runner) onResult(ctx context.Context, m jetstream.Msg) {
 		if v.Permanent && v.Window >= 0 {
 			r.retry(WindowID{v.Round, v.Window}, fmt.Sprintf("window %d/%d on %s: %s", v.Round, v.Window, v.Worker, v.Message))
 		}
+		return
 	default:
 		r.reject(m, fmt.Sprintf("a %T on the results subject", msg), nil)
+		return
 	}
-}
-
-// duplicate acks and counts a result for window id that is not awaited: of
-// another round, stored already or being checked.
-func (r *Runner) duplicate(m jetstream.Msg, id WindowID) bool {
-	if r.job.current(id) && r.job.State[id.Window] == Queued && !r.checking[id] {
-		return false
+	if job != r.spec.Job {
+		r.reject(m, fmt.Sprintf("a %T of another job", msg), nil)
+		return
 	}
-	m.Ack()
-	r.m.Duplicates.Inc()
-	r.apply(ResultStored(id)) // counted as a duplicate
-	return true
+	// A result not awaited — of another round, stored already or being
+	// checked — is a duplicate, known before a referenced object is read (a
+	// resumed job's consumer meets every stored result again).
+	if !r.job.current(id) || r.job.State[id.Window] != Queued || r.checking[id] {
+		m.Ack()
+		r.m.Duplicates.Inc()
+		r.apply(ResultStored(id)) // counted as a duplicate
+		return
+	}
+	r.check(ctx, m, id, worker, load) // stored by onChecked
 }
 
 // stored keeps a decoded result of a current window until its merge, acks its
