@@ -4,3 +4,7 @@ package persistency
 // model.Difference function (on), or leaves the choice to the cost rule (off), so
 // that the soundness tests' small models check the Difference kernels too.
 func ForceStructured(on bool) { forceStructured = on }
+
+// BuildSubproblemByCopy is BuildSubproblem by the induced builder always, for
+// comparing its shortcut where A is every variable.
+var BuildSubproblemByCopy = buildSubproblem

@@ -2,6 +2,7 @@ package persistency
 
 import (
 	"math"
+	"slices"
 
 	"github.com/partopt/partopt/model"
 )
@@ -24,6 +25,29 @@ type Subproblem struct {
 // variables) and the test labeling y (a labeling of m; only its values on A are read).
 // The construction is deterministic: Verify rebuilds the same model.
 func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, error) {
+	if everyVariable(m, A) && m.Offset() == 0 {
+		// No factor leaves A: Ê_{A,y} is m itself (what the induced builder
+		// would copy factor by factor, in the same order).
+		return &Subproblem{Model: m, Vars: slices.Clone(A), Boundary: make([]bool, len(A))}, nil
+	}
+	return buildSubproblem(m, A, y, v)
+}
+
+// everyVariable says whether A is 0, 1, …, n−1: every variable of m.
+func everyVariable(m *model.Model, A []int) bool {
+	if len(A) != m.NumVars() {
+		return false
+	}
+	for i, v := range A {
+		if v != i {
+			return false
+		}
+	}
+	return true
+}
+
+// buildSubproblem is BuildSubproblem by the induced builder.
+func buildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, error) {
 	ind, b, err := m.InducedBuilder(A) // the factors inside A, with m's functions
 	if err != nil {
 		return nil, err

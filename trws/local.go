@@ -144,13 +144,18 @@ func (l *Local) Dead(v int) bool { return l.dead[v] }
 func (l *Local) Consistent(v int) int { return int(l.cons[v]) }
 
 // Solver returns a solver on the surviving nodes (Restrict) and the surviving
-// nodes themselves: the same problem and messages as the Local's.
+// nodes themselves: the same problem and messages as the Local's. Where no node
+// was killed that is the Local's own solver, not a copy (its problem is the
+// whole one): going on with either changes both.
 func (l *Local) Solver() (*Solver, []int, error) {
 	var keep []int
 	for v, d := range l.dead {
 		if !d {
 			keep = append(keep, v)
 		}
+	}
+	if len(keep) == l.s.n {
+		return l.s, keep, nil
 	}
 	r, err := l.s.Restrict(keep)
 	return r, keep, err

@@ -83,11 +83,14 @@ func pruneStep(t *testing.T, rng *rand.Rand, most int, raise float64, ls ...*Loc
 // TestKilledNodesLeaveTheRestrictedProblem: after Kill, a Local's passes over
 // every surviving node are Restrict's solver's iteration, message for message
 // and bit for bit (the fast Potts passes included), and the Local's solver is
-// that problem.
+// that problem; with no node killed it is the Local's own solver.
 func TestKilledNodesLeaveTheRestrictedProblem(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, m := range localModels() {
 		l := solvedLocal(t, m)
+		if r, keep, err := l.Solver(); err != nil || r != l.s || len(keep) != l.s.n {
+			t.Fatalf("%s: no node killed, yet the Local's solver is a copy or loses nodes (%d kept, %v)", name, len(keep), err)
+		}
 		var gone []int
 		for v := range l.s.n {
 			if rng.IntN(5) == 0 {
