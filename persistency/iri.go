@@ -713,8 +713,12 @@ func eliminate(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elim
 	if stages == 0 {
 		stages = 10
 	}
-	for len(res.Earlier)+1 < stages {
-		y := refine(m, res.Alive, res.Test, opt.Candidates, res.Eliminated == 0)
+	// A stage that eliminated nothing ends the chain: its relaxation found no
+	// improving map around y, and a better y rarely changes that (2,300 random
+	// models: 2 labels more on 2 of them; none on the 36 shared models) while
+	// minimising for it cost the nothing-provable models up to half their time.
+	for len(res.Earlier)+1 < stages && res.Eliminated > 0 {
+		y := refine(m, res.Alive, res.Test, opt.Candidates)
 		if y == nil || !improves(m.Energy(y), res.Energy) {
 			break
 		}

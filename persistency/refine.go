@@ -29,41 +29,18 @@ const (
 	// components, in table lookups; a search that runs out keeps the best
 	// labeling found.
 	refineWork = 1 << 24
-	// idleEntries bounds all of refine's tables on a component after a search
-	// that eliminated nothing: its relaxation gave no improving map around the
-	// test labeling, and a better labeling rarely changes that (400 random
-	// models, 38 such searches: the same labels eliminated as with the full
-	// budget; with 2^12 entries a table one of them lost 4). Then only the
-	// components variable elimination minimises exactly within these tables
-	// are refined, and no search runs: on spin glasses a search (Grids_26,
-	// 400 variables, treewidth 20: 40 of 78 ms) or an exact elimination
-	// (grid10x10: 7 of 16 ms) found a better labeling for a second stage
-	// that proved nothing more, at 10× part_opt's whole time for the same
-	// nothing.
-	idleEntries = 1 << 14
 )
 
 // refine returns y improved on the components of the undecided variables (more
 // than one alive label; among candidates when they are given), or nil when no
-// component was improved; idle (after a search that eliminated nothing) only
-// where variable elimination minimises a component exactly with idleEntries
-// table entries in all.
-func refine(m *model.Model, alive [][]int, y []int, candidates []bool, idle bool) []int {
-	if idle {
-		return refineWith(m, alive, y, candidates, idleEntries, 0)
-	}
+// component was improved.
+func refine(m *model.Model, alive [][]int, y []int, candidates []bool) []int {
 	return refineWith(m, alive, y, candidates, refineEntries, refineWork)
 }
 
 // refineWith is refine with variable elimination's tables bounded by entries
-// and the searches' work by work; work 0 refines only the components
-// elimination minimises exactly with entries table entries in all
-// (eliminable), with no search.
+// and the searches' work by work.
 func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entries, work int) []int {
-	exactOnly := work == 0
-	if exactOnly {
-		work = refineWork // as a bound only: eliminable leaves no search
-	}
 	n := m.NumVars()
 	open := make([]bool, n)
 	for v, ls := range alive {
@@ -77,7 +54,7 @@ func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entri
 			continue
 		}
 		comp := component(m, open, seen, v0)
-		if len(comp) > refineVars || exactOnly && !eliminable(m, alive, comp, entries) {
+		if len(comp) > refineVars {
 			continue
 		}
 		factors := touching(m, comp)
@@ -146,7 +123,7 @@ func guess(m *model.Model, d *domains, out *Outcome, y []int, candidates []bool)
 			slices.Sort(ls)
 			alive[v] = slices.Compact(ls) // y may have moved onto a near label
 		}
-		x := refine(m, alive, y, candidates, false)
+		x := refine(m, alive, y, candidates)
 		if x == nil {
 			break
 		}
@@ -209,92 +186,6 @@ func component(m *model.Model, open, seen []bool, v0 int) []int {
 	return comp
 }
 
-// eliminable says whether minimize's variable elimination, its order
-// followed on the scopes alone, removes every variable of comp with at most
-// entries table entries in all (the factors' and the new ones): then it
-// minimises comp exactly, with no search. The scope of a variable is itself
-// and the variables sharing a factor with it; eliminating it joins its
-// scope's others.
-func eliminable(m *model.Model, alive [][]int, comp []int, entries int) bool {
-	pos := make(map[int]int, len(comp))
-	dom := make([][]int, len(comp)) // by position
-	for p, v := range comp {
-		pos[v], dom[p] = p, alive[v]
-	}
-	size := func(scope []int) int { return scopeSize(dom, scope, entries) }
-	factors := touching(m, comp)
-	total := 0 // the factors' tables, then each new one
-	for _, f := range factors {
-		s := 1
-		for _, u := range m.FactorVars(f) {
-			if p, ok := pos[int(u)]; ok {
-				s = min(s*len(dom[p]), entries+1)
-			}
-		}
-		total += s
-	}
-	// The first table eliminated is the smallest scope's, all of them known
-	// before any scope is built: on a dense component (a 125-variable CSP whose
-	// variables have a dozen neighbours each) that decides it, for the price of
-	// one look at each factor.
-	sizes := firstScopes(m, comp, pos, dom, entries)
-	if total+slices.Min(sizes) > entries {
-		return false
-	}
-	scopes := make([][]int, len(comp))
-	for p := range scopes {
-		scopes[p] = []int{p}
-	}
-	for _, f := range factors {
-		var vars []int
-		for _, u := range m.FactorVars(f) {
-			if p, ok := pos[int(u)]; ok {
-				vars = append(vars, p)
-			}
-		}
-		slices.Sort(vars)
-		for _, p := range vars {
-			scopes[p] = union(scopes[p], vars)
-		}
-	}
-	gone := make([]bool, len(comp))
-	for range comp {
-		best := nextEliminated(gone, sizes)
-		if total += sizes[best]; total > entries {
-			return false
-		}
-		gone[best] = true
-		for _, q := range scopes[best] {
-			if q != best {
-				scopes[q] = union(scopes[q], scopes[best])
-				i, _ := slices.BinarySearch(scopes[q], best)
-				scopes[q] = slices.Delete(scopes[q], i, i+1)
-				sizes[q] = size(scopes[q])
-			}
-		}
-	}
-	return true
-}
-
-// firstScopes is, by position, the entries of the table over a variable of
-// comp and the variables sharing a factor with it (its scope before any
-// elimination), or limit+1 once past limit.
-func firstScopes(m *model.Model, comp []int, pos map[int]int, dom [][]int, limit int) []int {
-	sizes := make([]int, len(comp))
-	stamp := make([]int, len(comp)) // q's last counter + 1
-	for p, v := range comp {
-		stamp[p], sizes[p] = p+1, min(len(dom[p]), limit+1)
-		for _, f := range m.VarFactors(v) {
-			for _, u := range m.FactorVars(int(f)) {
-				if q, ok := pos[int(u)]; ok && stamp[q] != p+1 {
-					stamp[q], sizes[p] = p+1, min(sizes[p]*len(dom[q]), limit+1)
-				}
-			}
-		}
-	}
-	return sizes
-}
-
 // scopeSize is the entries of a table over the positions scope with the
 // labels dom (by position), or limit+1 once past limit.
 func scopeSize(dom [][]int, scope []int, limit int) int {
@@ -308,8 +199,7 @@ func scopeSize(dom [][]int, scope []int, limit int) int {
 }
 
 // nextEliminated is the variable elimination removes next: the first of the
-// smallest scope among those not gone (−1: none left). minimize and
-// eliminable both choose by it, so that eliminable follows minimize's order.
+// smallest scope among those not gone (−1: none left).
 func nextEliminated(gone []bool, sizes []int) int {
 	best := -1
 	for p, g := range gone {
