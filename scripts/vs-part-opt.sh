@@ -3,7 +3,10 @@
 # the rows of the speed issue and of ../shared/IRI.md, part_opt's iri_driver (built by
 # ../shared/peers/build.sh) and `partopt solve MODEL -o OUT`, alternating, PASSES times
 # each; one line a model: part_opt's seconds (persistent, eliminated fraction) for each
-# pass, then ours (report.json's seconds, persistent, eliminated fraction).
+# pass, then ours (report.json's seconds, persistent, eliminated fraction), then the
+# ratio of the fastest of each; last, the geometric mean of those ratios. Ours runs
+# with --complete=false: report.json's seconds are the method's either way (the
+# completion has its own), and toulbar2 on the spin glasses would add minutes.
 #
 # usage: scripts/vs-part-opt.sh PARTOPT IRI_DRIVER [PASSES] [FILTER]
 #   PARTOPT     the partopt binary to measure
@@ -47,8 +50,11 @@ for r in $(echo $rows | tr ' ' '\n' | grep -E "$F"); do
 		o=$(OMP_NUM_THREADS=1 taskset -c "$CORE" "$IRI" "$ref" --quiet 2>/dev/null | grep RESULT)
 		po="$po $(echo "$o" | sed -E 's/.*persistent_vars=([0-9]+).*eliminated_label_fraction=([0-9.e-]+).*seconds=([0-9.e-]+).*/\3 (\1, \2)/')"
 		rm -rf "$WORK/out"
-		GOMAXPROCS=1 taskset -c "$CORE" "$B" solve "$ours" -o "$WORK/out" >/dev/null 2>&1
+		GOMAXPROCS=1 taskset -c "$CORE" "$B" solve "$ours" -o "$WORK/out" --complete=false >/dev/null 2>&1
 		us="$us $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('%.6f (%d, %.4f)' % (r['seconds'], r.get('persistent_variables', 0), r.get('eliminated_label_fraction', 0)))" "$WORK/out/report.json")"
 	done
-	echo "$(basename "$r") | part_opt$po | partopt$us"
+	ratio=$(python3 -c "import sys; f=lambda s: min(map(float, s.split()[0::3])); print('%.3f' % (f(sys.argv[2]) / f(sys.argv[1])))" "$po" "$us")
+	echo "$(basename "$r") | part_opt$po | partopt$us | $ratio"
+	ratios="${ratios:-} $ratio"
 done
+python3 -c "import math, sys; r = [float(x) for x in sys.argv[1:]]; print('geometric mean of the ratios: %.3f over %d models' % (math.exp(sum(map(math.log, r)) / len(r)), len(r)))" $ratios
