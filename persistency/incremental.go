@@ -179,33 +179,39 @@ func (inc *incremental) unary(v int, x []int) (u []float64, fine bool) {
 }
 
 // solver returns the surviving nodes' TRW-S solver as an Outcome's state, for
-// a certificate or a whole solve.
+// a whole solve.
 func (inc *incremental) solver() (*trws.Solver, error) {
 	s, _, err := inc.loc.Solver()
 	return s, err
 }
 
-// certifyFinal builds Ê_{A,x} and checks the certificate of x on A made from s
-// (A's TRW-S solver), compacted into a draft when compact is set; done is false
-// when it does not certify (the caller then solves the sub-problem whole, from s).
-func certifyFinal(m *model.Model, A, x []int, variant Variant, s *trws.Solver, compact bool) (cert *Certificate, gap float64, done bool, err error) {
+// certifyFinal builds Ê_{A,x} and checks a certificate of x on A from loc,
+// the settled Local of A's nodes: the draft of its messages where compact is
+// set (no copy of its solver), else or where the draft does not certify, the
+// dual of its survivors' solver, which it then returns (made) for the caller
+// to go on from. done is false when neither certifies (the caller then solves
+// the sub-problem whole).
+func certifyFinal(m *model.Model, A, x []int, variant Variant, loc *trws.Local, compact bool) (cert *Certificate, gap float64, done bool, made *trws.Solver, err error) {
 	sp, err := BuildSubproblem(m, A, x, variant)
 	if err != nil || len(sp.Hopeless) > 0 {
-		return nil, 0, false, err
+		return nil, 0, false, nil, err
 	}
 	final := make([]int, len(A))
 	for i, v := range A {
 		final[i] = x[v]
 	}
 	if compact {
-		if cert, chk := draftOf(s, sp.Model, final); cert != nil {
-			return cert, chk.Gap, true, nil
+		if cert, chk := draftOf(loc.Draft(final), sp.Model); cert != nil {
+			return cert, chk.Gap, true, nil, nil
 		}
 	}
-	cert = &Certificate{Labeling: final, Dual: s.Certificate(final)}
+	if made, _, err = loc.Solver(); err != nil {
+		return nil, 0, false, nil, err
+	}
+	cert = &Certificate{Labeling: final, Dual: made.Certificate(final)}
 	chk, err := cert.Check(sp.Model)
 	if err != nil || !chk.Certified {
-		return nil, 0, false, err
+		return nil, 0, false, made, err
 	}
-	return cert, chk.Gap, true, nil
+	return cert, chk.Gap, true, made, nil
 }

@@ -200,16 +200,11 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 				}
 			}
 			// Settled with nothing dropped (the certificate below is made from
-			// the survivors' solver), or not settled: from here on as before,
-			// from the survivors' messages.
-			s, err := inc.solver()
-			if err != nil {
-				return nil, nil, err
-			}
-			inc, prevVars = nil, A
-			out = &Outcome{state: s}
+			// the survivors' messages), or not settled: from here on as before,
+			// from the survivors' solver.
+			var s *trws.Solver
 			if ok {
-				cert, gap, done, err := certifyFinal(m, A, x, opt.Variant, s, !opt.KeepDual)
+				cert, gap, done, made, err := certifyFinal(m, A, x, opt.Variant, inc.loc, !opt.KeepDual)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -217,7 +212,15 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 					res.prove(A, x, cert, gap)
 					break
 				}
+				s = made
 			}
+			if s == nil {
+				if s, err = inc.solver(); err != nil {
+					return nil, nil, err
+				}
+			}
+			inc, prevVars = nil, A
+			out = &Outcome{state: s}
 		}
 		sp, err := BuildSubproblem(m, A, x, opt.Variant)
 		if err != nil {
@@ -246,7 +249,7 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 				final[i] = x[v]
 			}
 			if s, ok := next.state.(*trws.Solver); ok && !opt.KeepDual {
-				if cert, chk := draftOf(s, sp.Model, final); cert != nil {
+				if cert, chk := draftOf(s.Draft(final), sp.Model); cert != nil {
 					res.prove(A, x, cert, chk.Gap)
 					break
 				}

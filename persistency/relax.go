@@ -511,16 +511,17 @@ type Certificate struct {
 	Limit      int
 }
 
-// draftOf is the certificate of labeling x on p as a draft of TRW-S solver
-// s's messages, half the bytes of a dual (a window's proof is stored and
-// sent: 10⁸ stereo pixels take tens of gigabytes of them), with its verdict,
-// where it certifies x: the draft polished on p as every later check of it
-// polishes it (Draft.Check), once, in place of a dual polished from s and the
-// draft polished again to compare. Nil where the draft does not certify x
-// (a solver built otherwise than trws.New(p) builds it, a warm start's node
-// order, lays its messages out otherwise): the caller then polishes s's own.
-func draftOf(s *trws.Solver, p *model.Model, x []int) (*Certificate, CheckResult) {
-	c := &Certificate{Labeling: x, Draft: s.Draft(x)}
+// draftOf is the certificate of a labeling on p as d, the draft of a TRW-S
+// solver's messages (Solver.Draft, Local.Draft), half the bytes of a dual (a
+// window's proof is stored and sent: 10⁸ stereo pixels take tens of gigabytes
+// of them), with its verdict, where it certifies the labeling: the draft
+// polished on p as every later check of it polishes it (Draft.Check), once, in
+// place of a dual polished from the solver and the draft polished again to
+// compare. Nil where the draft does not certify it (a solver built otherwise
+// than trws.New(p) builds it, a warm start's node order, lays its messages out
+// otherwise): the caller then polishes the solver's own.
+func draftOf(d *trws.Draft, p *model.Model) (*Certificate, CheckResult) {
+	c := &Certificate{Labeling: d.Labeling, Draft: d}
 	if v, err := c.Check(p); err == nil && v.Certified {
 		return c, v
 	}

@@ -35,15 +35,34 @@ func (s *Solver) Draft(x []int) *Draft {
 func (s *Solver) messages() []float32 {
 	msg := make([]float32, 0, len(s.msg))
 	for e := range s.tail {
-		toHead := s.msg[s.mhead[e] : s.mhead[e]+s.labels[s.head[e]]]
-		toTail := s.msg[s.mtail[e] : s.mtail[e]+s.labels[s.tail[e]]]
-		if s.swap[e] {
-			msg = append(append(msg, toHead...), toTail...)
-		} else {
-			msg = append(append(msg, toTail...), toHead...)
-		}
+		msg = s.appendMessages(msg, e)
 	}
 	return msg
+}
+
+// appendMessages appends edge e's two messages to msg, into the factor's first
+// variable, then into its second.
+func (s *Solver) appendMessages(msg []float32, e int) []float32 {
+	toHead := s.msg[s.mhead[e] : s.mhead[e]+s.labels[s.head[e]]]
+	toTail := s.msg[s.mtail[e] : s.mtail[e]+s.labels[s.tail[e]]]
+	if s.swap[e] {
+		return append(append(msg, toHead...), toTail...)
+	}
+	return append(append(msg, toTail...), toHead...)
+}
+
+// Draft is Draft(x) of the Local's solver on its surviving nodes (Solver's
+// Restrict to them): x gives their labels in increasing node order. It copies
+// only the messages of the edges among them, not the solver.
+func (l *Local) Draft(x []int) *Draft {
+	s := l.s
+	msg := make([]float32, 0, len(s.msg))
+	for e := range s.tail {
+		if !l.dead[s.tail[e]] && !l.dead[s.head[e]] {
+			msg = s.appendMessages(msg, e)
+		}
+	}
+	return &Draft{Labeling: append([]int(nil), x...), Messages: msg}
 }
 
 // Certificate polishes the draft on m: a solver built on m polishes the draft's

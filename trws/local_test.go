@@ -83,7 +83,8 @@ func pruneStep(t *testing.T, rng *rand.Rand, most int, raise float64, ls ...*Loc
 // TestKilledNodesLeaveTheRestrictedProblem: after Kill, a Local's passes over
 // every surviving node are Restrict's solver's iteration, message for message
 // and bit for bit (the fast Potts passes included), and the Local's solver is
-// that problem; with no node killed it is the Local's own solver.
+// that problem, whose Draft is the Local's; with no node killed it is the
+// Local's own solver.
 func TestKilledNodesLeaveTheRestrictedProblem(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, m := range localModels() {
@@ -101,6 +102,13 @@ func TestKilledNodesLeaveTheRestrictedProblem(t *testing.T) {
 		r, keep, err := l.Solver()
 		if err != nil {
 			t.Fatal(err)
+		}
+		x := make([]int, len(keep))
+		for i := range x {
+			x[i] = rng.IntN(int(r.labels[i]))
+		}
+		if d, want := l.Draft(x), r.Draft(x); !slices.Equal(d.Labeling, want.Labeling) || !slices.EqualFunc(d.Messages, want.Messages, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+			t.Fatalf("%s: the Local's draft differs from its solver's (%d against %d message entries)", name, len(d.Messages), len(want.Messages))
 		}
 		var region []int32
 		for _, v := range keep {
