@@ -140,6 +140,8 @@ const MaxInMemoryPixels = 1 << 24
 
 var maxInMemoryPixels int64 = MaxInMemoryPixels // a variable for the tests
 
+var uaiOutputLimit int64 = UAIOutputLimit // a variable for the tests
+
 // errTooLarge is checkInMemory's refusal.
 var errTooLarge = errors.New("too large to read into memory")
 
@@ -397,5 +399,3 @@ func maxLabels(m *model.Model) int {
 	}
 	return k
 }
-
-var uaiOutputLimit int64 = UAIOutputLimit // a variable for the tests

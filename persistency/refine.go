@@ -35,19 +35,18 @@ const (
 // than one alive label; among candidates when they are given), or nil when no
 // component was improved.
 func refine(m *model.Model, alive [][]int, y []int, candidates []bool) []int {
-	return refineWith(m, alive, y, candidates, refineEntries, refineWork)
+	return refineWith(m, alive, y, candidates, refineEntries)
 }
 
-// refineWith is refine with variable elimination's tables bounded by entries
-// and the searches' work by work.
-func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entries, work int) []int {
+// refineWith is refine with variable elimination's tables bounded by entries.
+func refineWith(m *model.Model, alive [][]int, y []int, candidates []bool, entries int) []int {
 	n := m.NumVars()
 	open := make([]bool, n)
 	for v, ls := range alive {
 		open[v] = len(ls) > 1 && (candidates == nil || candidates[v])
 	}
 	x := slices.Clone(y)
-	budget, improved := work, false
+	budget, improved := refineWork, false
 	seen := make([]bool, n)
 	for v0 := range n {
 		if !open[v0] || seen[v0] || budget <= 0 {

@@ -55,7 +55,7 @@ func TestRefineMinimisesOverTheAliveLabels(t *testing.T) {
 			entries = 4 // variable elimination stops at once or early: the search decides
 			searched++
 		}
-		x := refineWith(m, alive, y, nil, entries, refineWork)
+		x := refineWith(m, alive, y, nil, entries)
 		if x == nil {
 			if e := m.Energy(y); !(e <= minE+tolerance(minE)) && !(math.IsInf(e, 1) && math.IsInf(minE, 1)) {
 				t.Errorf("seed %d: refine kept y of energy %v, the minimum over the alive labels is %v", seed, e, minE)
