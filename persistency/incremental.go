@@ -201,7 +201,7 @@ func certifyFinal(m *model.Model, A, x []int, variant Variant, loc *trws.Local, 
 		final[i] = x[v]
 	}
 	if compact {
-		if cert, chk := draftOf(loc.Draft(final), sp.Model); cert != nil {
+		if cert, chk := draftOf(loc.Draft(final), sp.Model, loc.Proved); cert != nil {
 			return cert, chk.Gap, true, nil, nil
 		}
 	}

@@ -519,9 +519,14 @@ type Certificate struct {
 // place of a dual polished from the solver and the draft polished again to
 // compare. Nil where the draft does not certify it (a solver built otherwise
 // than trws.New(p) builds it, a warm start's node order, lays its messages out
-// otherwise): the caller then polishes the solver's own.
-func draftOf(d *trws.Draft, p *model.Model) (*Certificate, CheckResult) {
+// otherwise): the caller then polishes the solver's own. A draft its solver
+// has certified on p already (trws.Solver.Proved: the solve's gap closed
+// without agreement) is not polished again.
+func draftOf(d *trws.Draft, p *model.Model, proved func(*trws.Draft, *model.Model) (trws.Verdict, bool)) (*Certificate, CheckResult) {
 	c := &Certificate{Labeling: d.Labeling, Draft: d}
+	if v, ok := proved(d, p); ok {
+		return c, CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}
+	}
 	if v, err := c.Check(p); err == nil && v.Certified {
 		return c, v
 	}

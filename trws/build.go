@@ -66,6 +66,8 @@ type Solver struct {
 	// it instead of building one (one edge per pairwise factor, in order, so a
 	// certificate's edges are its factors).
 	src *model.Model
+	// proved is the last draft CertifyBest certified on src, with its verdict.
+	proved *provedDraft
 
 	// Per-node results of the last check pass.
 	primal    []int32

@@ -103,3 +103,29 @@ func (c *Certificate) Equal(o *Certificate) bool {
 func sameBits(a, b []float64) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
+
+// provedDraft is a draft a solver certified on the model it was built from.
+type provedDraft struct {
+	draft   *Draft
+	model   *model.Model
+	verdict Verdict
+}
+
+// Proved returns the verdict of d.Check(m) without polishing d again where the
+// solver has already certified d on m in a solve (Drive's CertifyBest, when the
+// gap closed without agreement): d's labeling and messages equal bit for bit
+// the draft it certified, and the solver is still as New(m) built it, so
+// Check's polish of d is the one the solver made. ok is false otherwise.
+func (s *Solver) Proved(d *Draft, m *model.Model) (v Verdict, ok bool) {
+	p := s.proved
+	if p == nil || m == nil || p.model != m || s.src != m ||
+		!slices.Equal(p.draft.Labeling, d.Labeling) || !sameBits32(p.draft.Messages, d.Messages) {
+		return Verdict{}, false
+	}
+	return p.verdict, true
+}
+
+// sameBits32 says whether a and b hold the same float32 values bit for bit.
+func sameBits32(a, b []float32) bool {
+	return slices.EqualFunc(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+}

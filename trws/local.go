@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/partopt/partopt/model"
 )
 
 // Local re-solves a solved problem after small changes, near the changes only:
@@ -159,6 +161,15 @@ func (l *Local) Solver() (*Solver, []int, error) {
 	}
 	r, err := l.s.Restrict(keep)
 	return r, keep, err
+}
+
+// Proved is the Local's solver's Proved (a draft it certified in its solve)
+// where no node was killed: the Local's problem is then its solver's.
+func (l *Local) Proved(d *Draft, m *model.Model) (Verdict, bool) {
+	if slices.Contains(l.dead, true) {
+		return Verdict{}, false
+	}
+	return l.s.Proved(d, m)
 }
 
 const (

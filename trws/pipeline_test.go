@@ -53,6 +53,14 @@ func TestStripsSideBySideGiveTheSamePasses(t *testing.T) {
 			if !slices.Equal(whole.msg, solvers[0].msg) || math.Abs(lw-bounds[0]) > 1e-12*math.Max(1, math.Abs(lw)) {
 				t.Fatalf("%s, iteration %d: against the whole order: bound %v and %v, messages equal %v", name, it, bounds[0], lw, slices.Equal(whole.msg, solvers[0].msg))
 			}
+			// The check (the stereo one runs in the strips too): the same
+			// consistency labels and rounded labeling.
+			wc, wp := engine{whole}.Check()
+			for i, s := range solvers {
+				if c, p := (engine{s}).Check(); !slices.Equal(c, wc) || !slices.Equal(p, wp) {
+					t.Fatalf("%s, iteration %d: %d goroutines' check differs from the whole order's", name, it, i+1)
+				}
+			}
 		}
 		// The float64 polish of a certificate runs in the same strips: the
 		// same certificate bit for bit on any number of goroutines.

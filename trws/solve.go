@@ -186,14 +186,20 @@ func (e engine) settle(ctx context.Context, cons []int32) bool {
 	return true
 }
 
-// CertifyBest polishes the messages and checks the certificate of x.
+// CertifyBest polishes the messages and checks the certificate of x. A
+// certified draft of the solver's own model is kept for Proved.
 func (e engine) CertifyBest(x []int) (float64, bool) {
 	m, err := e.s.Model()
 	if err != nil {
 		return 0, false
 	}
-	v, err := e.s.Certificate(x).Check(m)
-	return v.Bound, err == nil && v.Certified
+	d := e.s.Draft(x)
+	v, err := e.s.certificate(d.Labeling, d.Messages).Check(m)
+	ok := err == nil && v.Certified
+	if ok && m == e.s.src {
+		e.s.proved = &provedDraft{draft: d, model: m, verdict: v}
+	}
+	return v.Bound, ok
 }
 
 // msgInto returns the message of edge e into node i (an endpoint of e).

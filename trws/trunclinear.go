@@ -57,10 +57,25 @@ func (s *Solver) backwardTruncLinear2Nodes(lo, hi int32, d, h []float32) float64
 		s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, 0)
 }
 
-// checkTruncLinear2 is check for tl2 models.
+// checkTruncLinear2 is check for tl2 models; on a grid in the passes' strips
+// (a node's rounded label needs its earlier neighbours' only, which the
+// pipeline orders before it as a pass's messages). A strip may mark −1 the
+// consistency label of its left neighbour in the strip before while that
+// strip marks it −1 as an upper neighbour: the same value either way.
 func (s *Solver) checkTruncLinear2() {
-	n, k := s.n, s.mk
+	if s.rowWidth > 0 {
+		s.pipelinedPass(false, s.checkTruncLinear2Nodes)
+		return
+	}
+	s.checkTruncLinear2Nodes(0, int32(s.n), s.scratch[:s.mk], s.scratch[s.mk:2*s.mk])
+}
+
+// checkTruncLinear2Nodes is checkTruncLinear2 on the nodes [lo, hi) with
+// scratch d, p.
+func (s *Solver) checkTruncLinear2Nodes(lo, hi int32, d, p []float32) float64 {
+	k, n := s.mk, s.n
 	_ = s.u32[k*n-1]
-	checkTruncLinear2AVX2(n, k, s.u32, s.msg, s.w, s.t, s.gamma[:n], s.scratch[:k], s.scratch[k:2*k],
+	checkTruncLinear2AVX2(int(lo), int(hi), k, s.u32, s.msg, s.w, s.t, s.gamma[:n], d, p,
 		s.astart[:n+1], s.nbwd[:n], s.aedge, s.ain, s.tail, s.primal[:n], s.argmin[:n], s.consLabel[:n], ConsistencyTolerance)
+	return 0
 }

@@ -179,7 +179,7 @@ func backwardPotts8AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, 
 func primalPotts8AVX2(from, n int, u, w, msg []float32, astart, nbwd, aedge, ain, tail, primal []int32) int
 
 //go:noescape
-func checkTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32)
+func checkTruncLinear2AVX2(lo, hi, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32)
 
 //go:noescape
 func forwardRoundPotts2AVX2(n int, u, w, msg, gamma []float32, astart, nbwd, aedge, ain, aout, tail, primal []int32) (failed int)

@@ -1062,19 +1062,20 @@ GLOBL lanesf8<>(SB), RODATA|NOPTR, $32
 	BSFL         DX, DX; \
 	ADDQ         DX, AX
 
-// func checkTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32)
+// func checkTruncLinear2AVX2(lo, hi, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32)
 // check for the stereo passes' models (trunclinear.go: every edge truncated
 // linear, k labels at every node, a multiple of eight), its floats in its
 // order: D, the rounded label, the unique argmin and the test of each edge to
-// an earlier node, node after node. Values are finite (penalties, not +Inf).
-TEXT ·checkTruncLinear2AVX2(SB), NOSPLIT, $64-380
-	MOVQ         u_base+16(FP), SI
-	MOVQ         msg_base+40(FP), BX
-	MOVQ         d_base+136(FP), DI
-	MOVQ         astart_base+184(FP), R10
-	MOVQ         nbwd_base+208(FP), R11
-	MOVQ         aedge_base+232(FP), R12
-	MOVQ         ain_base+256(FP), R13
+// an earlier node, node after node, for the nodes [lo, hi) (every slice
+// indexed by node from 0). Values are finite (penalties, not +Inf).
+TEXT ·checkTruncLinear2AVX2(SB), NOSPLIT, $64-388
+	MOVQ         u_base+24(FP), SI
+	MOVQ         msg_base+48(FP), BX
+	MOVQ         d_base+144(FP), DI
+	MOVQ         astart_base+192(FP), R10
+	MOVQ         nbwd_base+216(FP), R11
+	MOVQ         aedge_base+240(FP), R12
+	MOVQ         ain_base+264(FP), R13
 	VMOVUPS      lanesf8<>(SB), Y14
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X15
@@ -1082,10 +1083,13 @@ TEXT ·checkTruncLinear2AVX2(SB), NOSPLIT, $64-380
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X13
 	VBROADCASTSS X13, Y13 // |·|
-	XORQ         R8, R8
+	MOVQ         lo+0(FP), R8
+	MOVQ         k+16(FP), AX
+	IMULQ        R8, AX
+	LEAQ         (SI)(AX*4), SI // node lo's unary
 
 cnode:
-	CMPQ    R8, n+0(FP)
+	CMPQ    R8, hi+8(FP)
 	JGE     cdone
 	MOVLQSX (R10)(R8*4), CX
 	MOVQ    CX, a0-8(SP)
@@ -1107,7 +1111,7 @@ cdchunk:
 	ADDQ    AX, CX
 	LEAQ    (BX)(CX*4), CX
 	MOVQ    rows-16(SP), DX
-	MOVQ    k+8(FP), R9
+	MOVQ    k+16(FP), R9
 	SHLQ    $2, R9
 
 cdrow:
@@ -1121,7 +1125,7 @@ cdrow:
 cdstore:
 	VMOVUPS Y0, (DI)(AX*4)
 	ADDQ    $8, AX
-	CMPQ    AX, k+8(FP)
+	CMPQ    AX, k+16(FP)
 	JL      cdchunk
 
 	// The rounded label: u + the rows to the earlier nodes' labels + the
@@ -1142,13 +1146,13 @@ cpearlier:
 	CMPQ         CX, DX
 	JGE          cplater
 	MOVLQSX      (R12)(CX*4), AX // e
-	MOVQ         w_base+64(FP), R9
+	MOVQ         w_base+72(FP), R9
 	VBROADCASTSS (R9)(AX*4), Y5
-	MOVQ         t_base+88(FP), R9
+	MOVQ         t_base+96(FP), R9
 	VBROADCASTSS (R9)(AX*4), Y6
-	MOVQ         tail_base+280(FP), R9
+	MOVQ         tail_base+288(FP), R9
 	MOVLQSX      (R9)(AX*4), AX
-	MOVQ         primal_base+304(FP), R9
+	MOVQ         primal_base+312(FP), R9
 	MOVLQSX      (R9)(AX*4), AX
 	VCVTSI2SSQ AX, X2, X2
 	VBROADCASTSS X2, Y2
@@ -1162,7 +1166,7 @@ cplater:
 	MOVLQSX (R11)(R8*4), CX
 	SUBQ    CX, AX          // rows from later nodes, from row CX
 	JLE     cpstore
-	MOVQ    k+8(FP), R9
+	MOVQ    k+16(FP), R9
 	IMULQ   R9, CX
 	ADDQ    blk-24(SP), CX
 	ADDQ    c-32(SP), CX
@@ -1177,14 +1181,14 @@ cplaterrow:
 
 cpstore:
 	MOVQ    c-32(SP), AX
-	MOVQ    p_base+160(FP), R9
+	MOVQ    p_base+168(FP), R9
 	VMOVUPS Y0, (R9)(AX*4)
 	ADDQ    $8, AX
-	CMPQ    AX, k+8(FP)
+	CMPQ    AX, k+16(FP)
 	JL      cpchunk
-	MOVQ    k+8(FP), CX
+	MOVQ    k+16(FP), CX
 	FIRSTMIN
-	MOVQ    primal_base+304(FP), R9
+	MOVQ    primal_base+312(FP), R9
 	MOVL    AX, (R9)(R8*4)
 
 	// The unique argmin of D: its first minimum l, unique when no other
@@ -1197,7 +1201,7 @@ cpstore:
 	MOVL         $0x3f800000, DX // 1
 	VMOVD        DX, X11
 	VMAXSS       X10, X11, X10
-	VMULSS       tol+376(FP), X10, X10
+	VMULSS       tol+384(FP), X10, X10
 	VBROADCASTSS X10, Y10
 	VBROADCASTSS X3, Y3 // D(l)
 	XORQ         AX, AX
@@ -1211,22 +1215,22 @@ cnear:
 	POPCNTL   DX, DX
 	ADDQ      DX, R9
 	ADDQ      $8, AX
-	CMPQ      AX, k+8(FP)
+	CMPQ      AX, k+16(FP)
 	JL        cnear
 	MOVQ      l-40(SP), AX
 	CMPQ      R9, $1
 	JEQ       2(PC)
 	MOVQ      $-1, AX
-	MOVQ      argmin_base+328(FP), R9
+	MOVQ      argmin_base+336(FP), R9
 	MOVL      AX, (R9)(R8*4)
-	MOVQ      cons_base+352(FP), R9
+	MOVQ      cons_base+360(FP), R9
 	MOVL      AX, (R9)(R8*4)
 	TESTQ     AX, AX
 	JL        cnext
 
 	// The edges to earlier nodes with a label: h = γ·(D − D(l)) − m_{j→i},
 	// tight when h(l) + θ(x_j, l) is within the tolerance of min h + θ(x_j, ·).
-	MOVQ         gamma_base+112(FP), R9
+	MOVQ         gamma_base+120(FP), R9
 	VBROADCASTSS (R9)(R8*4), Y4
 	MOVQ         a0-8(SP), CX
 	MOVLQSX      (R11)(R8*4), DX
@@ -1238,14 +1242,14 @@ ctedge:
 	JGE          cnext
 	MOVQ         CX, a-56(SP)
 	MOVLQSX      (R12)(CX*4), AX // e
-	MOVQ         w_base+64(FP), R9
+	MOVQ         w_base+72(FP), R9
 	VBROADCASTSS (R9)(AX*4), Y5
-	MOVQ         t_base+88(FP), R9
+	MOVQ         t_base+96(FP), R9
 	VBROADCASTSS (R9)(AX*4), Y6
-	MOVQ         tail_base+280(FP), R9
+	MOVQ         tail_base+288(FP), R9
 	MOVLQSX      (R9)(AX*4), AX
 	MOVQ         AX, j-64(SP)
-	MOVQ         argmin_base+328(FP), R9
+	MOVQ         argmin_base+336(FP), R9
 	MOVLQSX      (R9)(AX*4), AX
 	TESTQ        AX, AX
 	JL           ctnext
@@ -1270,7 +1274,7 @@ ctchunk:
 	VADDPS       Y9, Y0, Y0
 	VMINPS       Y0, Y7, Y7
 	ADDQ         $8, AX
-	CMPQ         AX, k+8(FP)
+	CMPQ         AX, k+16(FP)
 	JL           ctchunk
 	HMIN(Y7, X7, X8)
 
@@ -1291,12 +1295,12 @@ ctchunk:
 	MOVL      $0x3f800000, DX
 	VMOVD      DX, X11
 	VMAXSS    X10, X11, X10
-	VMULSS    tol+376(FP), X10, X10
+	VMULSS    tol+384(FP), X10, X10
 	VCMPSS    $2, X10, X9, X9
 	VMOVD     X9, DX
 	TESTL     DX, DX
 	JNZ       ctnext
-	MOVQ      cons_base+352(FP), R9
+	MOVQ      cons_base+360(FP), R9
 	MOVL      $-1, (R9)(R8*4)
 	MOVQ      j-64(SP), AX
 	MOVL      $-1, (R9)(AX*4)
@@ -1307,7 +1311,7 @@ ctnext:
 	JMP  ctedge
 
 cnext:
-	MOVQ k+8(FP), AX
+	MOVQ k+16(FP), AX
 	LEAQ (SI)(AX*4), SI
 	INCQ R8
 	JMP  cnode

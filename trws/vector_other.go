@@ -23,7 +23,7 @@ func truncLinear2SendAVX2(d, back, h, out []float32, gamma, w, t float32) float3
 	panic("trws: no vector loops")
 }
 
-func checkTruncLinear2AVX2(n, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32) {
+func checkTruncLinear2AVX2(lo, hi, k int, u, msg, w, t, gamma, d, p []float32, astart, nbwd, aedge, ain, tail, primal, argmin, cons []int32, tol float32) {
 	panic("trws: no vector loops")
 }
 
