@@ -8,3 +8,7 @@ func ForceStructured(on bool) { forceStructured = on }
 // BuildSubproblemByCopy is BuildSubproblem by the induced builder always, for
 // comparing its shortcut where A is every variable.
 var BuildSubproblemByCopy = buildSubproblem
+
+// ParallelProof is the certificates' size from which a proof is compressed on
+// all cores.
+const ParallelProof = parallelProof

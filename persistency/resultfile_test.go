@@ -18,6 +18,7 @@ import (
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
 	"github.com/partopt/partopt/persistency"
+	"github.com/partopt/partopt/trws"
 )
 
 // resultFileFixtures returns results of Run to store: a TRW-S result with a dual
@@ -522,6 +523,38 @@ func TestResultFileBombIsRefusedWithinTheModelsBudget(t *testing.T) {
 		}
 		if _, err := persistency.ReadResultFor(&buf, f.m); err != nil {
 			t.Errorf("%s: a genuine result refused within its model's budget: %v", name, err)
+		}
+	}
+}
+
+// TestALargeProofReadsBack: a proof whose certificate is large enough to be
+// compressed in blocks on all cores (pgzip) is still one standard gzip stream
+// that ReadResult reads back exactly, on one core and on several.
+func TestALargeProofReadsBack(t *testing.T) {
+	n := 64
+	rng := random.New(9)
+	msgs := make([]float32, persistency.ParallelProof/4+12345)
+	for i := range msgs {
+		msgs[i] = float32(rng.NormFloat64())
+		if i%7 == 0 {
+			msgs[i] = 0 // some repetition, as real messages have
+		}
+	}
+	r := &persistency.Result{Persistent: make([]int, n), Labeling: make([]int, n), Set: make([]int, n)}
+	for v := range n {
+		r.Set[v], r.Persistent[v], r.Labeling[v] = v, v%3, v%3
+	}
+	r.Certificate = &persistency.Certificate{Labeling: r.Labeling, Draft: &trws.Draft{Labeling: r.Labeling, Messages: msgs}}
+	for _, procs := range []int{1, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		data := encodeResultFile(t, r)
+		runtime.GOMAXPROCS(old)
+		got, err := persistency.ReadResult(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("GOMAXPROCS %d: %v", procs, err)
+		}
+		if !reflect.DeepEqual(normalizedResult(got), normalizedResult(r)) {
+			t.Fatalf("GOMAXPROCS %d: the large proof read back differs", procs)
 		}
 	}
 }
