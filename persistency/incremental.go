@@ -185,33 +185,36 @@ func (inc *incremental) solver() (*trws.Solver, error) {
 	return s, err
 }
 
-// certifyFinal builds Ê_{A,x} and checks a certificate of x on A from loc,
-// the settled Local of A's nodes: the draft of its messages where compact is
-// set (no copy of its solver), else or where the draft does not certify, the
-// dual of its survivors' solver, which it then returns (made) for the caller
-// to go on from. done is false when neither certifies (the caller then solves
-// the sub-problem whole).
-func certifyFinal(m *model.Model, A, x []int, variant Variant, loc *trws.Local, compact bool) (cert *Certificate, gap float64, done bool, made *trws.Solver, err error) {
-	sp, err := BuildSubproblem(m, A, x, variant)
+// certifyFinal builds sp = Ê_{A,x} and checks a certificate of x on A from
+// loc, the settled Local of A's nodes: the draft of its messages where compact
+// is set (no copy of its solver), else or where the draft does not certify
+// but is not hopeless, the dual of its survivors' solver. Where neither
+// certifies (cert nil) it returns that solver (made) for the caller to solve
+// sp whole from, and sp (nil when it could not be built) not to build it again.
+func certifyFinal(m *model.Model, A, x []int, variant Variant, loc *trws.Local, compact bool) (sp *Subproblem, cert *Certificate, gap float64, made *trws.Solver, err error) {
+	sp, err = BuildSubproblem(m, A, x, variant)
 	if err != nil || len(sp.Hopeless) > 0 {
-		return nil, 0, false, nil, err
+		return sp, nil, 0, nil, err
 	}
 	final := make([]int, len(A))
 	for i, v := range A {
 		final[i] = x[v]
 	}
+	tryDual := true
 	if compact {
-		if cert, chk := draftOf(loc.Draft(final), sp.Model, loc.Proved); cert != nil {
-			return cert, chk.Gap, true, nil, nil
+		cert, chk := draftOf(loc.Draft(final), sp.Model, loc.Proved)
+		if cert != nil {
+			return sp, cert, chk.Gap, nil, nil
 		}
+		tryDual = !chk.hopeless()
 	}
-	if made, _, err = loc.Solver(); err != nil {
-		return nil, 0, false, nil, err
+	if made, _, err = loc.Solver(); err != nil || !tryDual {
+		return sp, nil, 0, made, err
 	}
 	cert = &Certificate{Labeling: final, Dual: made.Certificate(final)}
 	chk, err := cert.Check(sp.Model)
 	if err != nil || !chk.Certified {
-		return nil, 0, false, made, err
+		return sp, nil, 0, made, err
 	}
-	return cert, chk.Gap, true, made, nil
+	return sp, cert, chk.Gap, made, nil
 }

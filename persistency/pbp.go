@@ -183,6 +183,7 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 			return nil, nil, err
 		}
 		res.PruningIterations = it
+		var built *Subproblem // Ê_{A,x} where this iteration built it already
 		if inc != nil {
 			before := inc.loc.Iterations
 			cons, boundary, ok, err := inc.step(ctx, A, x)
@@ -204,15 +205,15 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 			// from the survivors' solver.
 			var s *trws.Solver
 			if ok {
-				cert, gap, done, made, err := certifyFinal(m, A, x, opt.Variant, inc.loc, !opt.KeepDual)
-				if err != nil {
+				var cert *Certificate
+				var gap float64
+				if built, cert, gap, s, err = certifyFinal(m, A, x, opt.Variant, inc.loc, !opt.KeepDual); err != nil {
 					return nil, nil, err
 				}
-				if done {
+				if cert != nil {
 					res.prove(A, x, cert, gap)
 					break
 				}
-				s = made
 			}
 			if s == nil {
 				if s, err = inc.solver(); err != nil {
@@ -222,9 +223,11 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 			inc, prevVars = nil, A
 			out = &Outcome{state: s}
 		}
-		sp, err := BuildSubproblem(m, A, x, opt.Variant)
-		if err != nil {
-			return nil, nil, err
+		sp := built // A and x as certifyFinal built it for, if it did
+		if sp == nil {
+			if sp, err = BuildSubproblem(m, A, x, opt.Variant); err != nil {
+				return nil, nil, err
+			}
 		}
 		if len(sp.Hopeless) > 0 {
 			A = without(A, sp.Hopeless)

@@ -519,18 +519,32 @@ type Certificate struct {
 // place of a dual polished from the solver and the draft polished again to
 // compare. Nil where the draft does not certify it (a solver built otherwise
 // than trws.New(p) builds it, a warm start's node order, lays its messages out
-// otherwise): the caller then polishes the solver's own. A draft its solver
-// has certified on p already (trws.Solver.Proved: the solve's gap closed
-// without agreement) is not polished again.
+// otherwise): the caller then polishes the solver's own, unless the draft's
+// verdict (returned either way; zero where the check failed) shows it cannot
+// certify either (hopeless). A draft its solver has certified on p already
+// (trws.Solver.Proved: the solve's gap closed without agreement) is not
+// polished again.
 func draftOf(d *trws.Draft, p *model.Model, proved func(*trws.Draft, *model.Model) (trws.Verdict, bool)) (*Certificate, CheckResult) {
 	c := &Certificate{Labeling: d.Labeling, Draft: d}
 	if v, ok := proved(d, p); ok {
 		return c, CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}
 	}
-	if v, err := c.Check(p); err == nil && v.Certified {
+	v, err := c.Check(p)
+	if err != nil {
+		return nil, CheckResult{}
+	}
+	if v.Certified {
 		return c, v
 	}
-	return nil, CheckResult{}
+	return nil, v
+}
+
+// hopeless says that a draft's verdict v is far from certifying: the solver's
+// own dual, polished from the same float32 messages (only its float64 unary
+// terms may round otherwise than p's), cannot close a gap a thousand times
+// the certificate's tolerance.
+func (v CheckResult) hopeless() bool {
+	return v.Gap > 1e3*trws.GapTolerance*math.Max(1, math.Abs(v.Energy))
 }
 
 // CheckResult is the outcome of Certificate.Check.
