@@ -1007,6 +1007,7 @@ func TestFailingWindowIsReportedAsLost(t *testing.T) {
 	var poisoned sync.Map // slot → whether its task is round 0's window 3 (one slot)
 	good := e.raster.Window
 	bad := e.raster // the worker's; the coordinator checks the proofs on the good one
+	bad.Model = nil // every window read by Window, as out of core
 	bad.Window = func(x0, y0, w, h int) (*model.Model, error) {
 		if v, _ := poisoned.Load(0); v == true {
 			return nil, errors.New("disk on fire")

@@ -56,6 +56,10 @@ func RasterWindows(w, h, core, halo, shift int) []RasterWindow {
 type Raster struct {
 	Width, Height int
 	Window        func(x0, y0, w, h int) (*model.Model, error)
+	// Model is the whole model where it is in memory (RasterOf): a window
+	// with nothing fixed around it induces its problem from it directly,
+	// instead of from its rectangle's model (the same sub-model).
+	Model *model.Model
 }
 
 // RasterOf presents m as a width×height raster (it must have width·height variables).
@@ -69,7 +73,7 @@ func RasterOf(m *model.Model, width, height int) (Raster, error) {
 			return nil, err
 		}
 		return sub.Model, nil
-	}}, nil
+	}, Model: m}, nil
 }
 
 // Store is a raster of int32 values read and written by rectangles, row-major
@@ -478,14 +482,21 @@ func rasterWindowProblem(r Raster, win RasterWindow, fixed Store) (rasterProblem
 	}
 	var nodes []int // window nodes as variables of e's model
 	labels := make([]int, len(vals))
+	fixedAny := false
 	for i, v := range vals {
 		labels[i] = int(v) - 1
 		if x, y := e.X0+i%e.W, e.Y0+i/e.W; v == 0 && win.Nodes.contains(x, y) {
 			nodes = append(nodes, i)
 		}
+		fixedAny = fixedAny || v != 0
 	}
 	if len(nodes) == 0 {
 		return p, nil
+	}
+	if r.Model != nil && !fixedAny {
+		var err error
+		p.windowProblem, err = inducedWindow(r.Model, r.Width, e, win.Nodes)
+		return p, err
 	}
 	m, err := r.Window(e.X0, e.Y0, e.W, e.H)
 	if err != nil {
@@ -493,6 +504,45 @@ func rasterWindowProblem(r Raster, win RasterWindow, fixed Store) (rasterProblem
 	}
 	p.windowProblem, err = conditionedProblem(m, labels, nodes)
 	return p, err
+}
+
+// inducedWindow is conditionedProblem of the window nodes (every pixel of
+// nodes, inside e) of e's model with nothing fixed, induced from the whole
+// model m of width w directly: e's model is m's factors inside e, and m's
+// factors inside the nodes and their neighbours in e are the same factors in
+// the same order (Induced keeps them ascending, and ascending pixels of a
+// rectangle are ascending variables of m), without e's model in between.
+func inducedWindow(m *model.Model, w int, e, nodes Rect) (windowProblem, error) {
+	inE := func(v int) bool { return e.contains(v%w, v/w) }
+	in := make([]bool, e.Pixels()) // grow(e's model, nodes, 1), by pixel of e
+	local := func(v int) int { return (v/w-e.Y0)*e.W + v%w - e.X0 }
+	for _, v := range nodes.vars(w) {
+		in[local(v)] = true
+		for _, f := range m.VarFactors(v) {
+			fv := m.FactorVars(int(f))
+			if !slices.ContainsFunc(fv, func(u int32) bool { return !inE(int(u)) }) { // a factor of e's model
+				for _, u := range fv {
+					in[local(int(u))] = true
+				}
+			}
+		}
+	}
+	var ext []int // m's variables
+	p := windowProblem{}
+	for i, ok := range in {
+		if ok {
+			x, y := e.X0+i%e.W, e.Y0+i/e.W
+			ext = append(ext, y*w+x)
+			p.vars = append(p.vars, i)
+			p.candidates = append(p.candidates, nodes.contains(x, y))
+		}
+	}
+	sub, err := m.Induced(ext)
+	if err != nil {
+		return windowProblem{}, err
+	}
+	p.sub = sub.Model
+	return p, nil
 }
 
 // CheckRasterWindow re-checks a window's result against the model, as a
