@@ -19,9 +19,9 @@ import (
 // the same bit for bit on any number of cores. The bound is summed by blocks
 // of columns (each block's nodes in the pass's order, then the blocks in the
 // pass's order), on one core too, so that it does not depend on the cores
-// either. The stereo passes (tl2) and the two-label passes (table2) run this
-// way: their kernels keep no state between nodes but the scratch D and h, one
-// pair a goroutine.
+// either. The stereo passes (tl2) and their check, the two-label passes
+// (table2) and every certificate's polish run this way: their kernels keep no
+// state between nodes but the scratch D and h, one pair a goroutine.
 
 // pipeBlock is the columns of a block; pipeMin the nodes below which a grid's
 // passes stay whole (the goroutines' start and the waits are not worth it).
