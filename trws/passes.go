@@ -129,7 +129,9 @@ func (s *Solver) send(k int32, d, h []float32, g float32, fromTail bool) float32
 func (s *Solver) forward() {
 	s.rounded = false
 	if s.allPotts {
-		if p := s.unrolled(); p != nil {
+		if p := s.stripedPotts(); p != nil {
+			s.pipelinedPass(false, func(lo, hi int32, d, h []float32) float64 { return p.forwardNodes(s, lo, hi, d, h) })
+		} else if p := s.unrolled(); p != nil {
 			p.forward(s)
 		} else {
 			s.forwardPotts()
@@ -190,6 +192,11 @@ func (s *Solver) forwardRound() {
 func (s *Solver) backward(check bool) float64 {
 	s.fused = check && s.allPotts // elsewhere (stereo, tables) the separate check measured as cheap
 	if s.allPotts {
+		if p := s.stripedPotts(); p != nil && !s.fused {
+			// A check iteration's backward pass (fused) stays whole: it
+			// tests each edge against its later end's new label.
+			return s.pipelinedPass(true, func(lo, hi int32, d, h []float32) float64 { return p.backwardNodes(s, lo, hi, d, h) }) + s.offset
+		}
 		if p := s.unrolled(); p != nil {
 			return p.backward(s, s.fused)
 		}

@@ -20,8 +20,9 @@ import (
 // of columns (each block's nodes in the pass's order, then the blocks in the
 // pass's order), on one core too, so that it does not depend on the cores
 // either. The stereo passes (tl2) and their check, the two-label passes
-// (table2) and every certificate's polish run this way: their kernels keep no
-// state between nodes but the scratch D and h, one pair a goroutine.
+// (table2), the Potts passes of the iterations without a check (in assembly)
+// and every certificate's polish run this way: their kernels keep no state
+// between nodes but the scratch D and h, one pair a goroutine.
 
 // pipeBlock is the columns of a block; pipeMin the nodes below which a grid's
 // passes stay whole (the goroutines' start and the waits are not worth it).
@@ -32,10 +33,10 @@ const (
 
 // setupPipeline finds whether the passes can run in strips side by side: the nodes
 // are a W×H grid numbered row by row (every edge joins i and i+1 in one row,
-// or i and i+W), large enough, with stereo or two-label passes.
+// or i and i+W), large enough, with stereo, two-label or Potts passes.
 func (s *Solver) setupPipeline() {
 	s.rowWidth = 0
-	if s.n < pipeMin || !(s.tl2 || s.table2) {
+	if p := s.unrolled(); s.n < pipeMin || !(s.tl2 || s.table2 || p != nil && p.forwardNodes != nil) {
 		return
 	}
 	w := int32(0)

@@ -2,6 +2,7 @@ package trws
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -19,8 +20,14 @@ import (
 // gives the same Result.
 func TestStripsSideBySideGiveTheSamePasses(t *testing.T) {
 	models := map[string]*model.Model{"spin glass 130×130": random.FrustratedGrid(random.New(32), 130, 130)}
-	if vector { // the stereo passes are AVX2's
+	if vector { // the stereo and Potts passes in strips are the assembly's
 		models["stereo 160×120"] = truncLinearGridAny(31, 160, 120, 16)
+		for _, k := range []int{2, 4, 8} {
+			models[fmt.Sprintf("potts K=%d 130×130", k)] = random.PottsGrid(random.New(uint64(40+k)), 130, 130, k)
+		}
+	}
+	if masked {
+		models["potts K=3 130×130"] = random.PottsGrid(random.New(43), 130, 130, 3)
 	}
 	for name, m := range models {
 		var solvers []*Solver

@@ -56,23 +56,37 @@ func (s *Solver) unrolled() *pottsPasses {
 // passes (the backward pass of a check iteration records the unique argmins),
 // the test of the edges across a change of label that follows (nil where the
 // backward pass tests them itself), the check's rounding, and the forward
-// pass that rounds too (nil: none, the rounding runs before the pass).
+// pass that rounds too (nil: none, the rounding runs before the pass). The
+// assembly also gives the passes without a check on the nodes [lo, hi), which
+// a grid runs in strips side by side (pipeline.go); the bound without the
+// offset.
 type pottsPasses struct {
-	forward      func(*Solver)
-	backward     func(*Solver, bool) float64
-	edges        func(*Solver)
-	primal       func(*Solver)
-	forwardRound func(*Solver)
+	forward       func(*Solver)
+	backward      func(*Solver, bool) float64
+	edges         func(*Solver)
+	primal        func(*Solver)
+	forwardRound  func(*Solver)
+	forwardNodes  func(s *Solver, lo, hi int32, d, h []float32) float64
+	backwardNodes func(s *Solver, lo, hi int32, d, h []float32) float64
+}
+
+// stripedPotts returns the Potts passes when they run in strips (a grid of
+// enough nodes, in assembly), else nil.
+func (s *Solver) stripedPotts() *pottsPasses {
+	if p := s.unrolled(); p != nil && s.rowWidth > 0 && p.forwardNodes != nil {
+		return p
+	}
+	return nil
 }
 
 var unrolledPotts = [...]pottsPasses{
-	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).testEdges, (*Solver).primalPotts2, nil},
-	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).testEdges, (*Solver).primalPotts3, nil},
-	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).testEdges, (*Solver).primalPotts4, nil},
-	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).testEdges, (*Solver).primalPotts5, nil},
-	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).testEdges, (*Solver).primalPotts6, nil},
-	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).testEdges, (*Solver).primalPotts7, nil},
-	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).testEdges, (*Solver).primalPotts8, nil},
+	2: {(*Solver).forwardPotts2, (*Solver).backwardPotts2, (*Solver).testEdges, (*Solver).primalPotts2, nil, nil, nil},
+	3: {(*Solver).forwardPotts3, (*Solver).backwardPotts3, (*Solver).testEdges, (*Solver).primalPotts3, nil, nil, nil},
+	4: {(*Solver).forwardPotts4, (*Solver).backwardPotts4, (*Solver).testEdges, (*Solver).primalPotts4, nil, nil, nil},
+	5: {(*Solver).forwardPotts5, (*Solver).backwardPotts5, (*Solver).testEdges, (*Solver).primalPotts5, nil, nil, nil},
+	6: {(*Solver).forwardPotts6, (*Solver).backwardPotts6, (*Solver).testEdges, (*Solver).primalPotts6, nil, nil, nil},
+	7: {(*Solver).forwardPotts7, (*Solver).backwardPotts7, (*Solver).testEdges, (*Solver).primalPotts7, nil, nil, nil},
+	8: {(*Solver).forwardPotts8, (*Solver).backwardPotts8, (*Solver).testEdges, (*Solver).primalPotts8, nil, nil, nil},
 }
 
 // pottsSend writes into out the Potts message min(h − min h, w) with h = g·d − back,

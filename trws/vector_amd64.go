@@ -138,6 +138,15 @@ func assemblyPasses(k int, fwd forwardAVX2, bwd backwardAVX2, primal primalAVX2,
 		},
 		edges:  nil, // tested in the backward pass
 		primal: func(s *Solver) { round(s, 0) },
+		forwardNodes: func(s *Solver, lo, hi int32, _, _ []float32) float64 {
+			_ = s.u32[k*int(hi)-1]
+			fwd(int(hi-lo), s.u32[k*int(lo):], s.w, s.msg, s.gamma[lo:hi], s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
+			return 0
+		},
+		backwardNodes: func(s *Solver, lo, hi int32, _, _ []float32) float64 {
+			_ = s.u32[k*int(hi)-1]
+			return bwd(int(hi-lo), s.u32[k*int(lo):], s.w, s.msg, s.gamma[lo:hi], s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout, s.head, s.argmin[lo:hi], s.consLabel[lo:hi], ConsistencyTolerance, false)
+		},
 		forwardRound: func(s *Solver) {
 			n := s.n
 			_ = s.u32[k*n-1]
