@@ -115,42 +115,81 @@ var ErrNotPairwise = errors.New("trws: the model has factors of order > 2; use t
 
 // New builds a solver for the pairwise model m (factors of order ≤ 2).
 func New(m *model.Model) (*Solver, error) {
-	n := m.NumVars()
-	s := &Solver{n: n, labels: m.LabelCounts(), offset: m.Offset(), vars: make([]int, n)}
+	s, funcs, err := newGraph(m)
+	if err != nil {
+		return nil, err
+	}
+	s.vars = make([]int, s.n)
 	for v := range s.vars {
 		s.vars[v] = v
 	}
-	s.uoff = make([]int32, n+1)
-	for v := 0; v < n; v++ {
-		if int64(s.uoff[v])+int64(s.labels[v]) > math.MaxInt32 {
-			return nil, fmt.Errorf("trws: more than %d unary entries", math.MaxInt32)
-		}
-		s.uoff[v+1] = s.uoff[v] + s.labels[v]
-	}
-	s.u64 = make([]float64, s.uoff[n])
 	// tableOf[2·i + transposed] is the offset of function i's table (−1: none
 	// yet); slices by function index, not maps: a model of 21-label segments
 	// spent a third of New growing the maps.
 	tableOf := slices.Repeat([]int32{-1}, 2*m.NumFunctions())
-	npair, entries := 0, 0
+	npair, entries := len(s.tail), 0
 	explicit := make([]bool, m.NumFunctions()) // the explicit pairwise functions, sized once below
+	for e, fn := range s.fn {
+		if fn.Kind == model.Explicit && !explicit[funcs[e]] {
+			explicit[funcs[e]] = true
+			entries += len(fn.Table)
+		}
+	}
+	s.tables = make([]float32, 0, entries)
+	s.kind, s.w, s.t, s.tab = make([]uint8, 0, npair), make([]float32, 0, npair), make([]float32, 0, npair), make([]int32, 0, npair)
+	for e, fn := range s.fn {
+		swap := s.swap[e]
+		k := kernelKind(fn.Kind)
+		s.kind = append(s.kind, k)
+		s.w = append(s.w, float32(fn.W))
+		s.t = append(s.t, float32(math.Min(fn.T, math.MaxFloat32)))
+		s.tab = append(s.tab, -1)
+		if fn.Kind == model.Difference && s.setDifference(e, fn, swap) == nil {
+			continue
+		}
+		if k == kindTable || k == kindDifference {
+			s.kind[e], s.tab[e] = kindTable, s.table(fn, swap, &tableOf[2*funcs[e]+int32(b2i(swap))]) // a difference of other maps too
+		}
+	}
+	for s.dif != nil && len(s.dif) < len(s.kind) {
+		s.dif = append(s.dif, -1)
+	}
+	if s.own != nil {
+		s.ownSlots()
+	}
+	s.u32 = toFloat32(s.u64, s.big)
+	s.finishGraph()
+	s.src = m
+	return s, nil
+}
+
+// newGraph is what a certificate's polish needs of New(m): the unary terms
+// (float64, in factor order), the penalty, the edges in factor order with
+// their functions — and funcs, each edge's function index in m.
+func newGraph(m *model.Model) (s *Solver, funcs []int32, err error) {
+	n := m.NumVars()
+	s = &Solver{n: n, labels: m.LabelCounts(), offset: m.Offset()}
+	s.uoff = make([]int32, n+1)
+	for v := 0; v < n; v++ {
+		if int64(s.uoff[v])+int64(s.labels[v]) > math.MaxInt32 {
+			return nil, nil, fmt.Errorf("trws: more than %d unary entries", math.MaxInt32)
+		}
+		s.uoff[v+1] = s.uoff[v] + s.labels[v]
+	}
+	s.u64 = make([]float64, s.uoff[n])
+	npair := 0
 	for f := 0; f < m.NumFactors(); f++ {
 		switch len(m.FactorVars(f)) {
 		case 1:
 		case 2:
 			npair++
-			if fn := m.FactorFunction(f); fn.Kind == model.Explicit && !explicit[m.FactorFunc(f)] {
-				explicit[m.FactorFunc(f)] = true
-				entries += len(fn.Table)
-			}
 		default:
-			return nil, ErrNotPairwise
+			return nil, nil, ErrNotPairwise
 		}
 	}
-	s.tables = make([]float32, 0, entries)
 	s.big = float32(math.Min(Penalty(m), 1e30)) // +Inf's stand-in in the tables as they are made
 	s.tail, s.head, s.swap, s.fn = make([]int32, 0, npair), make([]int32, 0, npair), make([]bool, 0, npair), make([]*model.Function, 0, npair)
-	s.kind, s.w, s.t, s.tab = make([]uint8, 0, npair), make([]float32, 0, npair), make([]float32, 0, npair), make([]int32, 0, npair)
+	funcs = make([]int32, 0, npair)
 	for f := 0; f < m.NumFactors(); f++ {
 		vars, fn := m.FactorVars(f), m.FactorFunction(f)
 		if len(vars) == 1 {
@@ -166,28 +205,20 @@ func New(m *model.Model) (*Solver, error) {
 			a, b = b, a
 		}
 		s.tail, s.head, s.swap, s.fn = append(s.tail, a), append(s.head, b), append(s.swap, swap), append(s.fn, fn)
-		k := kernelKind(fn.Kind)
-		s.kind = append(s.kind, k)
-		s.w = append(s.w, float32(fn.W))
-		s.t = append(s.t, float32(math.Min(fn.T, math.MaxFloat32)))
-		s.tab = append(s.tab, -1)
-		e := len(s.kind) - 1
-		if fn.Kind == model.Difference && s.setDifference(e, fn, swap) == nil {
-			continue
-		}
-		if k == kindTable || k == kindDifference {
-			s.kind[e], s.tab[e] = kindTable, s.table(fn, swap, &tableOf[2*m.FactorFunc(f)+int(b2i(swap))]) // a difference of other maps too
-		}
+		funcs = append(funcs, int32(m.FactorFunc(f)))
 	}
-	for s.dif != nil && len(s.dif) < len(s.kind) {
-		s.dif = append(s.dif, -1)
+	return s, funcs, nil
+}
+
+// newPolisher is a solver of m with what its certificates' polish reads (the
+// graph of newGraph, its adjacency), without New's float32 terms, messages and
+// check state: a draft's check builds one a window (Draft.Certificate).
+func newPolisher(m *model.Model) (*Solver, error) {
+	s, _, err := newGraph(m)
+	if err != nil {
+		return nil, err
 	}
-	if s.own != nil {
-		s.ownSlots()
-	}
-	s.u32 = toFloat32(s.u64, s.big)
-	s.finishGraph()
-	s.src = m
+	s.adjacency()
 	return s, nil
 }
 
@@ -248,32 +279,7 @@ func (s *Solver) entry(v float64) float32 {
 // s.msg is nil the messages start at zero.
 func (s *Solver) finishGraph() {
 	n, ne := s.n, len(s.tail)
-	deg := make([]int32, n+1)
-	s.nbwd = make([]int32, n)
-	for e := 0; e < ne; e++ {
-		deg[s.tail[e]+1]++
-		deg[s.head[e]+1]++
-		s.nbwd[s.head[e]]++
-	}
-	for v := 0; v < n; v++ {
-		deg[v+1] += deg[v]
-	}
-	s.astart = deg
-	s.aedge = make([]int32, 2*ne)
-	bwdNext := make([]int32, n) // earlier neighbours fill [astart, astart+nbwd)
-	fwdNext := make([]int32, n)
-	for v := 0; v < n; v++ {
-		bwdNext[v] = s.astart[v]
-		fwdNext[v] = s.astart[v] + s.nbwd[v]
-	}
-	headPos, tailPos := make([]int32, ne), make([]int32, ne)
-	for e := 0; e < ne; e++ {
-		h, t := s.head[e], s.tail[e]
-		headPos[e], tailPos[e] = bwdNext[h], fwdNext[t]
-		s.aedge[bwdNext[h]], s.aedge[fwdNext[t]] = int32(e), int32(e)
-		bwdNext[h]++
-		fwdNext[t]++
-	}
+	headPos, tailPos := s.adjacency()
 	s.ain, s.aout = make([]int32, 2*ne), make([]int32, 2*ne)
 	size := int32(0)
 	for v := 0; v < n; v++ {
@@ -292,15 +298,12 @@ func (s *Solver) finishGraph() {
 		s.msg = make([]float32, size)
 	}
 	s.gamma = make([]float32, n)
-	maxK := int32(1)
 	for v := 0; v < n; v++ {
 		s.gamma[v] = gammaOf(s.nbwd[v], s.astart[v+1]-s.astart[v]-s.nbwd[v])
-		maxK = max(maxK, s.labels[v])
 	}
-	s.mk = int(maxK)
-	s.scratch = make([]float32, 4*maxK)
-	s.envV = make([]int32, maxK+2)
-	s.envZ = make([]float64, maxK+2)
+	s.scratch = make([]float32, 4*s.mk)
+	s.envV = make([]int32, s.mk+2)
+	s.envZ = make([]float64, s.mk+2)
 	for _, d := range s.difs {
 		s.sizeDifference(d.r)
 	}
@@ -311,6 +314,45 @@ func (s *Solver) finishGraph() {
 	for v := range s.consLabel {
 		s.consLabel[v] = -1
 	}
+}
+
+// adjacency builds the nodes' adjacency from the edge list — astart, nbwd and
+// aedge: each node's earlier neighbours' edges, then its later ones', each in
+// edge order — and mk; it returns each edge's entry at its head and its tail.
+func (s *Solver) adjacency() (headPos, tailPos []int32) {
+	n, ne := s.n, len(s.tail)
+	deg := make([]int32, n+1)
+	s.nbwd = make([]int32, n)
+	for e := 0; e < ne; e++ {
+		deg[s.tail[e]+1]++
+		deg[s.head[e]+1]++
+		s.nbwd[s.head[e]]++
+	}
+	for v := 0; v < n; v++ {
+		deg[v+1] += deg[v]
+	}
+	s.astart = deg
+	s.aedge = make([]int32, 2*ne)
+	bwdNext := make([]int32, n) // earlier neighbours fill [astart, astart+nbwd)
+	fwdNext := make([]int32, n)
+	for v := 0; v < n; v++ {
+		bwdNext[v] = s.astart[v]
+		fwdNext[v] = s.astart[v] + s.nbwd[v]
+	}
+	headPos, tailPos = make([]int32, ne), make([]int32, ne)
+	for e := 0; e < ne; e++ {
+		h, t := s.head[e], s.tail[e]
+		headPos[e], tailPos[e] = bwdNext[h], fwdNext[t]
+		s.aedge[bwdNext[h]], s.aedge[fwdNext[t]] = int32(e), int32(e)
+		bwdNext[h]++
+		fwdNext[t]++
+	}
+	maxK := int32(1)
+	for _, k := range s.labels {
+		maxK = max(maxK, k)
+	}
+	s.mk = int(maxK)
+	return headPos, tailPos
 }
 
 // gammaOf is TRW-S's weight γ of a node with these numbers of earlier and

@@ -66,18 +66,23 @@ func (l *Local) Draft(x []int) *Draft {
 }
 
 // Certificate polishes the draft on m: a solver built on m polishes the draft's
-// messages as Solver.Certificate polishes its own. It costs a solver's memory
-// and two float64 passes.
+// messages as Solver.Certificate polishes its own (newPolisher builds only what
+// the polish reads of New(m): the same graph, unary terms and penalty). It
+// costs the graph and two float64 passes.
 func (d *Draft) Certificate(m *model.Model) (*Certificate, error) {
 	if err := m.CheckLabeling(d.Labeling); err != nil {
 		return nil, fmt.Errorf("trws: draft certificate: %w", err)
 	}
-	s, err := New(m)
+	s, err := newPolisher(m)
 	if err != nil {
 		return nil, err
 	}
-	if len(d.Messages) != len(s.msg) { // Σ_e K_head + K_tail, both layouts'
-		return nil, fmt.Errorf("trws: draft certificate has %d message entries, the model %d", len(d.Messages), len(s.msg))
+	size := 0 // Σ_e K_head + K_tail, both layouts'
+	for e, t := range s.tail {
+		size += int(s.labels[t] + s.labels[s.head[e]])
+	}
+	if len(d.Messages) != size {
+		return nil, fmt.Errorf("trws: draft certificate has %d message entries, the model %d", len(d.Messages), size)
 	}
 	return s.certificate(d.Labeling, d.Messages), nil
 }

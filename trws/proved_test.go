@@ -2,6 +2,7 @@ package trws
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/partopt/partopt/model"
@@ -99,4 +100,34 @@ func allVars(n int) []int {
 		vs[v] = v
 	}
 	return vs
+}
+
+// TestThePolisherIsNewsGraph: what a draft's check builds to polish it
+// (newPolisher) is New's graph exactly — unary terms, penalty, edges and their
+// functions, adjacency — on grids of every uniform kind, mixed label counts and
+// forbidden states.
+func TestThePolisherIsNewsGraph(t *testing.T) {
+	models := map[string]*model.Model{
+		"potts":      random.PottsGrid(random.New(51), 13, 9, 4),
+		"parametric": random.ParametricGrid(random.New(52), 11, 8, 6),
+		"dense":      random.DensePairwise(random.New(53), 40, 5, 0.2),
+		"ties":       tiedPottsGrid(54, 10, 7, 3),
+	}
+	for name, m := range models {
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := newPolisher(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := s.n == p.n && s.mk == p.mk && s.big == p.big && s.offset == p.offset &&
+			slices.Equal(s.labels, p.labels) && slices.Equal(s.uoff, p.uoff) && slices.Equal(s.u64, p.u64) &&
+			slices.Equal(s.tail, p.tail) && slices.Equal(s.head, p.head) && slices.Equal(s.swap, p.swap) && slices.Equal(s.fn, p.fn) &&
+			slices.Equal(s.astart, p.astart) && slices.Equal(s.nbwd, p.nbwd) && slices.Equal(s.aedge, p.aedge)
+		if !same {
+			t.Fatalf("%s: the polisher's graph differs from New's", name)
+		}
+	}
 }
