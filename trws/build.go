@@ -106,6 +106,7 @@ type Solver struct {
 	// bound, the other goroutines' D and h.
 	rowWidth    int
 	threads     int
+	crew        *crew // the other strips' goroutines during a Solve
 	partial     []float64
 	pipeScratch []float32
 }

@@ -100,12 +100,16 @@ func (s *Solver) pipelined(backward bool, pass func(t int, lo, hi int32) float64
 			done[t].finish(int32(i + 1))
 		}
 	}
-	var wg sync.WaitGroup
-	for t := 1; t < strips; t++ {
-		wg.Go(func() { strip(t) })
+	if c := s.crew; c != nil && len(c.start) == strips-1 {
+		c.run(strip)
+	} else {
+		var wg sync.WaitGroup
+		for t := 1; t < strips; t++ {
+			wg.Go(func() { strip(t) })
+		}
+		strip(0)
+		wg.Wait()
 	}
-	strip(0)
-	wg.Wait()
 	lb := 0.0
 	for _, p := range s.partial {
 		lb += p
@@ -127,6 +131,64 @@ func (s *Solver) pipelinedPass(backward bool, pass func(lo, hi int32, d, h []flo
 		d := s.pipeScratch[2*k*(t-1) : 2*k*t]
 		return pass(lo, hi, d[:k], d[k:])
 	})
+}
+
+// A crew runs strips 1, 2, … of every pass of a Solve on goroutines that live
+// as long as the Solve, waiting between passes as a strip waits for a row
+// (rowCounter: a short spin, then asleep): a goroutine started a pass and
+// woken from sleep cost several percent of a stereo pass, whose rows take
+// microseconds. Pass g starts when start[w] reaches g and is done when
+// every end[w] has; the job is written before the start and read after it.
+type crew struct {
+	start, end []rowCounter
+	gen        int32
+	job        func(t int)
+	quit       atomic.Bool
+}
+
+// newCrew starts the goroutines of n strips.
+func newCrew(n int) *crew {
+	c := &crew{start: make([]rowCounter, n), end: make([]rowCounter, n)}
+	for w := range n {
+		c.start[w].wake, c.end[w].wake = make(chan struct{}, 1), make(chan struct{}, 1)
+		go c.work(w)
+	}
+	return c
+}
+
+// work is worker w's loop: strip w+1 of each pass.
+func (c *crew) work(w int) {
+	for g := int32(1); ; g++ {
+		c.start[w].await(g)
+		if c.quit.Load() {
+			return
+		}
+		c.job(w + 1)
+		c.end[w].finish(g)
+	}
+}
+
+// run runs job(t) for every strip, strip 0 on the calling goroutine, and
+// returns when all are done.
+func (c *crew) run(job func(t int)) {
+	c.job = job
+	c.gen++
+	for w := range c.start {
+		c.start[w].finish(c.gen)
+	}
+	job(0)
+	for w := range c.end {
+		c.end[w].await(c.gen)
+	}
+}
+
+// stop ends the crew's goroutines.
+func (c *crew) stop() {
+	c.quit.Store(true)
+	c.gen++
+	for w := range c.start {
+		c.start[w].finish(c.gen)
+	}
 }
 
 // rowCounter counts the rows a strip has finished, padded against false

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/partopt/partopt/model"
 	"github.com/partopt/partopt/model/random"
@@ -107,4 +109,51 @@ func truncLinearGridAny(seed uint64, w, h, k int) *model.Model {
 	}, gridPairs(w, h), func() model.Function {
 		return model.Function{Kind: model.TruncatedLinear, Shape: []int{k, k}, W: 0.5 + 3*rng.Float64(), T: 2}
 	})
+}
+
+// TestACrewEndsWithItsSolve: the strips' goroutines of a Solve on two cores
+// (crew) end when it returns — after its iterations, and when its context
+// ends first — and its result is the one goroutine a pass gives.
+func TestACrewEndsWithItsSolve(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	m := random.FrustratedGrid(random.New(61), 140, 140)
+	before := runtime.NumGoroutine()
+	var results []Result
+	for _, threads := range []int{2, 1} {
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.rowWidth == 0 {
+			t.Fatal("the grid does not run in strips")
+		}
+		o := DefaultOptions()
+		o.MaxIterations, o.Threads = 30, threads
+		r, err := s.Solve(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.crew != nil {
+			t.Fatal("the crew outlives its Solve")
+		}
+		results = append(results, r)
+	}
+	if a, b := results[0], results[1]; a.LowerBound != b.LowerBound || !slices.Equal(a.Labeling, b.Labeling) {
+		t.Fatalf("two cores: bound %v, one: %v", a.LowerBound, b.LowerBound)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s, _ := New(m)
+	o := DefaultOptions()
+	o.Threads = 2
+	if _, err := s.Solve(ctx, o); err == nil {
+		t.Fatal("a cancelled Solve returned no error")
+	}
+	for range 200 { // the goroutines return once they see the quit
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%d goroutines after the solves, %d before", runtime.NumGoroutine(), before)
 }
