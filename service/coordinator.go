@@ -492,7 +492,10 @@ func (s *service) isRaftDir(name string) bool {
 }
 
 // resumeAll continues the jobs left unfinished by a coordinator before a
-// restart or a change of leader.
+// restart or a change of leader. A job this coordinator already runs — one
+// submitted while the table was listed: submit registers it before it
+// stores it — is left to that run (two runs of one job on one leader left
+// it unfinished).
 func (s *service) resumeAll(ctx context.Context) {
 	specs, err := s.table.unfinished(ctx)
 	if err != nil {
@@ -503,8 +506,15 @@ func (s *service) resumeAll(ctx context.Context) {
 		jctx, stop := context.WithCancel(ctx)
 		sj := newServiceJob(stop)
 		s.mu.Lock()
-		s.jobs[spec.Job] = sj
+		_, running := s.jobs[spec.Job]
+		if !running {
+			s.jobs[spec.Job] = sj
+		}
 		s.mu.Unlock()
+		if running {
+			stop()
+			continue
+		}
 		s.log.Info("resuming job", "job", spec.Job)
 		s.wg.Go(func() {
 			defer close(sj.settled)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/partopt/partopt/cluster"
 	"github.com/partopt/partopt/coordinator"
@@ -175,8 +176,13 @@ func TestCoordinatorRestartResumesASubmittedGridElimination(t *testing.T) {
 	if _, err := service.Submit(ctx, conn, s, service.SubmitOptions{ID: id}); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-served; err != nil {
-		t.Fatalf("the first coordinator: %v", err)
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("the first coordinator: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the first coordinator did not stop: %d merges of the elimination (a job run twice on it stalled so)", merges.Load())
 	}
 	if merges.Load() < 3 {
 		t.Fatalf("the first coordinator stopped after %d merges of the elimination", merges.Load())

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -137,5 +138,32 @@ func TestJoinHintNamesAReachableServer(t *testing.T) {
 		if got := reachableURL(in); got != want {
 			t.Errorf("reachableURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// oneUnfinished is a job table that lists one unfinished job.
+type oneUnfinished struct {
+	jobTable
+	spec protocol.JobSpec
+}
+
+func (t oneUnfinished) unfinished(context.Context) ([]protocol.JobSpec, error) {
+	return []protocol.JobSpec{t.spec}, nil
+}
+
+// TestResumeLeavesARunningJobToItsRun: a job that this coordinator already
+// runs when it lists the jobs to resume (submitted meanwhile: submit
+// registers a job before it stores it) is not started a second time. Two runs
+// of one job on one leader left it unfinished (the coordinator-restart test
+// hung about once in 150 runs).
+func TestResumeLeavesARunningJobToItsRun(t *testing.T) {
+	spec := protocol.JobSpec{Job: "both"}
+	running := newServiceJob(func() {})
+	// No resources: a second run would fail at once, on its own goroutine.
+	s := &service{table: oneUnfinished{spec: spec}, log: slog.New(slog.DiscardHandler), jobs: map[string]*serviceJob{spec.Job: running}}
+	s.resumeAll(context.Background())
+	s.wg.Wait()
+	if len(s.jobs) != 1 || s.jobs[spec.Job] != running {
+		t.Fatalf("the running job's entry was replaced: %v", s.jobs)
 	}
 }
