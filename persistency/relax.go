@@ -527,7 +527,7 @@ type Certificate struct {
 func draftOf(d *trws.Draft, p *model.Model, proved func(*trws.Draft, *model.Model) (trws.Verdict, bool)) (*Certificate, CheckResult) {
 	c := &Certificate{Labeling: d.Labeling, Draft: d}
 	if v, ok := proved(d, p); ok {
-		return c, CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}
+		return c, fromVerdict(v)
 	}
 	v, err := c.Check(p)
 	if err != nil {
@@ -553,6 +553,11 @@ type CheckResult struct {
 	Certified          bool
 }
 
+// fromVerdict is a TRW-S certificate's verdict as a CheckResult.
+func fromVerdict(v trws.Verdict) CheckResult {
+	return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}
+}
+
 // Check verifies the certificate against the sub-problem p from p alone.
 func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
 	if c == nil {
@@ -564,13 +569,13 @@ func (c *Certificate) Check(p *model.Model) (CheckResult, error) {
 			return CheckResult{}, errors.New("persistency: the dual certificate is for another labeling")
 		}
 		v, err := c.Dual.Check(p)
-		return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}, err
+		return fromVerdict(v), err
 	case c.Draft != nil:
 		if !slices.Equal(c.Draft.Labeling, c.Labeling) {
 			return CheckResult{}, errors.New("persistency: the draft certificate is for another labeling")
 		}
 		v, err := c.Draft.Check(p)
-		return CheckResult{Energy: v.Energy, Bound: v.Bound, Gap: v.Gap, Certified: v.Certified}, err
+		return fromVerdict(v), err
 	case c.Factor != nil:
 		if !slices.Equal(c.Factor.Labeling, c.Labeling) {
 			return CheckResult{}, errors.New("persistency: the dual certificate is for another labeling")

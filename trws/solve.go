@@ -126,7 +126,7 @@ func (r *Result) Gap() float64 { return r.Energy - r.LowerBound }
 // the context's error, with a valid Result for the work done, when ctx ends.
 func (s *Solver) Solve(ctx context.Context, opt Options) (Result, error) {
 	s.threads = min(max(opt.Threads, 1), runtime.GOMAXPROCS(0))
-	if n := s.strips(); n > 1 && s.rowWidth > 0 {
+	if n := s.strips(); n > 1 { // a grid in strips (strips is 0 elsewhere)
 		s.crew = newCrew(n - 1)
 		defer func() { s.crew.stop(); s.crew = nil }()
 	}
