@@ -34,6 +34,7 @@ package persistency
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -486,17 +487,17 @@ func buildReusing(m *model.Model, d *domains, mode buildMode, cache *tableCache)
 		}
 	}
 	args := make([]int, 0, 8)
+	shape, key := make([]int, 0, 8), make([]byte, 0, 32)
 	zeros := map[string]int{} // one zero table per shape
 	kept := map[int]int{}     // m's functions on factors whose labels are all alive
 	maps := make([]*model.LabelMap, m.NumVars())
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
-		args = args[:0]
-		shape := make([]int, len(vars))
+		args, shape = args[:0], shape[:0]
 		size, whole := 1, true
-		for p, v := range vars {
+		for _, v := range vars {
 			args = append(args, int(v))
-			shape[p] = labels[v]
+			shape = append(shape, labels[v])
 			size *= labels[v]
 			whole = whole && labels[v] == m.NumLabels(int(v))
 		}
@@ -506,7 +507,16 @@ func buildReusing(m *model.Model, d *domains, mode buildMode, cache *tableCache)
 		case verification && !slices.ContainsFunc(vars, func(v int32) bool { return d.hasMovable(int(v)) }):
 			// p is the identity on the factor: g ≡ 0. Every factor is kept, so that
 			// the rounds' problems share one graph (warm starts).
-			id, err = addOnce(b, zeros, fmt.Sprint(shape), func() model.Function { return zero(shape) })
+			key = key[:0]
+			for _, k := range shape {
+				key = binary.AppendUvarint(key, uint64(k))
+			}
+			var ok bool
+			if id, ok = zeros[string(key)]; !ok { // string(key) here allocates nothing
+				if id, err = b.AddFunction(zero(shape)); err == nil {
+					zeros[string(key)] = id
+				}
+			}
 		case !verification && whole:
 			id, err = addOnce(b, kept, m.FactorFunc(f), func() model.Function { return *m.FactorFunction(f) })
 		case mode == checking && len(vars) == 2 && parametric(m.FactorFunction(f)), mode == solving && differenceFactor(m, d, f):
@@ -519,7 +529,7 @@ func buildReusing(m *model.Model, d *domains, mode buildMode, cache *tableCache)
 				}
 			}
 			if err == nil {
-				id, err = b.AddOwnedFunction(model.Function{Kind: model.Explicit, Shape: shape, Table: t})
+				id, err = b.AddOwnedFunction(model.Function{Kind: model.Explicit, Shape: slices.Clone(shape), Table: t})
 			}
 		}
 		if err != nil {

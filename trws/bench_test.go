@@ -76,13 +76,14 @@ func BenchmarkSpinGlass(b *testing.B) {
 }
 
 // BenchmarkStripsSideBySide: the passes of a stereo grid (tsukuba's size,
-// 384×288, 16 labels, truncated linear) and of a 500×500 spin glass on one
-// and two goroutines (pipeline.go).
+// 384×288, and s96's, 96×96, 16 labels, truncated linear) and of a 500×500
+// spin glass on one and two goroutines (pipeline.go).
 func BenchmarkStripsSideBySide(b *testing.B) {
-	stereo := stereoGrid(384, 288, 16)
+	stereo, small := stereoGrid(384, 288, 16), stereoGrid(96, 96, 16)
 	glass := random.FrustratedGrid(random.New(1), 500, 500)
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("stereo384x288K16/threads%d", threads), func(b *testing.B) { benchIterationsOn(b, stereo, threads) })
+		b.Run(fmt.Sprintf("stereo96x96K16/threads%d", threads), func(b *testing.B) { benchIterationsOn(b, small, threads) })
 		b.Run(fmt.Sprintf("spinglass500x500/threads%d", threads), func(b *testing.B) { benchIterationsOn(b, glass, threads) })
 	}
 }

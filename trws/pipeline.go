@@ -92,7 +92,14 @@ func (s *Solver) pipelined(backward bool, pass func(t int, lo, hi int32) float64
 	for t := range done {
 		done[t].wake = make(chan struct{}, 1)
 	}
-	strip := func(t int) { // strip t in the pass's order
+	strip := func(g int) {
+		// Goroutine g takes the g-th strip from the left in either pass, t-th in
+		// the pass's order: its nodes stay in its core's cache between passes
+		// (swapping sides moved them all, 30% slower passes on a 96×96 grid).
+		t := g
+		if backward {
+			t = strips - 1 - g
+		}
 		b0, b1 := t*blocks/strips, (t+1)*blocks/strips
 		for i := range rows {
 			if t > 0 {
@@ -108,7 +115,7 @@ func (s *Solver) pipelined(backward bool, pass func(t int, lo, hi int32) float64
 					j = blocks - 1 - b
 				}
 				lo, hi := int32(r*w+j*w/blocks), int32(r*w+(j+1)*w/blocks)
-				s.partial[i*blocks+b] = pass(t, lo, hi)
+				s.partial[b*rows+i] = pass(g, lo, hi) // by block: no line written by two strips
 			}
 			done[t].finish(int32(i + 1))
 		}
@@ -124,8 +131,10 @@ func (s *Solver) pipelined(backward bool, pass func(t int, lo, hi int32) float64
 		wg.Wait()
 	}
 	lb := 0.0
-	for _, p := range s.partial {
-		lb += p
+	for i := range rows {
+		for b := range blocks {
+			lb += s.partial[b*rows+i]
+		}
 	}
 	return lb
 }
