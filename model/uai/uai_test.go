@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/partopt/partopt/internal/testutil"
 
@@ -641,4 +642,74 @@ func TestCompressedStreamsAreReadOnlyAsFarAsTheModelNeeds(t *testing.T) {
 			t.Errorf("%s: refusing it allocated %d bytes", name, n)
 		}
 	}
+}
+
+// TestTableErrorsComeInTheFilesOrder: tables are parsed on one goroutine and
+// built on another (addTables), chunk by chunk; an error far into the file still
+// names its factor and line, and the first error in the file's order is the one
+// reported, whichever goroutine finds it (and a failure leaves no goroutine
+// behind).
+func TestTableErrorsComeInTheFilesOrder(t *testing.T) {
+	const n = 40000 // unary tables: 80,000 entries, several chunks
+	file := func(twice, malformed int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "MARKOV\n%d\n%s\n%d\n", n, strings.TrimSpace(strings.Repeat("2 ", n)), n)
+		for f := range n {
+			if f == twice {
+				fmt.Fprintf(&b, "2 %d %d\n", f, f)
+			} else {
+				fmt.Fprintf(&b, "1 %d\n", f)
+			}
+		}
+		for f := range n {
+			switch f {
+			case twice:
+				b.WriteString("4 0.1 0.2 0.3 0.4\n")
+			case malformed:
+				b.WriteString("2 0.5 x\n")
+			default:
+				fmt.Fprintf(&b, "2 0.%d 0.5\n", f%9+1)
+			}
+		}
+		return b.String()
+	}
+	line := func(f int) int { return 5 + n + f } // factor f's table
+	before := runtime.NumGoroutine()
+	cases := []struct {
+		name             string
+		twice, malformed int
+		want             string
+	}{
+		// (the builder numbers the factors it keeps: constant tables, every ninth, go to the offset)
+		{"a repeated variable first", 30000, 35000, fmt.Sprintf("line %d: factor 30000: model: factor 26667: variable 30000 appears twice", line(30000))},
+		{"a malformed entry first", 35000, 30000, fmt.Sprintf(`line %d: expected entry 1 of the table of factor 30000 (a number), found "x"`, line(30000))},
+		{"in the first chunk", 3, 39999, fmt.Sprintf("line %d: factor 3: model: factor 3: variable 3 appears twice", line(3))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := uai.Read(strings.NewReader(file(c.twice, c.malformed)), "in.uai", uai.UAI)
+			if err == nil || err.Error() != "in.uai: "+c.want {
+				t.Fatalf("error %v, want in.uai: %s", err, c.want)
+			}
+		})
+	}
+	m, err := uai.Read(strings.NewReader(file(-1, -1)), "in.uai", uai.UAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([]int, n)
+	want := 0.0
+	for f := range n {
+		want -= math.Log(float64(f%9+1) / 10)
+	}
+	if got := m.Energy(x); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("energy of all zeros %v, want %v", got, want)
+	}
+	for range 100 {
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines after reading, %d before", runtime.NumGoroutine(), before)
 }
