@@ -193,11 +193,20 @@ func (st *stage) abort() {
 
 // write stages files in order, then the report.
 func (st *stage) write(files []output, report any) error {
-	files = append(files, output{name: ReportFile, write: func(w io.Writer) error {
+	return st.stageFiles(append(files, reportOutput(report)))
+}
+
+// reportOutput is the output that writes report as JSON.
+func reportOutput(report any) output {
+	return output{name: ReportFile, write: func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(report)
-	}})
+	}}
+}
+
+// stageFiles stages files in order.
+func (st *stage) stageFiles(files []output) error {
 	for _, o := range files {
 		path := st.path(o.name)
 		var err error
@@ -382,6 +391,29 @@ func writeOutputs(dir string, files []output, report any) error {
 	}
 	defer st.abort()
 	return st.writeOutputs(files, report)
+}
+
+// writeOutputsWhen is writeOutputs for a run whose last check still runs: it
+// stages files meanwhile, then waits for ready; ready's error (the check
+// failed) leaves nothing behind, its report is staged last and everything
+// committed. Where both fail, ready's error is the one returned.
+func writeOutputsWhen(dir string, files []output, ready func() (report any, err error)) error {
+	st, err := newStage(dir)
+	if err == nil {
+		defer st.abort()
+		err = st.stageFiles(files)
+	}
+	report, rerr := ready()
+	switch {
+	case rerr != nil:
+		return rerr
+	case err != nil:
+		return err
+	}
+	if err := st.stageFiles([]output{reportOutput(report)}); err != nil {
+		return err
+	}
+	return st.commit()
 }
 
 // writeOutputs stages files and the report beside what the run staged before,

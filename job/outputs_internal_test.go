@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -156,4 +157,57 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestNothingIsCommittedBeforeTheLastCheckPasses: a whole iri run verifies its
+// proof while its outputs are staged (writeOutputsWhen). While the check runs
+// the directory holds the earlier run's outputs alone; a failed check leaves it
+// so, without a stage; a passed one commits the outputs and its report; and
+// where staging fails too, the check's failure is the error.
+func TestNothingIsCommittedBeforeTheLastCheckPasses(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeOutputs(dir, []output{{name: LabelsFile, write: func(w io.Writer) error { _, err := io.WriteString(w, "old"); return err }}}, "old report"); err != nil {
+		t.Fatal(err)
+	}
+	before := dirFiles(t, dir)
+	files := []output{
+		{name: LabelsFile, write: func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err }},
+		{name: DomainsFile, write: func(w io.Writer) error { _, err := io.WriteString(w, "domains"); return err }},
+	}
+	checkFailed := errors.New("the result failed its own verification")
+	err := writeOutputsWhen(dir, files, func() (any, error) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries { // the old outputs, and the stage beside them
+			if _, old := before[e.Name()]; !old && !(e.IsDir() && strings.HasPrefix(e.Name(), stagePrefix)) {
+				t.Errorf("while checking the directory holds %s", e.Name())
+			}
+		}
+		return nil, checkFailed
+	})
+	if !errors.Is(err, checkFailed) {
+		t.Fatalf("a failed check gave %v", err)
+	}
+	if after := dirFiles(t, dir); !maps.Equal(after, before) {
+		t.Fatalf("a failed check left %v, want %v", keys(after), keys(before))
+	}
+
+	defer func() { writeFault = nil }()
+	writeFault = func(n string) error {
+		if n == DomainsFile {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	if err := writeOutputsWhen(dir, files, func() (any, error) { return nil, checkFailed }); !errors.Is(err, checkFailed) {
+		t.Errorf("a failed check and a full disk gave %v, want the check's failure", err)
+	}
+	writeFault = nil
+
+	if err := writeOutputsWhen(dir, files, func() (any, error) { return "new report", nil }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{LabelsFile: "new", DomainsFile: "domains", ReportFile: "\"new report\"\n"}
+	if after := dirFiles(t, dir); !maps.Equal(after, want) {
+		t.Errorf("a passed check left %v, want %v", after, want)
+	}
 }
