@@ -191,10 +191,28 @@ func (inc *incremental) solver() (*trws.Solver, error) {
 // but is not hopeless, the dual of its survivors' solver. Where neither
 // certifies (cert nil) it returns that solver (made) for the caller to solve
 // sp whole from, and sp (nil when it could not be built) not to build it again.
+//
+// Without compact the solver is needed whatever happens (the caller solves
+// from it where nothing certifies): it is made on a goroutine of its own while
+// sp is built (seg2.LG's 10⁶ nodes: 0.25 s and 0.17 s of one core).
 func certifyFinal(m *model.Model, A, x []int, variant Variant, loc *trws.Local, compact bool) (sp *Subproblem, cert *Certificate, gap float64, made *trws.Solver, err error) {
+	var solved chan error
+	if !compact {
+		solved = make(chan error, 1)
+		go func() {
+			var err error
+			made, _, err = loc.Solver()
+			solved <- err
+		}()
+	}
 	sp, err = BuildSubproblem(m, A, x, variant)
+	if solved != nil {
+		if serr := <-solved; err == nil {
+			err = serr
+		}
+	}
 	if err != nil || len(sp.Hopeless) > 0 {
-		return sp, nil, 0, nil, err
+		return sp, nil, 0, made, err
 	}
 	final := make([]int, len(A))
 	for i, v := range A {
@@ -208,8 +226,13 @@ func certifyFinal(m *model.Model, A, x []int, variant Variant, loc *trws.Local, 
 		}
 		tryDual = !chk.hopeless()
 	}
-	if made, _, err = loc.Solver(); err != nil || !tryDual {
-		return sp, nil, 0, made, err
+	if made == nil {
+		if made, _, err = loc.Solver(); err != nil {
+			return sp, nil, 0, made, err
+		}
+	}
+	if !tryDual {
+		return sp, nil, 0, made, nil
 	}
 	cert = &Certificate{Labeling: final, Dual: made.Certificate(final)}
 	chk, err := cert.Check(sp.Model)

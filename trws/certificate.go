@@ -3,6 +3,8 @@ package trws
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/partopt/partopt/model"
 )
@@ -105,24 +107,19 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 	if len(c.Share) != len(c.Edges) || len(c.LaterIsSecond) != len(c.Edges) {
 		return Verdict{}, fmt.Errorf("trws: certificate: inconsistent lengths")
 	}
-	off := make([]int, n+1)
-	for v := 0; v < n; v++ {
-		off[v+1] = off[v] + m.NumLabels(v)
-	}
-	D := make([]float64, off[n])
-	edge, pos := 0, 0
+	// The edges in factor order: each one's factor and where its messages start.
+	factor, at := make([]int32, 0, len(c.Edges)), make([]int, 0, len(c.Edges)+1)
+	pos := 0
 	for f := 0; f < m.NumFactors(); f++ {
 		vars := m.FactorVars(f)
 		switch len(vars) {
 		case 1:
-			for l, t := range m.FactorFunction(f).Table {
-				D[off[vars[0]]+l] += t
-			}
 			continue
 		case 2:
 		default:
 			return Verdict{}, ErrNotPairwise
 		}
+		edge := len(factor)
 		a, b := int(vars[0]), int(vars[1])
 		if edge >= len(c.Edges) || c.Edges[edge] != [2]int{a, b} {
 			return Verdict{}, fmt.Errorf("trws: certificate: edge %d does not match factor %d on %v", edge, f, vars)
@@ -131,86 +128,117 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 		if pos+ka+kb > len(c.Messages) {
 			return Verdict{}, fmt.Errorf("trws: certificate: too few messages")
 		}
-		for l, v := range c.Messages[pos : pos+ka] {
-			D[off[a]+l] += v
-		}
-		for l, v := range c.Messages[pos+ka : pos+ka+kb] {
-			D[off[b]+l] += v
-		}
 		for _, v := range c.Messages[pos : pos+ka+kb] {
 			if math.IsInf(v, 0) || math.IsNaN(v) {
 				return Verdict{}, fmt.Errorf("trws: certificate: edge %d has a non-finite message", edge)
 			}
 		}
-		edge, pos = edge+1, pos+ka+kb
+		factor, at = append(factor, int32(f)), append(at, pos)
+		pos += ka + kb
 	}
-	if edge != len(c.Edges) || pos != len(c.Messages) {
-		return Verdict{}, fmt.Errorf("trws: certificate has %d edges and %d message entries, the model %d pairwise factors and %d", len(c.Edges), len(c.Messages), edge, pos)
+	if len(factor) != len(c.Edges) || pos != len(c.Messages) {
+		return Verdict{}, fmt.Errorf("trws: certificate has %d edges and %d message entries, the model %d pairwise factors and %d", len(c.Edges), len(c.Messages), len(factor), pos)
 	}
 	weight := make([]float64, n)
 	for v := range weight {
 		weight[v] = 1
 	}
-	bound := m.Offset()
-	edge, pos = 0, 0
-	var buf, sideA, sideB []float64 // MinSum's scratch, its two sides
-	for f := 0; f < m.NumFactors(); f++ {
-		vars := m.FactorVars(f)
-		if len(vars) != 2 {
-			continue
-		}
-		a, b := int(vars[0]), int(vars[1])
-		ka, kb := m.NumLabels(a), m.NumLabels(b)
-		toA, toB := c.Messages[pos:pos+ka], c.Messages[pos+ka:pos+ka+kb]
-		sh := c.Share[edge]
+	for e, sh := range c.Share {
 		if !(sh >= 0 && sh <= 1) {
-			return Verdict{}, fmt.Errorf("trws: certificate: edge %d has share %v outside [0,1]", edge, sh)
+			return Verdict{}, fmt.Errorf("trws: certificate: edge %d has share %v outside [0,1]", e, sh)
 		}
-		later := b
-		if !c.LaterIsSecond[edge] {
-			later = a
-		}
-		weight[later] -= sh
-		fn := m.FactorFunction(f)
-		// min over (x, y) of θ(x, y) − toA(x) − toB(y), the later end's share of
-		// its D added to its side.
-		ra, rb := grow(&sideA, ka), grow(&sideB, kb)
-		for x := range ra {
-			ra[x] = -toA[x]
-			if sh > 0 && later == a {
-				ra[x] += sh * D[off[a]+x]
-			}
-		}
-		for y := range rb {
-			rb[y] = -toB[y]
-			if sh > 0 && later == b {
-				rb[y] += sh * D[off[b]+y]
-			}
-		}
-		var best float64
-		if fn.Kind == model.Explicit {
-			// MinSum's values (a model holds no NaN): min_x by rows, then over y.
-			out := grow(&buf, kb)
-			minPlus64FromTail(ra, out, fn.Table, math.Inf(1))
-			best = math.Inf(1)
-			for y, v := range out {
-				if s := v + rb[y]; s < best {
-					best = s
-				}
-			}
-		} else {
-			best = fn.MinSum(ra, rb, &buf)
-		}
-		bound += best
-		edge, pos = edge+1, pos+ka+kb
+		weight[c.later(e)] -= sh
 	}
-	for v := 0; v < n; v++ {
+	for v, w := range weight {
 		// The shares are ≤ 1/degree each, so they sum to ≤ 1 exactly; 1 − Σ in float64
 		// may still land a few ulps below 0.
-		if weight[v] < -1e-12 {
-			return Verdict{}, fmt.Errorf("trws: certificate: variable %d gives away shares summing to %v > 1", v, 1-weight[v])
+		if w < -1e-12 {
+			return Verdict{}, fmt.Errorf("trws: certificate: variable %d gives away shares summing to %v > 1", v, 1-w)
 		}
-		if w := weight[v]; w > 0 {
+	}
+	at = append(at, pos)
+	edgeOf := make([]int32, m.NumFactors()) // a pairwise factor's edge
+	for e, f := range factor {
+		edgeOf[f] = int32(e)
+	}
+
+	// D_v, each entry summed over v's factors in factor order (a unary's table,
+	// an edge's message into v), then the edges' minima and the nodes' —
+	// independent, so on every core, and summed in order: the same bound bit for
+	// bit on any number of cores.
+	off := make([]int, n+1)
+	for v := 0; v < n; v++ {
+		off[v+1] = off[v] + m.NumLabels(v)
+	}
+	D := make([]float64, off[n])
+	spread(n, func(lo, hi int) {
+		for v := lo; v < hi; v++ {
+			d := D[off[v]:off[v+1]]
+			for _, f := range m.VarFactors(v) {
+				vars := m.FactorVars(int(f))
+				if len(vars) == 1 {
+					for l, t := range m.FactorFunction(int(f)).Table {
+						d[l] += t
+					}
+					continue
+				}
+				o := at[edgeOf[f]]
+				if int(vars[1]) == v {
+					o += m.NumLabels(int(vars[0]))
+				}
+				for l, msg := range c.Messages[o : o+len(d)] {
+					d[l] += msg
+				}
+			}
+		}
+	})
+	best := make([]float64, len(factor))
+	spread(len(factor), func(lo, hi int) {
+		var buf, sideA, sideB []float64 // MinSum's scratch, its two sides
+		for e := lo; e < hi; e++ {
+			f := int(factor[e])
+			vars := m.FactorVars(f)
+			a, b := int(vars[0]), int(vars[1])
+			ka, kb := m.NumLabels(a), m.NumLabels(b)
+			toA, toB := c.Messages[at[e]:at[e]+ka], c.Messages[at[e]+ka:at[e+1]]
+			sh, later := c.Share[e], c.later(e)
+			// min over (x, y) of θ(x, y) − toA(x) − toB(y), the later end's share of
+			// its D added to its side.
+			ra, rb := grow(&sideA, ka), grow(&sideB, kb)
+			for x := range ra {
+				ra[x] = -toA[x]
+				if sh > 0 && later == a {
+					ra[x] += sh * D[off[a]+x]
+				}
+			}
+			for y := range rb {
+				rb[y] = -toB[y]
+				if sh > 0 && later == b {
+					rb[y] += sh * D[off[b]+y]
+				}
+			}
+			fn := m.FactorFunction(f)
+			if fn.Kind == model.Explicit {
+				// MinSum's values (a model holds no NaN): min_x by rows, then over y.
+				out := grow(&buf, kb)
+				minPlus64FromTail(ra, out, fn.Table, math.Inf(1))
+				best[e] = math.Inf(1)
+				for y, v := range out {
+					if s := v + rb[y]; s < best[e] {
+						best[e] = s
+					}
+				}
+			} else {
+				best[e] = fn.MinSum(ra, rb, &buf)
+			}
+		}
+	})
+	bound := m.Offset()
+	for _, b := range best {
+		bound += b
+	}
+	for v, w := range weight {
+		if w > 0 {
 			lo := math.Inf(1)
 			for _, d := range D[off[v]:off[v+1]] {
 				lo = math.Min(lo, d)
@@ -222,6 +250,34 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 	verdict := Verdict{Energy: e, Bound: bound, Gap: e - bound}
 	verdict.Certified = !math.IsInf(e, 1) && verdict.Gap <= GapTolerance*math.Max(1, math.Abs(e))
 	return verdict, nil
+}
+
+// later is the variable of edge e whose reparametrised unary the edge shares.
+func (c *Certificate) later(e int) int {
+	if c.LaterIsSecond[e] {
+		return c.Edges[e][1]
+	}
+	return c.Edges[e][0]
+}
+
+// spreadMin is the least work spread cuts: below it a goroutine's start costs
+// more than it saves.
+const spreadMin = 1 << 14
+
+// spread runs fn over [0, n) cut into ranges, one a core, and returns when all
+// are done.
+func spread(n int, fn func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), n/spreadMin)
+	if parts <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Go(func() { fn(p*n/parts, (p+1)*n/parts) })
+	}
+	fn(0, n/parts)
+	wg.Wait()
 }
 
 // grow returns (*buf)[:n], growing *buf as needed.

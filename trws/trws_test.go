@@ -5,7 +5,9 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/partopt/partopt/model"
@@ -934,6 +936,60 @@ func TestSetTableLeavesASharedTableToTheEdgesKeepingIt(t *testing.T) {
 		if opt := optimum(t, want); !within(r.LowerBound, opt, 1e-5) || !within(want.Energy(r.Labeling), opt, 1e-9) {
 			t.Fatalf("seed %d: the rewritten solver ends at bound %v, labeling energy %v; the optimum with the shared table kept is %v",
 				seed, r.LowerBound, want.Energy(r.Labeling), opt)
+		}
+	}
+}
+
+// TestACheckIsTheSameOnAnyNumberOfCores: Check sums every D_v over v's factors
+// in factor order and the edges' minima in edge order whatever the cores it
+// runs on (spread), so a certificate's bound is the same bit for bit on one
+// core and on several — here on 200×200 grids of every pairwise kind, edges in
+// grid and in shuffled order, and a damaged certificate fails alike.
+func TestACheckIsTheSameOnAnyNumberOfCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for seed := range uint64(3) {
+		rng := random.New(500 + seed)
+		var edges [][2]int
+		for v := range 200 * 200 {
+			if v%200 < 199 {
+				edges = append(edges, [2]int{v, v + 1})
+			}
+			if v+200 < 200*200 {
+				edges = append(edges, [2]int{v, v + 200})
+			}
+		}
+		if seed > 0 {
+			rng.Shuffle(len(edges), func(i, j int) { edges[i], edges[j] = edges[j], edges[i] })
+		}
+		m := mixedPairwise(rng, 200*200, 4, edges, seed == 2)
+		s, err := trws.New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Solve(context.Background(), trws.Options{MaxIterations: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert := s.Certificate(r.Labeling)
+		var want trws.Verdict
+		for _, procs := range []int{1, 2, 3, 8} {
+			runtime.GOMAXPROCS(procs)
+			v, err := cert.Check(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if procs == 1 {
+				want = v
+			} else if v != want {
+				t.Errorf("seed %d: %d cores checked %+v, one %+v", seed, procs, v, want)
+			}
+		}
+		if math.IsInf(want.Bound, 0) || math.IsNaN(want.Bound) || want.Bound > want.Energy+1e-9*math.Abs(want.Energy) {
+			t.Errorf("seed %d: bound %v, energy %v", seed, want.Bound, want.Energy)
+		}
+		cert.Share[len(cert.Share)/2] = 2
+		if _, err := cert.Check(m); err == nil || !strings.Contains(err.Error(), "outside [0,1]") {
+			t.Errorf("seed %d: a share of 2 gave %v", seed, err)
 		}
 	}
 }
