@@ -197,6 +197,7 @@ func (r *runner) eliminateWindows(ctx context.Context) (*Result, error) {
 	files = append(files, done.files...)
 	files = append(files, aliveRasterOutputs(p.Model, x, alive, s.PNGMax)...)
 	rep.Outputs = append(names(files), WindowCertificatesFile)
+	st.concurrent = true // the model is in memory
 	if err := st.writeOutputs(files, rep); err != nil {
 		return nil, Internal(err)
 	}

@@ -9,9 +9,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/partopt/partopt/internal/dirlock"
 	"github.com/partopt/partopt/model"
@@ -128,6 +130,10 @@ type output struct {
 type stage struct {
 	out, dir string
 	unlock   func()
+	// concurrent: stageFiles writes the files side by side, one a core (a
+	// model in memory, whose outputs are each a few of its bytes; an
+	// out-of-core run's are streamed one at a time).
+	concurrent bool
 }
 
 // stagePrefix starts the name of every stage.
@@ -206,28 +212,53 @@ func reportOutput(report any) output {
 }
 
 // stageFiles stages files in order.
+// stageFiles stages files; an error names the first file in order that failed.
 func (st *stage) stageFiles(files []output) error {
-	for _, o := range files {
-		path := st.path(o.name)
-		var err error
-		if writeFault != nil {
-			err = writeFault(o.name)
+	errs := make([]error, len(files))
+	if st.concurrent && len(files) > 1 {
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for i, o := range files {
+			slots <- struct{}{}
+			wg.Go(func() {
+				errs[i] = st.stageFile(o)
+				<-slots
+			})
 		}
-		switch {
-		case err != nil:
-		case o.file != nil:
-			err = o.file(path)
-		default:
-			err = writeFile(path, o.write)
+		wg.Wait()
+	} else {
+		for i, o := range files {
+			if errs[i] = st.stageFile(o); errs[i] != nil {
+				break
+			}
 		}
-		if err == nil {
-			err = os.Chmod(path, 0o644)
-		}
+	}
+	for i, err := range errs {
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", filepath.Join(st.out, o.name), err)
+			return fmt.Errorf("writing %s: %w", filepath.Join(st.out, files[i].name), err)
 		}
 	}
 	return nil
+}
+
+// stageFile writes o into the stage.
+func (st *stage) stageFile(o output) error {
+	path := st.path(o.name)
+	var err error
+	if writeFault != nil {
+		err = writeFault(o.name)
+	}
+	switch {
+	case err != nil:
+	case o.file != nil:
+		err = o.file(path)
+	default:
+		err = writeFile(path, o.write)
+	}
+	if err == nil {
+		err = os.Chmod(path, 0o644)
+	}
+	return err
 }
 
 // writeFault, set by tests, fails the writing of an output (a full disk).
@@ -390,6 +421,7 @@ func writeOutputs(dir string, files []output, report any) error {
 		return err
 	}
 	defer st.abort()
+	st.concurrent = true
 	return st.writeOutputs(files, report)
 }
 
@@ -401,6 +433,7 @@ func writeOutputsWhen(dir string, files []output, ready func() (report any, err 
 	st, err := newStage(dir)
 	if err == nil {
 		defer st.abort()
+		st.concurrent = true
 		err = st.stageFiles(files)
 	}
 	report, rerr := ready()

@@ -211,3 +211,41 @@ func TestNothingIsCommittedBeforeTheLastCheckPasses(t *testing.T) {
 		t.Errorf("a passed check left %v, want %v", after, want)
 	}
 }
+
+// TestOutputsWrittenSideBySideFailInOrder: a run whose model is in memory
+// writes its outputs side by side (stage.concurrent); where several fail, the
+// error names the first in the run's order, as one at a time did, and nothing
+// is committed.
+func TestOutputsWrittenSideBySideFailInOrder(t *testing.T) {
+	dir := t.TempDir()
+	var files []output
+	for _, name := range []string{LabelsFile, PersistentFile, DomainsFile, OptimalFile, CertificateFile} {
+		files = append(files, output{name: name, write: func(w io.Writer) error { _, err := io.WriteString(w, name); return err }})
+	}
+	defer func() { writeFault = nil }()
+	writeFault = func(n string) error {
+		if n == DomainsFile || n == CertificateFile {
+			return syscall.ENOSPC
+		}
+		return nil
+	}
+	for range 20 {
+		err := writeOutputs(dir, files, "report")
+		if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), DomainsFile) {
+			t.Fatalf("got %v, want the failure of %s", err, DomainsFile)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("a failed run left %d entries", len(entries))
+		}
+	}
+	writeFault = nil
+	if err := writeOutputs(dir, files, "report"); err != nil {
+		t.Fatal(err)
+	}
+	got := dirFiles(t, dir)
+	for _, o := range files {
+		if got[o.name] != o.name {
+			t.Errorf("%s holds %q", o.name, got[o.name])
+		}
+	}
+}

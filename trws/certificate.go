@@ -262,7 +262,7 @@ func (c *Certificate) later(e int) int {
 
 // spreadMin is the least work spread cuts: below it a goroutine's start costs
 // more than it saves.
-const spreadMin = 1 << 14
+const spreadMin = 1 << 12
 
 // spread runs fn over [0, n) cut into ranges, one a core, and returns when all
 // are done.
