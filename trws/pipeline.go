@@ -181,7 +181,7 @@ func newCrew(n int) *crew {
 // work is worker w's loop: strip w+1 of each pass.
 func (c *crew) work(w int) {
 	for g := int32(1); ; g++ {
-		c.start[w].await(g)
+		c.start[w].awaitFor(g, passSpin)
 		if c.quit.Load() {
 			return
 		}
@@ -225,13 +225,23 @@ type rowCounter struct {
 	_       [48]byte
 }
 
-// awaitSpin is how long await spins before it sleeps: most waits are a
-// fraction of a strip's row (tsukuba's is ~15 µs), and a sleep's wake-up costs
-// about as much as a row.
-const awaitSpin = 50 * time.Microsecond
+// awaitSpin is how long a strip spins for a row before it sleeps: most waits
+// are a fraction of a strip's row (tsukuba's is ~15 µs), and a sleep's wake-up
+// costs about as much as a row. passSpin is a crew worker's between passes,
+// longer than the serial work of a check (a 96×96 stereo grid's energy and
+// bookkeeping, ~150 µs): woken from sleep, the pass after each check took
+// 140 µs more (a quarter of the two cores' gain there).
+const (
+	awaitSpin = 50 * time.Microsecond
+	passSpin  = 400 * time.Microsecond
+)
 
 // await returns once the strip has finished n rows.
-func (c *rowCounter) await(n int32) {
+func (c *rowCounter) await(n int32) { c.awaitFor(n, awaitSpin) }
+
+// awaitFor returns once the strip has finished n rows, spinning up to spin
+// before it sleeps.
+func (c *rowCounter) awaitFor(n int32, spin time.Duration) {
 	var start time.Time
 	for i := 0; c.rows.Load() < n; i++ {
 		switch {
@@ -239,7 +249,7 @@ func (c *rowCounter) await(n int32) {
 			continue
 		case i%16 == 0 && start.IsZero():
 			start = time.Now()
-		case i%16 == 0 && time.Since(start) > awaitSpin:
+		case i%16 == 0 && time.Since(start) > spin:
 			c.sleep(n)
 			return
 		}
