@@ -77,7 +77,8 @@ func (s *Solver) strips() int {
 }
 
 // pipelined runs pass over the grid's blocks — pass(t, lo, hi) does nodes
-// [lo, hi) in the pass's order on strip t and returns their part of the bound
+// [lo, hi) in the pass's order on strip t, the t-th from the left (its
+// goroutine's, whose scratch it may use), and returns their part of the bound
 // — forward (rows top down, blocks left to right) or backward, on s.strips()
 // goroutines, and returns the blocks' bound summed in the pass's order. On
 // one strip that is the nodes' order, forward or backward.
