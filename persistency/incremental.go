@@ -220,7 +220,7 @@ func certifyFinal(m *model.Model, A, x []int, variant Variant, loc *trws.Local, 
 	}
 	tryDual := true
 	if compact {
-		cert, chk := draftOf(loc.Draft(final), sp.Model, loc.Proved)
+		cert, chk := draftOf(loc.Draft(final), sp.Model, loc.CheckDraft)
 		if cert != nil {
 			return sp, cert, chk.Gap, nil, nil
 		}

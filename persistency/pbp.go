@@ -252,7 +252,7 @@ func run(ctx context.Context, m *model.Model, opt Options) (*Result, *Outcome, e
 				final[i] = x[v]
 			}
 			if s, ok := next.state.(*trws.Solver); ok && !opt.KeepDual {
-				if cert, chk := draftOf(s.Draft(final), sp.Model, s.Proved); cert != nil {
+				if cert, chk := draftOf(s.Draft(final), sp.Model, s.CheckDraft); cert != nil {
 					res.prove(A, x, cert, chk.Gap)
 					break
 				}

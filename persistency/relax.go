@@ -521,22 +521,19 @@ type Certificate struct {
 // than trws.New(p) builds it, a warm start's node order, lays its messages out
 // otherwise): the caller then polishes the solver's own, unless the draft's
 // verdict (returned either way; zero where the check failed) shows it cannot
-// certify either (hopeless). A draft its solver has certified on p already
-// (trws.Solver.Proved: the solve's gap closed without agreement) is not
-// polished again.
-func draftOf(d *trws.Draft, p *model.Model, proved func(*trws.Draft, *model.Model) (trws.Verdict, bool)) (*Certificate, CheckResult) {
-	c := &Certificate{Labeling: d.Labeling, Draft: d}
-	if v, ok := proved(d, p); ok {
-		return c, fromVerdict(v)
-	}
-	v, err := c.Check(p)
+// certify either (hopeless). check is the solver's CheckDraft: a draft it has
+// certified on p already (trws.Solver.Proved: the solve's gap closed without
+// agreement) is not polished again, another is polished on the solve's cores.
+func draftOf(d *trws.Draft, p *model.Model, check func(*trws.Draft, *model.Model) (trws.Verdict, error)) (*Certificate, CheckResult) {
+	v, err := check(d, p)
 	if err != nil {
 		return nil, CheckResult{}
 	}
-	if v.Certified {
-		return c, v
+	r := fromVerdict(v)
+	if !r.Certified {
+		return nil, r
 	}
-	return nil, v
+	return &Certificate{Labeling: d.Labeling, Draft: d}, r
 }
 
 // hopeless says that a draft's verdict v is far from certifying: the solver's

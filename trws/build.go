@@ -214,12 +214,15 @@ func newGraph(m *model.Model) (s *Solver, funcs []int32, err error) {
 // newPolisher is a solver of m with what its certificates' polish reads (the
 // graph of newGraph, its adjacency), without New's float32 terms, messages and
 // check state: a draft's check builds one a window (Draft.Certificate).
-func newPolisher(m *model.Model) (*Solver, error) {
+func newPolisher(m *model.Model, threads int) (*Solver, error) {
 	s, _, err := newGraph(m)
 	if err != nil {
 		return nil, err
 	}
 	s.adjacency()
+	if s.threads = threads; s.n >= pipeMin {
+		s.rowWidth = s.gridWidth() // the polish runs in strips on a grid
+	}
 	return s, nil
 }
 

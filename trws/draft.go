@@ -69,11 +69,14 @@ func (l *Local) Draft(x []int) *Draft {
 // messages as Solver.Certificate polishes its own (newPolisher builds only what
 // the polish reads of New(m): the same graph, unary terms and penalty). It
 // costs the graph and two float64 passes.
-func (d *Draft) Certificate(m *model.Model) (*Certificate, error) {
+func (d *Draft) Certificate(m *model.Model) (*Certificate, error) { return d.certificate(m, 1) }
+
+// certificate is Certificate with the polish on threads strips, on a grid.
+func (d *Draft) certificate(m *model.Model, threads int) (*Certificate, error) {
 	if err := m.CheckLabeling(d.Labeling); err != nil {
 		return nil, fmt.Errorf("trws: draft certificate: %w", err)
 	}
-	s, err := newPolisher(m)
+	s, err := newPolisher(m, threads)
 	if err != nil {
 		return nil, err
 	}
@@ -89,12 +92,26 @@ func (d *Draft) Certificate(m *model.Model) (*Certificate, error) {
 
 // Check polishes the draft on m and checks the certificate it gives
 // (Certificate.Check), from m alone.
-func (d *Draft) Check(m *model.Model) (Verdict, error) {
-	c, err := d.Certificate(m)
+func (d *Draft) Check(m *model.Model) (Verdict, error) { return d.check(m, 1) }
+
+// check is Check with the polish on threads strips, on a grid.
+func (d *Draft) check(m *model.Model, threads int) (Verdict, error) {
+	c, err := d.certificate(m, threads)
 	if err != nil {
 		return Verdict{}, err
 	}
 	return c.Check(m)
+}
+
+// CheckDraft is d.Check(m) for a draft of the solver's: the verdict it
+// already has where it certified d on m in a solve (Proved), else the check
+// with the polish on as many cores as its last Solve had (Options.Threads; a
+// window given the spare ones of its round). The same verdict either way.
+func (s *Solver) CheckDraft(d *Draft, m *model.Model) (Verdict, error) {
+	if v, ok := s.Proved(d, m); ok {
+		return v, nil
+	}
+	return d.check(m, s.threads)
 }
 
 // Equal says whether c and o are the same certificate, bit for bit.

@@ -172,6 +172,14 @@ func (l *Local) Proved(d *Draft, m *model.Model) (Verdict, bool) {
 	return l.s.Proved(d, m)
 }
 
+// CheckDraft is Solver.CheckDraft for a draft of the Local's (Draft).
+func (l *Local) CheckDraft(d *Draft, m *model.Model) (Verdict, error) {
+	if v, ok := l.Proved(d, m); ok {
+		return v, nil
+	}
+	return d.check(m, l.s.threads)
+}
+
 const (
 	inRegion uint8 = 1 << iota
 	inZone         // the region and its surviving neighbours: D changes

@@ -52,22 +52,28 @@ func (s *Solver) setupPipeline() {
 	if p := s.unrolled(); s.n < pipeMin || !(s.tl2 || s.table2 || p != nil && p.forwardNodes != nil) {
 		return
 	}
+	s.rowWidth = s.gridWidth()
+}
+
+// gridWidth is W where the nodes are a W×H grid numbered row by row (every
+// edge joins i and i+1 in one row, or i and i+W), else 0.
+func (s *Solver) gridWidth() int {
 	w := int32(0)
 	for e := range s.tail {
 		w = max(w, s.head[e]-s.tail[e])
 	}
 	if w < 2 || int32(s.n)%w != 0 || int32(s.n)/w < 2 {
-		return
+		return 0
 	}
 	for e, t := range s.tail {
 		switch d := s.head[e] - t; {
 		case d == w:
 		case d == 1 && t/w == s.head[e]/w:
 		default:
-			return
+			return 0
 		}
 	}
-	s.rowWidth = int(w)
+	return int(w)
 }
 
 // strips is how many strips pipelined cuts the grid into: one a goroutine,

@@ -118,7 +118,7 @@ func TestThePolisherIsNewsGraph(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := newPolisher(m)
+		p, err := newPolisher(m, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,6 +128,44 @@ func TestThePolisherIsNewsGraph(t *testing.T) {
 			slices.Equal(s.astart, p.astart) && slices.Equal(s.nbwd, p.nbwd) && slices.Equal(s.aedge, p.aedge)
 		if !same {
 			t.Fatalf("%s: the polisher's graph differs from New's", name)
+		}
+	}
+}
+
+// TestADraftChecksTheSameOnTheSolvesCores: CheckDraft polishes a draft its
+// solver did not certify on the cores of its last Solve, in strips on a grid
+// (newPolisher finds the grid), and gets Draft.Check's verdict and
+// certificate bit for bit — on Potts, stereo and two-label grids.
+func TestADraftChecksTheSameOnTheSolvesCores(t *testing.T) {
+	for name, m := range map[string]*model.Model{
+		"potts":  random.PottsGrid(random.New(61), 80, 70, 4),
+		"binary": random.PottsGrid(random.New(62), 90, 60, 2),
+		"glass":  random.FrustratedGrid(random.New(63), 75, 75),
+	} {
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Solve(context.Background(), Options{MaxIterations: 8, Threads: 2, NoCertify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := newPolisher(m, 2); p.rowWidth == 0 || p.strips() != 2 {
+			t.Fatalf("%s: the polisher runs in %d strips (row width %d)", name, p.strips(), p.rowWidth)
+		}
+		d := s.Draft(r.Labeling)
+		got, err := s.CheckDraft(d, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := d.Check(m)
+		if err != nil || got != want {
+			t.Errorf("%s: CheckDraft %+v, Check %+v (%v)", name, got, want, err)
+		}
+		c2, err2 := d.certificate(m, 2)
+		c1, err1 := d.Certificate(m)
+		if err1 != nil || err2 != nil || !c2.Equal(c1) {
+			t.Errorf("%s: the polish in strips differs from the whole one (%v, %v)", name, err1, err2)
 		}
 	}
 }
