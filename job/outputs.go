@@ -197,7 +197,7 @@ func (st *stage) abort() {
 	}
 }
 
-// write stages files in order, then the report.
+// write stages files and the report.
 func (st *stage) write(files []output, report any) error {
 	return st.stageFiles(append(files, reportOutput(report)))
 }
@@ -211,7 +211,6 @@ func reportOutput(report any) output {
 	}}
 }
 
-// stageFiles stages files in order.
 // stageFiles stages files; an error names the first file in order that failed.
 func (st *stage) stageFiles(files []output) error {
 	errs := make([]error, len(files))
