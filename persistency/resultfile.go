@@ -452,8 +452,9 @@ func badFile(format string, args ...any) error {
 }
 
 type resultEncoder struct {
-	w   *bufio.Writer
-	buf [binary.MaxVarintLen64]byte
+	w     *bufio.Writer
+	buf   [binary.MaxVarintLen64]byte
+	chunk []byte // floats64's and floats32's: a proof's messages are millions of floats
 }
 
 func (e *resultEncoder) byte(b byte) { e.w.WriteByte(b) }
@@ -466,10 +467,43 @@ func (e *resultEncoder) float(f float64) {
 	e.w.Write(binary.LittleEndian.AppendUint64(e.buf[:0], math.Float64bits(f)))
 }
 
+// floats64 writes xs as float, in chunks (a Write a number took most of a
+// large proof's encoding).
+func (e *resultEncoder) floats64(xs []float64) {
+	for len(xs) > 0 {
+		n := min(len(xs), 4096)
+		b := e.chunk[:0]
+		for _, f := range xs[:n] {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+		}
+		e.w.Write(b)
+		e.chunk, xs = b, xs[n:]
+	}
+}
+
+// floats32 writes xs as little-endian float32s, in chunks.
+func (e *resultEncoder) floats32(xs []float32) {
+	for len(xs) > 0 {
+		n := min(len(xs), 8192)
+		b := e.chunk[:0]
+		for _, f := range xs[:n] {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+		}
+		e.w.Write(b)
+		e.chunk, xs = b, xs[n:]
+	}
+}
+
 func (e *resultEncoder) ints(x []int) {
 	e.uvarint(uint64(len(x)))
-	for _, v := range x {
-		e.varint(int64(v))
+	for len(x) > 0 {
+		n := min(len(x), 4096)
+		b := e.chunk[:0]
+		for _, v := range x[:n] {
+			b = binary.AppendVarint(b, int64(v))
+		}
+		e.w.Write(b)
+		e.chunk, x = b, x[n:]
 	}
 }
 
@@ -555,28 +589,20 @@ func (e *resultEncoder) certificate(c *Certificate) {
 				e.byte(0)
 			}
 		}
-		for _, s := range d.Share {
-			e.float(s)
-		}
+		e.floats64(d.Share)
 		e.uvarint(uint64(len(d.Messages)))
-		for _, m := range d.Messages {
-			e.float(m)
-		}
+		e.floats64(d.Messages)
 	case c.Draft != nil:
 		e.byte(certDraft)
 		e.ints(c.Labeling)
 		e.uvarint(uint64(len(c.Draft.Messages)))
-		for _, m := range c.Draft.Messages {
-			e.w.Write(binary.LittleEndian.AppendUint32(e.buf[:0], math.Float32bits(m)))
-		}
+		e.floats32(c.Draft.Messages)
 	case c.Factor != nil:
 		e.byte(certFactor)
 		e.ints(c.Labeling)
 		e.ints(c.Factor.Labeling)
 		e.uvarint(uint64(len(c.Factor.Messages)))
-		for _, m := range c.Factor.Messages {
-			e.float(m)
-		}
+		e.floats64(c.Factor.Messages)
 	default:
 		e.byte(certExhaustive)
 		e.ints(c.Labeling)
