@@ -12,6 +12,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/persistency"
 )
 
 // dirFiles is every entry of dir (hidden ones included) with its content.
@@ -246,6 +249,36 @@ func TestOutputsWrittenSideBySideFailInOrder(t *testing.T) {
 	for _, o := range files {
 		if got[o.name] != o.name {
 			t.Errorf("%s holds %q", o.name, got[o.name])
+		}
+	}
+}
+
+// TestAWholeIRIRunWhoseProofFailsItsCheckWritesNothing: the re-check of a whole
+// iri run's proof runs beside its completion and staged outputs; when it fails
+// (injected), the run says so and the directory keeps the earlier run's outputs
+// alone, no stage beside them.
+func TestAWholeIRIRunWhoseProofFailsItsCheckWritesNothing(t *testing.T) {
+	const file = "../testdata/denoise32.uai.gz"
+	dir := t.TempDir()
+	spec := Spec{Model: file, Method: IRI, Output: dir}
+	if _, err := Run(context.Background(), spec, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	before := dirFiles(t, dir)
+	defer func() { verifyProof = persistency.Verify }()
+	forged := errors.New("a forged certificate")
+	verifyProof = func(*model.Model, *persistency.Result) (persistency.CheckResult, error) {
+		return persistency.CheckResult{}, forged
+	}
+	for _, method := range []Method{IRI, PBPIRI} {
+		spec.Method = method
+		_, err := Run(context.Background(), spec, Options{})
+		var internal InternalError
+		if !errors.Is(err, forged) || !errors.As(err, &internal) || !strings.Contains(err.Error(), "failed its own verification") {
+			t.Fatalf("%s: %v, want the failed verification", method, err)
+		}
+		if after := dirFiles(t, dir); !maps.Equal(after, before) {
+			t.Fatalf("%s: a failed verification left %v, want %v", method, keys(after), keys(before))
 		}
 	}
 }
