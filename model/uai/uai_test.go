@@ -713,3 +713,27 @@ func TestTableErrorsComeInTheFilesOrder(t *testing.T) {
 	}
 	t.Errorf("%d goroutines after reading, %d before", runtime.NumGoroutine(), before)
 }
+
+// TestATableLargerThanAChunkReadsBack: a factor's table may hold more entries
+// than a chunk of the pipelined reader (addTables), before and after small
+// ones; every entry lands where it belongs.
+func TestATableLargerThanAChunkReadsBack(t *testing.T) {
+	const k = 42 // 42³ = 74,088 entries
+	var b strings.Builder
+	fmt.Fprintf(&b, "MARKOV\n4\n%d %d %d 2\n3\n1 3\n3 0 1 2\n1 3\n2 0.25 0.5\n%d\n", k, k, k, k*k*k)
+	for i := range k * k * k {
+		fmt.Fprintf(&b, "%d ", i%1000+1)
+	}
+	b.WriteString("\n2 0.5 0.125\n")
+	m, err := uai.Read(strings.NewReader(b.String()), "big.uai", uai.UAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range [][]int{{0, 0, 0, 0}, {41, 41, 41, 1}, {3, 17, 29, 1}, {40, 2, 7, 0}} {
+		i := (x[0]*k+x[1])*k + x[2]
+		want := -math.Log(float64(i%1000+1)) - math.Log([]float64{0.25, 0.5}[x[3]]) - math.Log([]float64{0.5, 0.125}[x[3]])
+		if got := m.Energy(x); math.Abs(got-want) > 1e-12 {
+			t.Errorf("energy of %v: %v, want %v", x, got, want)
+		}
+	}
+}
