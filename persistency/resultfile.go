@@ -468,7 +468,9 @@ func (e *resultEncoder) float(f float64) {
 }
 
 // floats64 writes xs as float, in chunks (a Write a number took most of a
-// large proof's encoding).
+// large proof's encoding). It, floats32 and ints are written out, not one
+// generic loop: with the encoding a function value, 600,000 float32s took 2 ms,
+// written out 0.36 (the Write a number: 3.3).
 func (e *resultEncoder) floats64(xs []float64) {
 	for len(xs) > 0 {
 		n := min(len(xs), 4096)
