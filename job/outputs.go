@@ -415,13 +415,7 @@ func WriteAll(dir string, write func(stage string) error) error {
 // first, then moved in (stage.commit) with the earlier run's other outputs
 // removed.
 func writeOutputs(dir string, files []output, report any) error {
-	st, err := newStage(dir)
-	if err != nil {
-		return err
-	}
-	defer st.abort()
-	st.concurrent = true
-	return st.writeOutputs(files, report)
+	return writeOutputsWhen(dir, files, func() (any, error) { return report, nil })
 }
 
 // writeOutputsWhen is writeOutputs for a run whose last check still runs: it

@@ -32,7 +32,7 @@ const (
 	pipeMin   = 1 << 12
 )
 
-// blocks is how many blocks a row is cut into: at most pipeBlock columns
+// blocksOf is how many blocks a row of w columns is cut into: at most pipeBlock columns
 // each, an even number (but one) so that two strips get the same columns
 // within one (tsukuba's 266: 44 or 45 columns a block, not 64, 64 | 64, 64,
 // 10, whose second strip was 8% longer); block j is columns [j·w/n, (j+1)·w/n).
