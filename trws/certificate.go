@@ -48,16 +48,16 @@ func (s *Solver) Certificate(x []int) *Certificate { return s.certificate(x, s.m
 func (s *Solver) certificate(x []int, msg []float32) *Certificate {
 	ne := len(s.tail)
 	c := &Certificate{Labeling: append([]int(nil), x...), Messages: s.polish(msg),
-		Edges: make([][2]int, 0, ne), LaterIsSecond: make([]bool, 0, ne), Share: make([]float64, 0, ne)}
-	for e := range s.tail {
-		first, second := int(s.tail[e]), int(s.head[e])
-		if s.swap[e] {
-			first, second = second, first
+		Edges: make([][2]int, ne), LaterIsSecond: make([]bool, ne), Share: make([]float64, ne)}
+	spread(ne, func(lo, hi int) {
+		for e := lo; e < hi; e++ {
+			first, second := int(s.tail[e]), int(s.head[e])
+			if s.swap[e] {
+				first, second = second, first
+			}
+			c.Edges[e], c.LaterIsSecond[e], c.Share[e] = [2]int{first, second}, !s.swap[e], share(s.head[e], s)
 		}
-		c.Edges = append(c.Edges, [2]int{first, second})
-		c.LaterIsSecond = append(c.LaterIsSecond, !s.swap[e])
-		c.Share = append(c.Share, share(s.head[e], s))
-	}
+	})
 	return c
 }
 
@@ -107,59 +107,17 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 	if len(c.Share) != len(c.Edges) || len(c.LaterIsSecond) != len(c.Edges) {
 		return Verdict{}, fmt.Errorf("trws: certificate: inconsistent lengths")
 	}
-	// The edges in factor order: each one's factor and where its messages start.
-	factor, at := make([]int32, 0, len(c.Edges)), make([]int, 0, len(c.Edges)+1)
-	pos := 0
-	for f := 0; f < m.NumFactors(); f++ {
-		vars := m.FactorVars(f)
-		switch len(vars) {
-		case 1:
-			continue
-		case 2:
-		default:
-			return Verdict{}, ErrNotPairwise
-		}
-		edge := len(factor)
-		a, b := int(vars[0]), int(vars[1])
-		if edge >= len(c.Edges) || c.Edges[edge] != [2]int{a, b} {
-			return Verdict{}, fmt.Errorf("trws: certificate: edge %d does not match factor %d on %v", edge, f, vars)
-		}
-		ka, kb := m.NumLabels(a), m.NumLabels(b)
-		if pos+ka+kb > len(c.Messages) {
-			return Verdict{}, fmt.Errorf("trws: certificate: too few messages")
-		}
-		for _, v := range c.Messages[pos : pos+ka+kb] {
-			if math.IsInf(v, 0) || math.IsNaN(v) {
-				return Verdict{}, fmt.Errorf("trws: certificate: edge %d has a non-finite message", edge)
-			}
-		}
-		factor, at = append(factor, int32(f)), append(at, pos)
-		pos += ka + kb
+	// The labeling's energy needs only the model: on a goroutine of its own
+	// while the rest is checked.
+	energy := make(chan float64, 1)
+	go func() { energy <- m.Energy(c.Labeling) }()
+	factor, at, edgeOf, err := c.edges(m)
+	if err != nil {
+		return Verdict{}, err
 	}
-	if len(factor) != len(c.Edges) || pos != len(c.Messages) {
-		return Verdict{}, fmt.Errorf("trws: certificate has %d edges and %d message entries, the model %d pairwise factors and %d", len(c.Edges), len(c.Messages), len(factor), pos)
-	}
-	weight := make([]float64, n)
-	for v := range weight {
-		weight[v] = 1
-	}
-	for e, sh := range c.Share {
-		if !(sh >= 0 && sh <= 1) {
-			return Verdict{}, fmt.Errorf("trws: certificate: edge %d has share %v outside [0,1]", e, sh)
-		}
-		weight[c.later(e)] -= sh
-	}
-	for v, w := range weight {
-		// The shares are ≤ 1/degree each, so they sum to ≤ 1 exactly; 1 − Σ in float64
-		// may still land a few ulps below 0.
-		if w < -1e-12 {
-			return Verdict{}, fmt.Errorf("trws: certificate: variable %d gives away shares summing to %v > 1", v, 1-w)
-		}
-	}
-	at = append(at, pos)
-	edgeOf := make([]int32, m.NumFactors()) // a pairwise factor's edge
-	for e, f := range factor {
-		edgeOf[f] = int32(e)
+	weight, err := c.weights(m, edgeOf)
+	if err != nil {
+		return Verdict{}, err
 	}
 
 	// D_v, each entry summed over v's factors in factor order (a unary's table,
@@ -246,7 +204,7 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 			bound += w * lo
 		}
 	}
-	e := m.Energy(c.Labeling)
+	e := <-energy
 	verdict := Verdict{Energy: e, Bound: bound, Gap: e - bound}
 	verdict.Certified = !math.IsInf(e, 1) && verdict.Gap <= GapTolerance*math.Max(1, math.Abs(e))
 	return verdict, nil
@@ -260,24 +218,153 @@ func (c *Certificate) later(e int) int {
 	return c.Edges[e][0]
 }
 
+// edges finds the certificate's edges among m's factors, in factor order:
+// each one's factor, where its messages start (at, with the end last), and
+// each pairwise factor's edge. The factors are counted and then matched in
+// ranges on every core; the error is the one a loop over the factors in order
+// would stop at.
+func (c *Certificate) edges(m *model.Model) (factor []int32, at []int, edgeOf []int32, err error) {
+	nf := m.NumFactors()
+	k := parts(nf)
+	edgesBefore, posBefore := make([]int, k+1), make([]int, k+1) // by range, then summed
+	spreadParts(nf, k, func(p, lo, hi int) {
+		for f := lo; f < hi; f++ {
+			if vars := m.FactorVars(f); len(vars) == 2 {
+				edgesBefore[p+1]++
+				posBefore[p+1] += m.NumLabels(int(vars[0])) + m.NumLabels(int(vars[1]))
+			}
+		}
+	})
+	for p := range k {
+		edgesBefore[p+1] += edgesBefore[p]
+		posBefore[p+1] += posBefore[p]
+	}
+	ne, pos := edgesBefore[k], posBefore[k]
+	factor, at, edgeOf = make([]int32, ne), make([]int, ne+1), make([]int32, nf)
+	errs := make([]error, k)
+	spreadParts(nf, k, func(p, lo, hi int) {
+		edge, pos := edgesBefore[p], posBefore[p]
+		for f := lo; f < hi; f++ {
+			vars := m.FactorVars(f)
+			switch len(vars) {
+			case 1:
+				continue
+			case 2:
+			default:
+				errs[p] = ErrNotPairwise
+				return
+			}
+			a, b := int(vars[0]), int(vars[1])
+			if edge >= len(c.Edges) || c.Edges[edge] != [2]int{a, b} {
+				errs[p] = fmt.Errorf("trws: certificate: edge %d does not match factor %d on %v", edge, f, vars)
+				return
+			}
+			ka, kb := m.NumLabels(a), m.NumLabels(b)
+			if pos+ka+kb > len(c.Messages) {
+				errs[p] = fmt.Errorf("trws: certificate: too few messages")
+				return
+			}
+			for _, v := range c.Messages[pos : pos+ka+kb] {
+				if math.IsInf(v, 0) || math.IsNaN(v) {
+					errs[p] = fmt.Errorf("trws: certificate: edge %d has a non-finite message", edge)
+					return
+				}
+			}
+			factor[edge], at[edge], edgeOf[f] = int32(f), pos, int32(edge)
+			edge, pos = edge+1, pos+ka+kb
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if ne != len(c.Edges) || pos != len(c.Messages) {
+		return nil, nil, nil, fmt.Errorf("trws: certificate has %d edges and %d message entries, the model %d pairwise factors and %d", len(c.Edges), len(c.Messages), ne, pos)
+	}
+	at[ne] = pos
+	return factor, at, edgeOf, nil
+}
+
+// weights checks the shares and returns each variable's weight, 1 − Σ of the
+// shares taken from it, on every core. A variable's shares are subtracted in
+// the order of its factors, which is the edges' order: the same floats as one
+// loop over the edges.
+func (c *Certificate) weights(m *model.Model, edgeOf []int32) ([]float64, error) {
+	if err := spreadErr(len(c.Share), func(lo, hi int) error {
+		for e := lo; e < hi; e++ {
+			if sh := c.Share[e]; !(sh >= 0 && sh <= 1) {
+				return fmt.Errorf("trws: certificate: edge %d has share %v outside [0,1]", e, sh)
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	weight := make([]float64, m.NumVars())
+	return weight, spreadErr(len(weight), func(lo, hi int) error {
+		for v := lo; v < hi; v++ {
+			w := 1.0
+			for _, f := range m.VarFactors(v) {
+				if len(m.FactorVars(int(f))) == 2 {
+					if e := int(edgeOf[f]); c.later(e) == v {
+						w -= c.Share[e]
+					}
+				}
+			}
+			// The shares are ≤ 1/degree each, so they sum to ≤ 1 exactly; 1 − Σ
+			// in float64 may still land a few ulps below 0.
+			if weight[v] = w; w < -1e-12 {
+				return fmt.Errorf("trws: certificate: variable %d gives away shares summing to %v > 1", v, 1-w)
+			}
+		}
+		return nil
+	})
+}
+
 // spreadMin is the least work spread cuts: below it a goroutine's start costs
 // more than it saves.
 const spreadMin = 1 << 12
 
+// parts is how many ranges spread cuts [0, n) into: one a core, of at least
+// spreadMin each.
+func parts(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/spreadMin)) }
+
 // spread runs fn over [0, n) cut into ranges, one a core, and returns when all
 // are done.
 func spread(n int, fn func(lo, hi int)) {
-	parts := min(runtime.GOMAXPROCS(0), n/spreadMin)
-	if parts <= 1 {
-		fn(0, n)
+	spreadParts(n, parts(n), func(_, lo, hi int) { fn(lo, hi) })
+}
+
+// spreadParts runs fn(p, lo, hi) over [0, n) cut into k ranges, the p-th
+// [p·n/k, (p+1)·n/k), each on a goroutine but the first, and returns when all
+// are done.
+func spreadParts(n, k int, fn func(p, lo, hi int)) {
+	if k <= 1 {
+		fn(0, 0, n)
 		return
 	}
 	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Go(func() { fn(p*n/parts, (p+1)*n/parts) })
+	for p := 1; p < k; p++ {
+		wg.Go(func() { fn(p, p*n/k, (p+1)*n/k) })
 	}
-	fn(0, n/parts)
+	fn(0, 0, n/k)
 	wg.Wait()
+}
+
+// spreadErr is spread over an fn that stops at the first error of its range,
+// and returns the error of the earliest range that has one: the error a loop
+// over [0, n) in order would stop at.
+func spreadErr(n int, fn func(lo, hi int) error) error {
+	k := parts(n)
+	errs := make([]error, k)
+	spreadParts(n, k, func(p, lo, hi int) { errs[p] = fn(lo, hi) })
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // grow returns (*buf)[:n], growing *buf as needed.

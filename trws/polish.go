@@ -18,20 +18,36 @@ import (
 func (s *Solver) polish(from []float32) []float64 {
 	ne := len(s.tail)
 	chead, ctail := make([]int32, ne), make([]int32, ne) // where each message is in msg
-	size := int32(0)
-	for e := range ne {
-		kh, kt := s.labels[s.head[e]], s.labels[s.tail[e]]
-		if s.swap[e] { // the head is the factor's first variable
-			chead[e], ctail[e] = size, size+kh
-		} else {
-			ctail[e], chead[e] = size, size+kt
+	// Where each edge's messages start, by ranges of edges on every core: the
+	// sizes of the ranges, summed, then each range from its start.
+	k := parts(ne)
+	before := make([]int32, k+1)
+	spreadParts(ne, k, func(p, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			before[p+1] += s.labels[s.head[e]] + s.labels[s.tail[e]]
 		}
-		size += kh + kt
+	})
+	for p := range k {
+		before[p+1] += before[p]
 	}
-	msg := make([]float64, size)
-	for i, v := range from {
-		msg[i] = float64(v)
-	}
+	spreadParts(ne, k, func(p, lo, hi int) {
+		size := before[p]
+		for e := lo; e < hi; e++ {
+			kh, kt := s.labels[s.head[e]], s.labels[s.tail[e]]
+			if s.swap[e] { // the head is the factor's first variable
+				chead[e], ctail[e] = size, size+kh
+			} else {
+				ctail[e], chead[e] = size, size+kt
+			}
+			size += kh + kt
+		}
+	})
+	msg := make([]float64, before[k])
+	spread(len(from), func(lo, hi int) {
+		for i, v := range from[lo:hi] {
+			msg[lo+i] = float64(v)
+		}
+	})
 	big := float64(s.big)
 	into := func(e, i int32) []float64 {
 		if s.head[e] == i {

@@ -3,8 +3,10 @@ package trws_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -970,10 +972,14 @@ func TestACheckIsTheSameOnAnyNumberOfCores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		runtime.GOMAXPROCS(1)
 		cert := s.Certificate(r.Labeling)
 		var want trws.Verdict
 		for _, procs := range []int{1, 2, 3, 8} {
 			runtime.GOMAXPROCS(procs)
+			if c := s.Certificate(r.Labeling); !reflect.DeepEqual(c, cert) {
+				t.Errorf("seed %d: the certificate made on %d cores differs from one core's", seed, procs)
+			}
 			v, err := cert.Check(m)
 			if err != nil {
 				t.Fatal(err)
@@ -986,6 +992,49 @@ func TestACheckIsTheSameOnAnyNumberOfCores(t *testing.T) {
 		}
 		if math.IsInf(want.Bound, 0) || math.IsNaN(want.Bound) || want.Bound > want.Energy+1e-9*math.Abs(want.Energy) {
 			t.Errorf("seed %d: bound %v, energy %v", seed, want.Bound, want.Energy)
+		}
+		// Damaged in several places, far apart: every number of cores stops at
+		// the first damage in order, as one core does.
+		for _, damage := range []struct {
+			what string
+			do   func(c *trws.Certificate)
+		}{
+			{"two non-finite messages", func(c *trws.Certificate) {
+				c.Messages[len(c.Messages)*3/4] = math.NaN()
+				c.Messages[len(c.Messages)/3] = math.Inf(-1)
+			}},
+			{"a swapped edge after a non-finite message", func(c *trws.Certificate) {
+				c.Messages[len(c.Messages)/5] = math.Inf(1)
+				e := len(c.Edges) * 4 / 5
+				c.Edges[e] = [2]int{c.Edges[e][1], c.Edges[e][0]}
+			}},
+			{"two shares out of range", func(c *trws.Certificate) {
+				c.Share[len(c.Share)*2/3], c.Share[len(c.Share)/2] = -1, 2
+			}},
+			{"shares summing over 1", func(c *trws.Certificate) {
+				for e := range c.Share {
+					if e%7 == 3 {
+						c.Share[e] = 1
+					}
+				}
+			}},
+			{"too few messages", func(c *trws.Certificate) { c.Messages = c.Messages[:len(c.Messages)*9/10] }},
+		} {
+			bad := *cert
+			bad.Messages, bad.Edges, bad.Share = slices.Clone(cert.Messages), slices.Clone(cert.Edges), slices.Clone(cert.Share)
+			damage.do(&bad)
+			var first error
+			for _, procs := range []int{1, 2, 3, 8} {
+				runtime.GOMAXPROCS(procs)
+				_, err := bad.Check(m)
+				if procs == 1 {
+					if first = err; err == nil {
+						t.Errorf("seed %d: %s passed the check", seed, damage.what)
+					}
+				} else if fmt.Sprint(err) != fmt.Sprint(first) {
+					t.Errorf("seed %d, %s: %d cores said %v, one %v", seed, damage.what, procs, err, first)
+				}
+			}
 		}
 		cert.Share[len(cert.Share)/2] = 2
 		if _, err := cert.Check(m); err == nil || !strings.Contains(err.Error(), "outside [0,1]") {
