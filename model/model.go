@@ -30,6 +30,19 @@ func (m *Model) LabelCounts() []int32 { return m.labels }
 // Offset is the constant energy term (order-0 factors and constants moved out of tables).
 func (m *Model) Offset() float64 { return m.offset }
 
+// WithoutOffset is m without its constant term: the sub-model Induced gives of
+// every variable in order, which shares m's storage (a model does not change
+// once built) instead of copying it factor by factor. It is m where the
+// offset is 0.
+func (m *Model) WithoutOffset() *Model {
+	if m.offset == 0 {
+		return m
+	}
+	c := *m
+	c.offset = 0
+	return &c
+}
+
 // NumFactors is the number of factors of order ≥ 1.
 func (m *Model) NumFactors() int { return len(m.facFunc) }
 

@@ -25,10 +25,10 @@ type Subproblem struct {
 // variables) and the test labeling y (a labeling of m; only its values on A are read).
 // The construction is deterministic: Verify rebuilds the same model.
 func BuildSubproblem(m *model.Model, A []int, y []int, v Variant) (*Subproblem, error) {
-	if everyVariable(m, A) && m.Offset() == 0 {
-		// No factor leaves A: Ê_{A,y} is m itself (what the induced builder
-		// would copy factor by factor, in the same order).
-		return &Subproblem{Model: m, Vars: slices.Clone(A), Boundary: make([]bool, len(A))}, nil
+	if everyVariable(m, A) {
+		// No factor leaves A: Ê_{A,y} is m without its constant, what the
+		// induced builder would copy factor by factor, in the same order.
+		return &Subproblem{Model: m.WithoutOffset(), Vars: slices.Clone(A), Boundary: make([]bool, len(A))}, nil
 	}
 	return buildSubproblem(m, A, y, v)
 }
