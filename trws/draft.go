@@ -33,11 +33,33 @@ func (s *Solver) Draft(x []int) *Draft {
 // messages are the solver's messages laid out as Certificate.Messages: edge by
 // edge, into the factor's first variable, then into its second.
 func (s *Solver) messages() []float32 {
-	msg := make([]float32, 0, len(s.msg))
-	for e := range s.tail {
-		msg = s.appendMessages(msg, e)
-	}
+	k, before := s.edgeRanges()
+	msg := make([]float32, before[k])
+	spreadParts(len(s.tail), k, func(p, lo, hi int) {
+		out := msg[before[p]:before[p]] // appends in place, up to range p+1's start
+		for e := lo; e < hi; e++ {
+			out = s.appendMessages(out, e)
+		}
+	})
 	return msg
+}
+
+// edgeRanges cuts the edges into k ranges as spreadParts does, and returns
+// where each range's messages start in a certificate's layout (edge by edge,
+// both messages of each), the end last.
+func (s *Solver) edgeRanges() (k int, before []int32) {
+	ne := len(s.tail)
+	k = parts(ne)
+	before = make([]int32, k+1)
+	spreadParts(ne, k, func(p, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			before[p+1] += s.labels[s.head[e]] + s.labels[s.tail[e]]
+		}
+	})
+	for p := range k {
+		before[p+1] += before[p]
+	}
+	return k, before
 }
 
 // appendMessages appends edge e's two messages to msg, into the factor's first

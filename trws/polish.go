@@ -18,18 +18,7 @@ import (
 func (s *Solver) polish(from []float32) []float64 {
 	ne := len(s.tail)
 	chead, ctail := make([]int32, ne), make([]int32, ne) // where each message is in msg
-	// Where each edge's messages start, by ranges of edges on every core: the
-	// sizes of the ranges, summed, then each range from its start.
-	k := parts(ne)
-	before := make([]int32, k+1)
-	spreadParts(ne, k, func(p, lo, hi int) {
-		for e := lo; e < hi; e++ {
-			before[p+1] += s.labels[s.head[e]] + s.labels[s.tail[e]]
-		}
-	})
-	for p := range k {
-		before[p+1] += before[p]
-	}
+	k, before := s.edgeRanges()
 	spreadParts(ne, k, func(p, lo, hi int) {
 		size := before[p]
 		for e := lo; e < hi; e++ {
