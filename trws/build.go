@@ -121,36 +121,27 @@ func New(m *model.Model) (*Solver, error) {
 		return nil, err
 	}
 	s.vars = make([]int, s.n)
-	for v := range s.vars {
-		s.vars[v] = v
-	}
-	// tableOf[2·i + transposed] is the offset of function i's table (−1: none
-	// yet); slices by function index, not maps: a model of 21-label segments
-	// spent a third of New growing the maps.
-	tableOf := slices.Repeat([]int32{-1}, 2*m.NumFunctions())
-	npair, entries := len(s.tail), 0
-	explicit := make([]bool, m.NumFunctions()) // the explicit pairwise functions, sized once below
-	for e, fn := range s.fn {
-		if fn.Kind == model.Explicit && !explicit[funcs[e]] {
-			explicit[funcs[e]] = true
-			entries += len(fn.Table)
+	spread(s.n, func(lo, hi int) {
+		for v := lo; v < hi; v++ {
+			s.vars[v] = v
 		}
-	}
-	s.tables = make([]float32, 0, entries)
-	s.kind, s.w, s.t, s.tab = make([]uint8, 0, npair), make([]float32, 0, npair), make([]float32, 0, npair), make([]int32, 0, npair)
-	for e, fn := range s.fn {
-		swap := s.swap[e]
-		k := kernelKind(fn.Kind)
-		s.kind = append(s.kind, k)
-		s.w = append(s.w, float32(fn.W))
-		s.t = append(s.t, float32(math.Min(fn.T, math.MaxFloat32)))
-		s.tab = append(s.tab, -1)
-		if fn.Kind == model.Difference && s.setDifference(e, fn, swap) == nil {
-			continue
+	})
+	// The edges' kernels and parameters on every core; the edges whose
+	// tables New lays out (explicit and difference functions) after, in edge
+	// order, as they share tables.
+	npair := len(s.tail)
+	s.kind, s.w, s.t, s.tab = make([]uint8, npair), make([]float32, npair), make([]float32, npair), make([]int32, npair)
+	tabled := make([]bool, parts(npair))
+	spreadParts(npair, len(tabled), func(p, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			fn := s.fn[e]
+			k := kernelKind(fn.Kind)
+			s.kind[e], s.w[e], s.t[e], s.tab[e] = k, float32(fn.W), float32(math.Min(fn.T, math.MaxFloat32)), -1
+			tabled[p] = tabled[p] || k == kindTable || k == kindDifference
 		}
-		if k == kindTable || k == kindDifference {
-			s.kind[e], s.tab[e] = kindTable, s.table(fn, swap, &tableOf[2*funcs[e]+int32(b2i(swap))]) // a difference of other maps too
-		}
+	})
+	if slices.Contains(tabled, true) {
+		s.layTables(m, funcs)
 	}
 	for s.dif != nil && len(s.dif) < len(s.kind) {
 		s.dif = append(s.dif, -1)
@@ -162,6 +153,34 @@ func New(m *model.Model) (*Solver, error) {
 	s.finishGraph()
 	s.src = m
 	return s, nil
+}
+
+// layTables gives each edge of an explicit or a difference function its
+// kernel's state, in edge order: a difference's, or its table's offset in
+// s.tables, each (function, orientation) laid out once.
+func (s *Solver) layTables(m *model.Model, funcs []int32) {
+	// tableOf[2·i + transposed] is the offset of function i's table (−1: none
+	// yet); slices by function index, not maps: a model of 21-label segments
+	// spent a third of New growing the maps.
+	tableOf := slices.Repeat([]int32{-1}, 2*m.NumFunctions())
+	entries := 0
+	explicit := make([]bool, m.NumFunctions()) // the explicit pairwise functions, sized once below
+	for e, fn := range s.fn {
+		if fn.Kind == model.Explicit && !explicit[funcs[e]] {
+			explicit[funcs[e]] = true
+			entries += len(fn.Table)
+		}
+	}
+	s.tables = make([]float32, 0, entries)
+	for e, fn := range s.fn {
+		swap, k := s.swap[e], s.kind[e]
+		if fn.Kind == model.Difference && s.setDifference(e, fn, swap) == nil {
+			continue
+		}
+		if k == kindTable || k == kindDifference {
+			s.kind[e], s.tab[e] = kindTable, s.table(fn, swap, &tableOf[2*funcs[e]+int32(b2i(swap))]) // a difference of other maps too
+		}
+	}
 }
 
 // newGraph is what a certificate's polish needs of New(m): the unary terms
@@ -177,37 +196,65 @@ func newGraph(m *model.Model) (s *Solver, funcs []int32, err error) {
 		}
 		s.uoff[v+1] = s.uoff[v] + s.labels[v]
 	}
-	s.u64 = make([]float64, s.uoff[n])
-	npair := 0
-	for f := 0; f < m.NumFactors(); f++ {
-		switch len(m.FactorVars(f)) {
-		case 1:
-		case 2:
-			npair++
-		default:
-			return nil, nil, ErrNotPairwise
+	// The pairwise factors, counted by ranges of factors on every core, then
+	// each range's edges from where the range's first goes.
+	nf := m.NumFactors()
+	k := parts(nf)
+	before, higher := make([]int, k+1), make([]bool, k)
+	spreadParts(nf, k, func(p, lo, hi int) {
+		for f := lo; f < hi && !higher[p]; f++ {
+			switch len(m.FactorVars(f)) {
+			case 1:
+			case 2:
+				before[p+1]++
+			default:
+				higher[p] = true
+			}
 		}
+	})
+	if slices.Contains(higher, true) {
+		return nil, nil, ErrNotPairwise
+	}
+	for p := range k {
+		before[p+1] += before[p]
 	}
 	s.big = float32(math.Min(Penalty(m), 1e30)) // +Inf's stand-in in the tables as they are made
-	s.tail, s.head, s.swap, s.fn = make([]int32, 0, npair), make([]int32, 0, npair), make([]bool, 0, npair), make([]*model.Function, 0, npair)
-	funcs = make([]int32, 0, npair)
-	for f := 0; f < m.NumFactors(); f++ {
-		vars, fn := m.FactorVars(f), m.FactorFunction(f)
-		if len(vars) == 1 {
-			u := s.u64[s.uoff[vars[0]]:s.uoff[vars[0]+1]]
-			for l := range u {
-				u[l] += fn.Table[l]
+	npair := before[k]
+	s.tail, s.head, s.swap, s.fn = make([]int32, npair), make([]int32, npair), make([]bool, npair), make([]*model.Function, npair)
+	funcs = make([]int32, npair)
+	spreadParts(nf, k, func(p, lo, hi int) {
+		e := before[p]
+		for f := lo; f < hi; f++ {
+			vars := m.FactorVars(f)
+			if len(vars) != 2 {
+				continue
 			}
-			continue
+			a, b := vars[0], vars[1]
+			swap := a > b
+			if swap {
+				a, b = b, a
+			}
+			s.tail[e], s.head[e], s.swap[e], s.fn[e], funcs[e] = a, b, swap, m.FactorFunction(f), int32(m.FactorFunc(f))
+			e++
 		}
-		a, b := vars[0], vars[1]
-		swap := a > b
-		if swap {
-			a, b = b, a
+	})
+	// A node's unary terms summed over its unary factors in factor order (a
+	// variable's factors are listed in factor order): the floats of one loop
+	// over the factors, on every core.
+	s.u64 = make([]float64, s.uoff[n])
+	spread(n, func(lo, hi int) {
+		for v := lo; v < hi; v++ {
+			u := s.u64[s.uoff[v]:s.uoff[v+1]]
+			for _, f := range m.VarFactors(v) {
+				if len(m.FactorVars(int(f))) == 1 {
+					t := m.FactorFunction(int(f)).Table
+					for l := range u {
+						u[l] += t[l]
+					}
+				}
+			}
 		}
-		s.tail, s.head, s.swap, s.fn = append(s.tail, a), append(s.head, b), append(s.swap, swap), append(s.fn, fn)
-		funcs = append(funcs, int32(m.FactorFunc(f)))
-	}
+	})
 	return s, funcs, nil
 }
 
@@ -284,26 +331,41 @@ func (s *Solver) entry(v float64) float32 {
 func (s *Solver) finishGraph() {
 	n, ne := s.n, len(s.tail)
 	headPos, tailPos := s.adjacency()
+	// Each node's incoming messages one block after the other, by ranges of
+	// nodes on every core: the ranges' sizes, summed, then each range's
+	// offsets from its start.
 	s.ain, s.aout = make([]int32, 2*ne), make([]int32, 2*ne)
-	size := int32(0)
-	for v := 0; v < n; v++ {
-		for k := s.astart[v]; k < s.astart[v+1]; k++ {
-			s.ain[k] = size
-			size += s.labels[v]
+	k := parts(n)
+	before := make([]int32, k+1)
+	spreadParts(n, k, func(p, lo, hi int) {
+		for v := lo; v < hi; v++ {
+			before[p+1] += (s.astart[v+1] - s.astart[v]) * s.labels[v]
 		}
-	}
-	s.mhead, s.mtail = make([]int32, ne), make([]int32, ne)
-	for e := 0; e < ne; e++ {
-		hp, tp := headPos[e], tailPos[e]
-		s.mhead[e], s.mtail[e] = s.ain[hp], s.ain[tp]
-		s.aout[hp], s.aout[tp] = s.ain[tp], s.ain[hp]
-	}
-	if s.msg == nil {
-		s.msg = make([]float32, size)
+	})
+	for p := range k {
+		before[p+1] += before[p]
 	}
 	s.gamma = make([]float32, n)
-	for v := 0; v < n; v++ {
-		s.gamma[v] = gammaOf(s.nbwd[v], s.astart[v+1]-s.astart[v]-s.nbwd[v])
+	spreadParts(n, k, func(p, lo, hi int) {
+		size := before[p]
+		for v := lo; v < hi; v++ {
+			for a := s.astart[v]; a < s.astart[v+1]; a++ {
+				s.ain[a] = size
+				size += s.labels[v]
+			}
+			s.gamma[v] = gammaOf(s.nbwd[v], s.astart[v+1]-s.astart[v]-s.nbwd[v])
+		}
+	})
+	s.mhead, s.mtail = make([]int32, ne), make([]int32, ne)
+	spread(ne, func(lo, hi int) {
+		for e := lo; e < hi; e++ {
+			hp, tp := headPos[e], tailPos[e]
+			s.mhead[e], s.mtail[e] = s.ain[hp], s.ain[tp]
+			s.aout[hp], s.aout[tp] = s.ain[tp], s.ain[hp]
+		}
+	})
+	if s.msg == nil {
+		s.msg = make([]float32, before[k])
 	}
 	s.scratch = make([]float32, 4*s.mk)
 	s.envV = make([]int32, s.mk+2)
@@ -375,19 +437,26 @@ func gammaOf(earlier, later int32) float32 {
 // boundary potentials, which are bounded by the magnitudes of the factors they come
 // from — reaches it and is taken for a forbidden one.
 func Penalty(m *model.Model) float64 {
-	// Factors share functions: each function's term once.
-	term := make([]float64, m.NumFunctions())
-	done := make([]bool, m.NumFunctions())
-	sum := 0.0
+	// Factors share functions: each function's term once, the functions the
+	// factors use on every core, then summed over the factors in order.
+	used := make([]bool, m.NumFunctions())
 	for f := 0; f < m.NumFactors(); f++ {
-		id := m.FactorFunc(f)
-		if !done[id] {
-			if lo, hi := finiteExtent(m.FactorFunction(f)); lo <= hi {
+		used[m.FactorFunc(f)] = true
+	}
+	term := make([]float64, m.NumFunctions())
+	spread(len(term), func(lo, hi int) {
+		for id := lo; id < hi; id++ {
+			if !used[id] {
+				continue
+			}
+			if lo, hi := finiteExtent(m.Func(id)); lo <= hi {
 				term[id] = hi - lo + math.Max(math.Abs(lo), math.Abs(hi))
 			}
-			done[id] = true
 		}
-		sum += term[id]
+	})
+	sum := 0.0
+	for f := 0; f < m.NumFactors(); f++ {
+		sum += term[m.FactorFunc(f)]
 	}
 	return 2*sum + 1
 }
@@ -423,12 +492,14 @@ func finiteExtent(fn *model.Function) (lo, hi float64) {
 
 func toFloat32(v []float64, big float32) []float32 {
 	out := make([]float32, len(v))
-	for i, x := range v {
-		if math.IsInf(x, 1) {
-			out[i] = big
-		} else {
-			out[i] = float32(x)
+	spread(len(v), func(lo, hi int) {
+		for i, x := range v[lo:hi] {
+			if math.IsInf(x, 1) {
+				out[lo+i] = big
+			} else {
+				out[lo+i] = float32(x)
+			}
 		}
-	}
+	})
 	return out
 }

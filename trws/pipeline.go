@@ -2,6 +2,7 @@ package trws
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,20 +59,33 @@ func (s *Solver) setupPipeline() {
 // gridWidth is W where the nodes are a W×H grid numbered row by row (every
 // edge joins i and i+1 in one row, or i and i+W), else 0.
 func (s *Solver) gridWidth() int {
-	w := int32(0)
-	for e := range s.tail {
-		w = max(w, s.head[e]-s.tail[e])
-	}
+	// The longest edge, then every edge against it, by ranges of edges on
+	// every core.
+	k := parts(len(s.tail))
+	widths := make([]int32, k)
+	spreadParts(len(s.tail), k, func(p, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			widths[p] = max(widths[p], s.head[e]-s.tail[e])
+		}
+	})
+	w := slices.Max(append(widths, 0))
 	if w < 2 || int32(s.n)%w != 0 || int32(s.n)/w < 2 {
 		return 0
 	}
-	for e, t := range s.tail {
-		switch d := s.head[e] - t; {
-		case d == w:
-		case d == 1 && t/w == s.head[e]/w:
-		default:
-			return 0
+	grid := make([]bool, k)
+	spreadParts(len(s.tail), k, func(p, lo, hi int) {
+		for e := lo; e < hi; e++ {
+			switch t, d := s.tail[e], s.head[e]-s.tail[e]; {
+			case d == w:
+			case d == 1 && t/w == s.head[e]/w:
+			default:
+				return
+			}
 		}
+		grid[p] = true
+	})
+	if slices.Contains(grid, false) {
+		return 0
 	}
 	return int(w)
 }

@@ -16,19 +16,31 @@ func (s *Solver) setupUniformPasses() {
 	if s.n == 0 || slices.ContainsFunc(s.labels, func(k int32) bool { return int(k) != s.mk }) {
 		return
 	}
+	// Which passes every edge allows, by ranges of edges on every core.
+	type allows struct{ potts, tl2, tables bool }
+	ranges := make([]allows, parts(len(s.kind)))
+	spreadParts(len(s.kind), len(ranges), func(p, lo, hi int) {
+		a := allows{true, true, s.mk == 2}
+		for e, k := range s.kind[lo:hi] {
+			a.potts = a.potts && k == kindPotts
+			a.tl2 = a.tl2 && k == kindTruncLinear && truncLinear2Sends(s.mk, s.mk, s.t[lo+e])
+			a.tables = a.tables && (k == kindTable || k == kindPotts)
+		}
+		ranges[p] = a
+	})
 	potts, tl2, tables := true, true, s.mk == 2
-	for e, k := range s.kind {
-		potts = potts && k == kindPotts
-		tl2 = tl2 && k == kindTruncLinear && truncLinear2Sends(s.mk, s.mk, s.t[e])
-		tables = tables && (k == kindTable || k == kindPotts)
+	for _, a := range ranges {
+		potts, tl2, tables = potts && a.potts, tl2 && a.tl2, tables && a.tables
 	}
 	s.allPotts, s.tl2, s.table2 = potts, tl2, tables && !potts
 	s.setupPipeline()
 	if potts {
 		s.w64 = make([]float64, len(s.fn))
-		for e, fn := range s.fn {
-			s.w64[e] = fn.W
-		}
+		spread(len(s.fn), func(lo, hi int) {
+			for e, fn := range s.fn[lo:hi] {
+				s.w64[lo+e] = fn.W
+			}
+		})
 	}
 }
 
