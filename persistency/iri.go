@@ -214,10 +214,17 @@ func (d *domains) decided() bool {
 func newDomains(m *model.Model, prior [][]int) (*domains, error) {
 	n := m.NumVars()
 	d := &domains{labels: make([][]int, n), fixed: make([][]bool, n), y: make([]int, n)}
+	var every [][]int // every label of k, one list shared by the variables of k labels (never written)
 	for v := range n {
 		k := m.NumLabels(v)
 		if prior == nil {
-			d.labels[v] = allLabels(k)
+			for len(every) <= k {
+				every = append(every, nil)
+			}
+			if every[k] == nil {
+				every[k] = allLabels(k)
+			}
+			d.labels[v] = every[k]
 		} else {
 			for i, l := range prior[v] {
 				if l < 0 || l >= k || (i > 0 && l <= prior[v][i-1]) {
@@ -229,7 +236,14 @@ func newDomains(m *model.Model, prior [][]int) (*domains, error) {
 			}
 			d.labels[v] = prior[v]
 		}
-		d.fixed[v] = make([]bool, len(d.labels[v]))
+	}
+	size := 0
+	for _, ls := range d.labels {
+		size += len(ls)
+	}
+	fixed := make([]bool, size) // by variable, one after the other
+	for v, ls := range d.labels {
+		d.fixed[v], fixed = fixed[:len(ls):len(ls)], fixed[len(ls):]
 	}
 	return d, nil
 }
@@ -773,12 +787,12 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 	var prev, relaxed *Outcome
 	var relaxedOn *model.Model // the model prev solved
 	y := opt.Test
-	if y == nil && d.decided() {
+	decided := y == nil && d.decided()
+	if decided {
 		// One labeling is left (Algorithm 1 proved every variable first): it is
-		// the test labeling, its energy the relaxation's bound, and no label is
-		// movable; a relaxed solve would only find it again.
+		// the test labeling, its energy the relaxation's bound (below), and no
+		// label is movable; a relaxed solve would only find it again.
 		y = d.original(make([]int, n))
-		res.LowerBound = m.Energy(y)
 	}
 	if y == nil {
 		restricted := m
@@ -814,6 +828,9 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 		return nil, fmt.Errorf("persistency: test labeling: %w", err)
 	}
 	res.Test, res.Energy = append([]int(nil), y...), m.Energy(y)
+	if decided {
+		res.LowerBound = res.Energy
+	}
 	if err := d.setTest(y, opt.Candidates); err != nil {
 		return nil, err
 	}
@@ -824,6 +841,15 @@ func search(ctx context.Context, m *model.Model, opt EliminateOptions) (*Elimina
 				d.fixed[v][c] = true
 			}
 		}
+		return finish(res, d, nil), nil
+	}
+	if countMovable(d) == 0 {
+		// Nothing can move: the first round would end here, with nothing
+		// to close or prune, before anything it builds is used.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res.Rounds = 1
 		return finish(res, d, nil), nil
 	}
 	tol := tolerance(res.Energy)
@@ -1199,14 +1225,27 @@ func countMovable(d *domains) int {
 func finish(res *Elimination, d *domains, cert *Certificate) *Elimination {
 	n := len(d.labels)
 	res.Alive, res.Persistent = make([][]int, n), make([]int, n)
+	alive := 0
+	for _, fx := range d.fixed {
+		for _, f := range fx {
+			if f {
+				alive++
+			}
+		}
+	}
 	res.Eliminated = 0
+	all := make([]int, 0, alive) // every variable's alive labels, one after the other
 	for v, ls := range d.labels {
+		start := len(all)
 		for c, l := range ls {
 			if d.fixed[v][c] {
-				res.Alive[v] = append(res.Alive[v], l)
+				all = append(all, l)
 			} else {
 				res.Eliminated++
 			}
+		}
+		if len(all) > start {
+			res.Alive[v] = all[start:len(all):len(all)]
 		}
 		res.Persistent[v] = -1
 		if len(res.Alive[v]) == 1 {

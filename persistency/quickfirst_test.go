@@ -167,6 +167,17 @@ func TestPruneFirstSolvesNothingAfterAlgorithm1ProvesAll(t *testing.T) {
 			t.Errorf("seed %d: Algorithm 1 proved every variable, then the elimination ran %d solver iterations (energy %v, persistent equal: %v)",
 				seed, el.SolverIterations, el.Energy, slices.Equal(el.Persistent, res.Persistent))
 		}
+		// One round that moves nothing: the bound is the labeling's energy, and
+		// nothing is left to eliminate (Algorithm 1's proof did) or to prove.
+		if el.Rounds != 1 || el.LowerBound != el.Energy || el.Eliminated != 0 || el.Certificate != nil {
+			t.Errorf("seed %d: %d rounds, bound %v of energy %v, %d labels eliminated, certificate %v",
+				seed, el.Rounds, el.LowerBound, el.Energy, el.Eliminated, el.Certificate != nil)
+		}
+		for v, a := range el.Alive {
+			if len(a) != 1 || a[0] != res.Persistent[v] {
+				t.Fatalf("seed %d: variable %d keeps %v, proven %d", seed, v, a, res.Persistent[v])
+			}
+		}
 	}
 	if all == 0 {
 		t.Fatal("Algorithm 1 proved every variable of no model: nothing was tested")
