@@ -22,6 +22,7 @@ import (
 // higher order is refused alike.
 func TestASolverIsBuiltTheSameOnAnyNumberOfCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer SmallRanges(1 << 10)() // these grids in several ranges
 	// A stereo grid and a Potts grid in strips, the Potts grid with one more
 	// edge across it not.
 	stereo, potts := truncLinearGridAny(3, 96, 96, 16), random.PottsGrid(random.New(4), 100, 90, 2)

@@ -129,7 +129,7 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 		off[v+1] = off[v] + m.NumLabels(v)
 	}
 	D := make([]float64, off[n])
-	spread(n, func(lo, hi int) {
+	spreadHeavy(n, func(lo, hi int) {
 		for v := lo; v < hi; v++ {
 			d := D[off[v]:off[v+1]]
 			for _, f := range m.VarFactors(v) {
@@ -151,7 +151,7 @@ func (c *Certificate) Check(m *model.Model) (Verdict, error) {
 		}
 	})
 	best := make([]float64, len(factor))
-	spread(len(factor), func(lo, hi int) {
+	spreadHeavy(len(factor), func(lo, hi int) {
 		var buf, sideA, sideB []float64 // MinSum's scratch, its two sides
 		for e := lo; e < hi; e++ {
 			f := int(factor[e])
@@ -322,18 +322,30 @@ func (c *Certificate) weights(m *model.Model, edgeOf []int32) ([]float64, error)
 	})
 }
 
-// spreadMin is the least work spread cuts: below it a goroutine's start costs
-// more than it saves.
-const spreadMin = 1 << 12
+// spreadMin is the least a range of spread holds, of items that cost a few
+// nanoseconds each (a copy, a count, an offset), and heavyMin of items that
+// cost ~100 ns (a node's D, an edge's minimum in a check): a second core woken
+// from idle starts ~30 µs late here, which 32,768 light items cost on one (a
+// 96×96 stereo solver's New took 5.8 ms on two cores with ranges of 4,096,
+// 3.7 on one). Variables, so that tests cut small models too.
+var spreadMin, heavyMin = 1 << 15, 1 << 12
 
 // parts is how many ranges spread cuts [0, n) into: one a core, of at least
 // spreadMin each.
-func parts(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n/spreadMin)) }
+func parts(n int) int { return partsOf(n, spreadMin) }
+
+// partsOf is how many ranges of at least least items [0, n) is cut into, one a core.
+func partsOf(n, least int) int { return max(1, min(runtime.GOMAXPROCS(0), n/least)) }
 
 // spread runs fn over [0, n) cut into ranges, one a core, and returns when all
 // are done.
 func spread(n int, fn func(lo, hi int)) {
 	spreadParts(n, parts(n), func(_, lo, hi int) { fn(lo, hi) })
+}
+
+// spreadHeavy is spread over items that cost ~100 ns each (heavyMin).
+func spreadHeavy(n int, fn func(lo, hi int)) {
+	spreadParts(n, partsOf(n, heavyMin), func(_, lo, hi int) { fn(lo, hi) })
 }
 
 // spreadParts runs fn(p, lo, hi) over [0, n) cut into k ranges, the p-th

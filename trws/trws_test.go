@@ -949,6 +949,7 @@ func TestSetTableLeavesASharedTableToTheEdgesKeepingIt(t *testing.T) {
 // grid and in shuffled order, and a damaged certificate fails alike.
 func TestACheckIsTheSameOnAnyNumberOfCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer trws.SmallRanges(1 << 10)() // the 200×200 grids in several ranges
 	for seed := range uint64(3) {
 		rng := random.New(500 + seed)
 		var edges [][2]int
