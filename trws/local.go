@@ -48,6 +48,9 @@ type Local struct {
 	Stable     int
 	Iterations int // region iterations run so far
 	failed     bool
+	killed     bool // some node was killed: γ is the Local's own (gamma), not the solver's
+	// summed says that the last passes left no D in d: check sums the region's too.
+	summed bool
 }
 
 // NewLocal starts a Local from s's messages and the consistency labels of its
@@ -66,11 +69,13 @@ func (s *Solver) NewLocal(consistent []int) (*Local, error) {
 // newLocal is NewLocal of the labels cons (kept).
 func (s *Solver) newLocal(cons []int32) *Local {
 	nbr := make([]int32, len(s.aedge))
-	for i := range int32(s.n) {
-		for a := s.astart[i]; a < s.astart[i+1]; a++ {
-			nbr[a] = s.neighbour(a, i)
+	spread(s.n, func(lo, hi int) {
+		for i := int32(lo); i < int32(hi); i++ {
+			for a := s.astart[i]; a < s.astart[i+1]; a++ {
+				nbr[a] = s.neighbour(a, i)
+			}
 		}
-	}
+	})
 	k := s.mk
 	for i := range int32(s.n) {
 		if s.labels[i] != int32(k) {
@@ -106,6 +111,7 @@ func (l *Local) Kill(nodes []int) []int {
 	s := l.s
 	for _, v := range nodes {
 		l.dead[v], l.cons[v] = true, -1
+		l.killed = true
 	}
 	var touched []int
 	for _, v := range nodes {
@@ -296,8 +302,18 @@ func (l *Local) Settle(ctx context.Context, changed []int) (ok bool) {
 // nodes after it in the backward pass send to earlier ones only).
 func (l *Local) passes(region []int32, keepD bool) {
 	s := l.s
+	l.summed = false
 	if s.tl2 {
 		l.passesTruncLinear2(region, keepD)
+		return
+	}
+	if p := s.stripedPotts(); p != nil && !l.killed {
+		// A Potts grid's region, no node killed (its γ is the solver's, and no
+		// neighbour is skipped): the whole problem's passes, run by run of
+		// consecutive nodes — the same floats as below, several times faster
+		// (a binary segmentation's settle 0.15 → ~0.03 s). They keep no D.
+		l.runs(region, p.forwardNodes, p.backwardNodes)
+		l.summed = true
 		return
 	}
 	D, H := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
@@ -350,14 +366,29 @@ func (l *Local) passesTruncLinear2(region []int32, keepD bool) {
 		forwardTruncLinear2AVX2(int(hi-lo), k, u, s.msg, s.w, s.t, l.gamma[lo:hi], d, h,
 			s.astart[lo:hi+1], s.nbwd[lo:hi], s.aedge, s.ain, s.aout)
 	}
+	l.runs(region, func(_ *Solver, lo, hi int32, _, _ []float32) float64 {
+		pass(lo, hi, false)
+		return 0
+	}, func(_ *Solver, lo, hi int32, _, _ []float32) float64 {
+		pass(lo, hi, true)
+		return 0
+	})
+}
+
+// runs is one iteration over the region (ascending) by runs of consecutive
+// nodes: forward(lo, hi) over each run in order, then backward over each in
+// reverse order.
+func (l *Local) runs(region []int32, forward, backward func(s *Solver, lo, hi int32, d, h []float32) float64) {
+	s := l.s
+	d, h := s.scratch[:s.mk], s.scratch[s.mk:2*s.mk]
 	for lo := 0; lo < len(region); {
 		hi := consecutive(region, lo)
-		pass(region[lo], region[hi-1]+1, false)
+		forward(s, region[lo], region[hi-1]+1, d, h)
 		lo = hi
 	}
 	for hi := len(region); hi > 0; {
 		lo := consecutiveBefore(region, hi)
-		pass(region[lo], region[hi-1]+1, true)
+		backward(s, region[lo], region[hi-1]+1, d, h)
 		hi = lo
 	}
 }
@@ -423,7 +454,7 @@ func (l *Local) check(region []int32) (ok bool, moved []int32) {
 	for n, list := range [][]int32{zone, ring2} {
 		for m, i := range list {
 			d := l.dOf(i)
-			if n > 0 || m >= len(region) { // a region node's D is the last backward pass's
+			if n > 0 || m >= len(region) || l.summed { // a region node's D is the last backward pass's, if it kept it
 				s.sumInto(i, d)
 			}
 			l.next[i] = uniqueArgmin(d)

@@ -399,3 +399,68 @@ func TestTightOfSixteenEqualsTheLoop(t *testing.T) {
 		t.Fatalf("only %d tight edges: the test compares little", tight)
 	}
 }
+
+// TestLocalPottsPassesEqualTheGeneralOnes: a Local on a Potts grid whose
+// passes run in strips settles its regions with the whole problem's assembly
+// passes, run by run of consecutive nodes, while no node is killed; after the
+// same unary changes and settles it holds the general passes' messages,
+// consistency labels and iteration counts, bit for bit — its check sums the
+// region's D again, the general backward pass left them — and after a kill
+// both go on the general passes alike.
+func TestLocalPottsPassesEqualTheGeneralOnes(t *testing.T) {
+	if !vector {
+		t.Skip("no AVX2 on this CPU")
+	}
+	for _, k := range []int{2, 4, 8} {
+		m := random.PottsDenoising(random.New(uint64(400+k)), 80, 60, k, 0.9, 4, 1.5)
+		fast, general := solvedLocal(t, m), solvedLocal(t, m)
+		if fast.s.stripedPotts() == nil {
+			t.Fatalf("K=%d: the Potts passes do not run in strips", k)
+		}
+		general.killed = true // the general passes, with nothing killed
+		if k == 2 {
+			fast.Stable, general.Stable = 1, 1 // as the pruning iterations settle; the others as Solve does
+		}
+		rng := rand.New(rand.NewPCG(uint64(k), 9))
+		settled := 0
+		for round := range 25 {
+			var changed []int
+			if round == 20 {
+				changed = pruneStep(t, rng, 4, 0.5, fast, general) // from here both general
+			} else {
+				for range 1 + rng.IntN(6) {
+					v := rng.IntN(m.NumVars())
+					u := slices.Clone(fast.s.u64[fast.s.uoff[v]:fast.s.uoff[v+1]])
+					for i := range u {
+						u[i] += 2 * rng.Float64()
+					}
+					for _, l := range []*Local{fast, general} {
+						if err := l.SetUnary(v, u); err != nil {
+							t.Fatal(err)
+						}
+					}
+					changed = append(changed, v)
+				}
+				slices.Sort(changed)
+				changed = slices.Compact(changed)
+			}
+			okF, okG := fast.Settle(context.Background(), changed), general.Settle(context.Background(), changed)
+			what := fmt.Sprintf("K=%d round %d", k, round)
+			if okF != okG || fast.Iterations != general.Iterations || !slices.Equal(fast.cons, general.cons) {
+				t.Fatalf("%s: settled %v/%v after %d/%d iterations, labels equal %v", what, okF, okG,
+					fast.Iterations, general.Iterations, slices.Equal(fast.cons, general.cons))
+			}
+			if !slices.Equal(fast.s.msg, general.s.msg) {
+				t.Fatalf("%s: the messages differ", what)
+			}
+			if !okF {
+				break
+			}
+			settled++
+		}
+		if settled < 15 {
+			t.Errorf("K=%d: only %d settles: the test compares little", k, settled)
+		}
+		t.Logf("K=%d: %d settles, %d iterations", k, settled, fast.Iterations)
+	}
+}
