@@ -331,3 +331,67 @@ func TestKeepDualKeepsThePolishedDual(t *testing.T) {
 		t.Error("no default certificate was a draft: the comparison tested nothing")
 	}
 }
+
+// TestAStageThatEliminatesNothingIsCheckedWithoutItsProblem: a stage that
+// keeps every label alive (Algorithm 1 proved everything first) proves
+// nothing and needs no certificate, and its verification problem is not built;
+// its labels are still checked as the problem's builder checks them — a test
+// label outside the domains, an alive label outside them, the test label not
+// among the alive ones — and a stage that eliminates a label without a
+// certificate is still refused.
+func TestAStageThatEliminatesNothingIsCheckedWithoutItsProblem(t *testing.T) {
+	m := random.DensePairwise(random.New(15), 6, 3, 0.6)
+	n := m.NumVars()
+	prior := make([][]int, n) // every variable keeps its labels but the last
+	y := make([]int, n)
+	for v := range n {
+		for l := range m.NumLabels(v) - 1 {
+			prior[v] = append(prior[v], l)
+		}
+		if len(prior[v]) == 0 {
+			prior[v] = []int{0}
+		}
+		y[v] = prior[v][len(prior[v])-1]
+	}
+	stage := func() *persistency.Elimination {
+		el := &persistency.Elimination{Test: slices.Clone(y), Prior: prior, Alive: make([][]int, n), Persistent: make([]int, n)}
+		for v := range n {
+			el.Alive[v] = slices.Clone(prior[v])
+			el.Persistent[v] = -1
+			if len(prior[v]) == 1 {
+				el.Persistent[v] = prior[v][0]
+			}
+		}
+		return el
+	}
+	if _, err := persistency.VerifyElimination(m, stage()); err != nil {
+		t.Fatalf("a stage that eliminates nothing: %v", err)
+	}
+	v := slices.IndexFunc(prior, func(ls []int) bool { return len(ls) > 1 })
+	if v < 0 {
+		t.Fatal("no variable with two labels alive")
+	}
+	k := m.NumLabels(v)
+	for _, c := range []struct {
+		what   string
+		tamper func(el *persistency.Elimination)
+		want   string
+	}{
+		{"a test label outside the domains", func(el *persistency.Elimination) { el.Test[v] = k - 1 }, "not alive"},
+		{"an alive label outside the domains", func(el *persistency.Elimination) {
+			el.Alive[v] = append(slices.Clone(prior[v][1:]), k-1)
+		}, "not alive"},
+		{"the test label not alive", func(el *persistency.Elimination) {
+			el.Alive[v], el.Persistent[v] = prior[v][:1], prior[v][0]
+		}, "not immovable"},
+		{"a label eliminated", func(el *persistency.Elimination) {
+			el.Alive[v], el.Persistent[v] = []int{y[v]}, y[v]
+		}, "without a certificate"},
+	} {
+		el := stage()
+		c.tamper(el)
+		if _, err := persistency.VerifyElimination(m, el); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.what, err, c.want)
+		}
+	}
+}
