@@ -2,9 +2,11 @@ package model_test
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/partopt/partopt/model"
+	"github.com/partopt/partopt/model/random"
 )
 
 // handModel has variables with 2, 3, 1 and 2 labels and
@@ -171,4 +173,56 @@ func TestValidateAcceptsGeneratedModels(t *testing.T) {
 			t.Errorf("%s seed %d: %v", nm.gen, nm.seed, err)
 		}
 	}
+}
+
+// TestEnergyIsTheSumInFactorOrderOnAnyNumberOfCores: a large model's energy,
+// whose factors' values are looked up on every core a block at a time, is
+// the sum of the factors' values in factor order, bit for bit, on 1, 2, 3
+// and 8 cores — with a constant, and +Inf where a labeling takes a forbidden
+// state.
+func TestEnergyIsTheSumInFactorOrderOnAnyNumberOfCores(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rng := random.New(5)
+	m := random.PottsGrid(rng, 300, 250, 3)
+	_, b, err := m.InducedBuilder(seqInts(m.NumVars()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddConstant(0.1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AddTable([]int{7}, []float64{0, math.Inf(1), 1}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err = b.Build(); err != nil {
+		t.Fatal(err)
+	}
+	if m.NumFactors() < 3<<16 {
+		t.Fatalf("%d factors: the blocks are not tested", m.NumFactors())
+	}
+	for trial := range 4 {
+		x := random.Labeling(rng, m)
+		x[7] = trial % 2 // label 1 of variable 7 is forbidden
+		want := m.Offset()
+		for f := range m.NumFactors() {
+			want += m.FactorValue(f, x)
+		}
+		if math.IsInf(want, 1) != (trial%2 == 1) {
+			t.Fatalf("trial %d: energy %v", trial, want)
+		}
+		for _, procs := range []int{1, 2, 3, 8} {
+			runtime.GOMAXPROCS(procs)
+			if e := m.Energy(x); e != want && !(math.IsInf(e, 1) && math.IsInf(want, 1)) {
+				t.Errorf("trial %d, %d cores: energy %v, summed in factor order %v", trial, procs, e, want)
+			}
+		}
+	}
+}
+
+func seqInts(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }

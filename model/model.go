@@ -1,6 +1,10 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+	"sync"
+)
 
 // Model is an immutable discrete graphical model; see the package documentation.
 type Model struct {
@@ -92,13 +96,44 @@ func (m *Model) FactorValue(f int, x []int) float64 {
 }
 
 // Energy is E(x); +Inf when x takes a forbidden state. x must pass CheckLabeling.
+// The factors' values are summed in factor order, the same float64 on any
+// number of cores; on a large model they are looked up on every core, a block
+// at a time, and the block summed (seg2's 3·10⁶ factors: 40 ms on one core).
 func (m *Model) Energy(x []int) float64 {
+	nf := len(m.facFunc)
+	k := min(runtime.GOMAXPROCS(0), nf/energyBlock)
 	e := m.offset
-	for f := range m.facFunc {
-		e += m.FactorValue(f, x)
+	if k < 2 {
+		for f := range nf {
+			e += m.FactorValue(f, x)
+		}
+		return e
+	}
+	vals := make([]float64, energyBlock)
+	var wg sync.WaitGroup
+	for lo := 0; lo < nf; lo += energyBlock {
+		block := vals[:min(energyBlock, nf-lo)]
+		values := func(p int) {
+			for i := p * len(block) / k; i < (p+1)*len(block)/k; i++ {
+				block[i] = m.FactorValue(lo+i, x)
+			}
+		}
+		for p := 1; p < k; p++ {
+			wg.Go(func() { values(p) })
+		}
+		values(0)
+		wg.Wait()
+		for _, v := range block {
+			e += v
+		}
 	}
 	return e
 }
+
+// energyBlock is the factors Energy looks up on every core at a time: a
+// model of fewer than two blocks stays on one (a second core woken from idle
+// costs ~30 µs).
+const energyBlock = 1 << 16
 
 // Validate re-checks every invariant of m: label counts, functions, factor scopes
 // against label counts, distinct variables per factor, and the adjacency.
