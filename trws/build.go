@@ -200,23 +200,21 @@ func newGraph(m *model.Model) (s *Solver, funcs []int32, err error) {
 	// each range's edges from where the range's first goes.
 	nf := m.NumFactors()
 	k := parts(nf)
-	before, higher := make([]int, k+1), make([]bool, k)
-	spreadParts(nf, k, func(p, lo, hi int) {
+	higher := make([]bool, k)
+	before := starts(nf, k, func(p, lo, hi int) (pairs int) {
 		for f := lo; f < hi && !higher[p]; f++ {
 			switch len(m.FactorVars(f)) {
 			case 1:
 			case 2:
-				before[p+1]++
+				pairs++
 			default:
 				higher[p] = true
 			}
 		}
+		return pairs
 	})
 	if slices.Contains(higher, true) {
 		return nil, nil, ErrNotPairwise
-	}
-	for p := range k {
-		before[p+1] += before[p]
 	}
 	s.big = float32(math.Min(Penalty(m), 1e30)) // +Inf's stand-in in the tables as they are made
 	npair := before[k]
@@ -336,15 +334,12 @@ func (s *Solver) finishGraph() {
 	// offsets from its start.
 	s.ain, s.aout = make([]int32, 2*ne), make([]int32, 2*ne)
 	k := parts(n)
-	before := make([]int32, k+1)
-	spreadParts(n, k, func(p, lo, hi int) {
+	before := starts(n, k, func(_, lo, hi int) (size int32) {
 		for v := lo; v < hi; v++ {
-			before[p+1] += (s.astart[v+1] - s.astart[v]) * s.labels[v]
+			size += (s.astart[v+1] - s.astart[v]) * s.labels[v]
 		}
+		return size
 	})
-	for p := range k {
-		before[p+1] += before[p]
-	}
 	s.gamma = make([]float32, n)
 	spreadParts(n, k, func(p, lo, hi int) {
 		size := before[p]

@@ -1,6 +1,7 @@
 package trws
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -31,67 +32,41 @@ func TestASolverIsBuiltTheSameOnAnyNumberOfCores(t *testing.T) {
 		return model.Function{Kind: model.Potts, Shape: []int{2, 2}, W: 1}
 	})
 	for _, m := range []*model.Model{stereo, potts, across} {
-		var want *Solver
-		for _, procs := range []int{1, 2, 3, 8} {
-			runtime.GOMAXPROCS(procs)
-			s, err := New(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if procs == 1 {
-				if want = s; (s.rowWidth > 0) != (m != across) {
-					t.Fatalf("%d variables: grid width %d", m.NumVars(), s.rowWidth)
-				}
-			} else if !reflect.DeepEqual(s, want) {
-				t.Errorf("%d variables: the solver built on %d cores differs from one core's", m.NumVars(), procs)
-			}
+		if s := builtAlike(t, m, fmt.Sprintf("%d variables", m.NumVars())); (s.rowWidth > 0) != (m != across) {
+			t.Fatalf("%d variables: grid width %d", m.NumVars(), s.rowWidth)
 		}
 	}
 	for seed := range uint64(3) {
 		m := mixedKindsGrid(rand.New(rand.NewPCG(seed, 77)), 90, 80, seed == 1)
-		var want *Solver
-		for _, procs := range []int{1, 2, 3, 8} {
-			runtime.GOMAXPROCS(procs)
-			s, err := New(m)
-			if err != nil {
-				t.Fatal(err)
+		s := builtAlike(t, m, fmt.Sprintf("seed %d", seed))
+		if len(s.difs) == 0 || len(s.tables) == 0 {
+			t.Fatalf("seed %d: %d differences and %d table entries: want both", seed, len(s.difs), len(s.tables))
+		}
+		// The unary terms and the penalty are one loop's over the factors in
+		// order, bit for bit.
+		u := make([]float64, len(s.u64))
+		term, sum := map[int]float64{}, 0.0
+		for f := range m.NumFactors() {
+			fn := m.FactorFunction(f)
+			if vars := m.FactorVars(f); len(vars) == 1 {
+				for l := range m.NumLabels(int(vars[0])) {
+					u[int(s.uoff[vars[0]])+l] += fn.Table[l]
+				}
 			}
-			if procs == 1 {
-				want = s
-				if len(s.difs) == 0 || len(s.tables) == 0 {
-					t.Fatalf("seed %d: %d differences and %d table entries: want both", seed, len(s.difs), len(s.tables))
+			if _, ok := term[m.FactorFunc(f)]; !ok {
+				if lo, hi := finiteExtent(fn); lo <= hi {
+					term[m.FactorFunc(f)] = hi - lo + math.Max(math.Abs(lo), math.Abs(hi))
+				} else {
+					term[m.FactorFunc(f)] = 0
 				}
-				// The unary terms and the penalty are one loop's over the
-				// factors in order, bit for bit.
-				u := make([]float64, len(s.u64))
-				term, sum := map[int]float64{}, 0.0
-				for f := range m.NumFactors() {
-					fn := m.FactorFunction(f)
-					if vars := m.FactorVars(f); len(vars) == 1 {
-						for l := range m.NumLabels(int(vars[0])) {
-							u[int(s.uoff[vars[0]])+l] += fn.Table[l]
-						}
-					}
-					if _, ok := term[m.FactorFunc(f)]; !ok {
-						if lo, hi := finiteExtent(fn); lo <= hi {
-							term[m.FactorFunc(f)] = hi - lo + math.Max(math.Abs(lo), math.Abs(hi))
-						} else {
-							term[m.FactorFunc(f)] = 0
-						}
-					}
-					sum += term[m.FactorFunc(f)]
-				}
-				if !slices.Equal(u, s.u64) {
-					t.Errorf("seed %d: the unary terms are not summed in factor order", seed)
-				}
-				if p := Penalty(m); p != 2*sum+1 {
-					t.Errorf("seed %d: penalty %v, summed in factor order %v", seed, p, 2*sum+1)
-				}
-				continue
 			}
-			if !reflect.DeepEqual(s, want) {
-				t.Errorf("seed %d: the solver built on %d cores differs from one core's", seed, procs)
-			}
+			sum += term[m.FactorFunc(f)]
+		}
+		if !slices.Equal(u, s.u64) {
+			t.Errorf("seed %d: the unary terms are not summed in factor order", seed)
+		}
+		if p := Penalty(m); p != 2*sum+1 {
+			t.Errorf("seed %d: penalty %v, summed in factor order %v", seed, p, 2*sum+1)
 		}
 	}
 	two := make([]int, 3*4096)
@@ -117,6 +92,26 @@ func TestASolverIsBuiltTheSameOnAnyNumberOfCores(t *testing.T) {
 			t.Errorf("%d cores: a factor of order 3 gave %v", procs, err)
 		}
 	}
+}
+
+// builtAlike builds m's solver on 1, 2, 3 and 8 cores, reports (as what) each
+// that differs from one core's in any field, and returns one core's.
+func builtAlike(t *testing.T, m *model.Model, what string) *Solver {
+	t.Helper()
+	var want *Solver
+	for _, procs := range []int{1, 2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		s, err := New(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == nil {
+			want = s
+		} else if !reflect.DeepEqual(s, want) {
+			t.Errorf("%s: the solver built on %d cores differs from one core's", what, procs)
+		}
+	}
+	return want
 }
 
 // mixedKindsGrid is a w×h grid of 1–6 labels (label maps of up to 8 for the

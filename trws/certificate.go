@@ -226,19 +226,22 @@ func (c *Certificate) later(e int) int {
 func (c *Certificate) edges(m *model.Model) (factor []int32, at []int, edgeOf []int32, err error) {
 	nf := m.NumFactors()
 	k := parts(nf)
-	edgesBefore, posBefore := make([]int, k+1), make([]int, k+1) // by range, then summed
-	spreadParts(nf, k, func(p, lo, hi int) {
+	edgesBefore := starts(nf, k, func(_, lo, hi int) (edges int) {
 		for f := lo; f < hi; f++ {
-			if vars := m.FactorVars(f); len(vars) == 2 {
-				edgesBefore[p+1]++
-				posBefore[p+1] += m.NumLabels(int(vars[0])) + m.NumLabels(int(vars[1]))
+			if len(m.FactorVars(f)) == 2 {
+				edges++
 			}
 		}
+		return edges
 	})
-	for p := range k {
-		edgesBefore[p+1] += edgesBefore[p]
-		posBefore[p+1] += posBefore[p]
-	}
+	posBefore := starts(nf, k, func(_, lo, hi int) (size int) {
+		for f := lo; f < hi; f++ {
+			if vars := m.FactorVars(f); len(vars) == 2 {
+				size += m.NumLabels(int(vars[0])) + m.NumLabels(int(vars[1]))
+			}
+		}
+		return size
+	})
 	ne, pos := edgesBefore[k], posBefore[k]
 	factor, at, edgeOf = make([]int32, ne), make([]int, ne+1), make([]int32, nf)
 	errs := make([]error, k)
@@ -362,6 +365,18 @@ func spreadParts(n, k int, fn func(p, lo, hi int)) {
 	}
 	fn(0, 0, n/k)
 	wg.Wait()
+}
+
+// starts counts each of the k ranges of [0, n) that spreadParts cuts on its
+// own core, count(p, lo, hi) for the p-th, and returns where each range
+// starts with the counts laid end to end, the total last.
+func starts[T int | int32](n, k int, count func(p, lo, hi int) T) []T {
+	before := make([]T, k+1)
+	spreadParts(n, k, func(p, lo, hi int) { before[p+1] = count(p, lo, hi) })
+	for p := range k {
+		before[p+1] += before[p]
+	}
+	return before
 }
 
 // spreadErr is spread over an fn that stops at the first error of its range,

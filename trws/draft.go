@@ -50,16 +50,12 @@ func (s *Solver) messages() []float32 {
 func (s *Solver) edgeRanges() (k int, before []int32) {
 	ne := len(s.tail)
 	k = parts(ne)
-	before = make([]int32, k+1)
-	spreadParts(ne, k, func(p, lo, hi int) {
+	return k, starts(ne, k, func(_, lo, hi int) (size int32) {
 		for e := lo; e < hi; e++ {
-			before[p+1] += s.labels[s.head[e]] + s.labels[s.tail[e]]
+			size += s.labels[s.head[e]] + s.labels[s.tail[e]]
 		}
+		return size
 	})
-	for p := range k {
-		before[p+1] += before[p]
-	}
-	return k, before
 }
 
 // appendMessages appends edge e's two messages to msg, into the factor's first
