@@ -31,12 +31,25 @@ func (res *Result) Domains(m *model.Model) [][]int {
 	if !slices.ContainsFunc(res.Persistent, func(l int) bool { return l >= 0 }) {
 		return nil
 	}
-	d := make([][]int, m.NumVars())
+	size := 0
 	for v, l := range res.Persistent {
+		if size++; l < 0 {
+			size += m.NumLabels(v) - 1
+		}
+	}
+	d, all := make([][]int, m.NumVars()), make([]int, size) // the lists one after the other
+	for v, l := range res.Persistent {
+		k := 1
+		if l < 0 {
+			k = m.NumLabels(v)
+		}
+		d[v], all = all[:k:k], all[k:]
 		if l >= 0 {
-			d[v] = []int{l}
-		} else {
-			d[v] = allLabels(m.NumLabels(v))
+			d[v][0] = l
+			continue
+		}
+		for i := range d[v] {
+			d[v][i] = i
 		}
 	}
 	return d

@@ -395,3 +395,37 @@ func TestAStageThatEliminatesNothingIsCheckedWithoutItsProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestDomainsAreThePersistentLabelOrEveryLabel: the domains a partial result
+// leaves are its persistent label alone, every label elsewhere, each list of
+// its own (an append to one leaves its neighbour as it was), and nil when
+// nothing is persistent.
+func TestDomainsAreThePersistentLabelOrEveryLabel(t *testing.T) {
+	m := random.DensePairwise(random.New(16), 7, 4, 0.5)
+	persistent := []int{-1, 2, -1, 0, 1, -1, -1}
+	for v, l := range persistent {
+		if l >= m.NumLabels(v) {
+			persistent[v] = -1
+		}
+	}
+	d := (&persistency.Result{Persistent: persistent}).Domains(m)
+	for v, l := range persistent {
+		want := []int{l}
+		if l < 0 {
+			want = nil
+			for c := range m.NumLabels(v) {
+				want = append(want, c)
+			}
+		}
+		if !slices.Equal(d[v], want) {
+			t.Errorf("variable %d: domain %v, want %v", v, d[v], want)
+		}
+	}
+	d[0] = append(d[0], 99)
+	if d[1][0] != persistent[1] && persistent[1] >= 0 || slices.Contains(d[1], 99) {
+		t.Errorf("an append to variable 0's domain reached variable 1's: %v", d[1])
+	}
+	if none := (&persistency.Result{Persistent: []int{-1, -1, -1, -1, -1, -1, -1}}).Domains(m); none != nil {
+		t.Errorf("nothing persistent: domains %v, want nil", none)
+	}
+}
