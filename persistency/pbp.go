@@ -376,8 +376,18 @@ func Count(persistent []int) int {
 func Score(m *model.Model, persistent []int) (score, fraction float64) {
 	total, missing := 0.0, 0.0
 	count := 0
+	var logs [256]float64 // log k by label count k, found once (0: not yet; log 1 is 0 anyway)
 	for v, l := range persistent {
-		w := math.Log(float64(m.NumLabels(v)))
+		k := m.NumLabels(v)
+		var w float64
+		if k < len(logs) {
+			if logs[k] == 0 {
+				logs[k] = math.Log(float64(k))
+			}
+			w = logs[k]
+		} else {
+			w = math.Log(float64(k))
+		}
 		total += w
 		if l >= 0 {
 			count++

@@ -34,6 +34,8 @@ func TestPaperScore(t *testing.T) {
 		{"the 2-label variable and a 1-label one", m, []int{0, -1, -1, 0}, math.Log(2) / math.Log(6), 0.5},
 		{"every variable has one label, none persistent", build([]int{1, 1}), []int{-1, -1}, 1, 0},
 		{"no variables", build(nil), nil, 1, 1},
+		{"300 labels beside 3 and 2", build([]int{300, 3, 2, 300}), []int{5, -1, 1, -1},
+			1 - (math.Log(3)+math.Log(300))/(2*math.Log(300)+math.Log(6)), 0.5},
 	} {
 		s, f := persistency.Score(c.m, c.persistent)
 		if math.Abs(s-c.score) > 1e-12 || math.Abs(f-c.fraction) > 1e-12 {
