@@ -214,17 +214,18 @@ func (d *domains) decided() bool {
 func newDomains(m *model.Model, prior [][]int) (*domains, error) {
 	n := m.NumVars()
 	d := &domains{labels: make([][]int, n), fixed: make([][]bool, n), y: make([]int, n)}
-	var every [][]int // every label of k, one list shared by the variables of k labels (never written)
+	var every [256][]int // every label of k, one list shared by the variables of k < 256 labels (never written)
 	for v := range n {
 		k := m.NumLabels(v)
 		if prior == nil {
-			for len(every) <= k {
-				every = append(every, nil)
+			if k >= len(every) {
+				d.labels[v] = allLabels(k)
+			} else {
+				if every[k] == nil {
+					every[k] = allLabels(k)
+				}
+				d.labels[v] = every[k]
 			}
-			if every[k] == nil {
-				every[k] = allLabels(k)
-			}
-			d.labels[v] = every[k]
 		} else {
 			for i, l := range prior[v] {
 				if l < 0 || l >= k || (i > 0 && l <= prior[v][i-1]) {
