@@ -31,18 +31,19 @@ func (res *Result) Domains(m *model.Model) [][]int {
 	if !slices.ContainsFunc(res.Persistent, func(l int) bool { return l >= 0 }) {
 		return nil
 	}
+	alive := func(v, l int) int { // how many labels v keeps
+		if l >= 0 {
+			return 1
+		}
+		return m.NumLabels(v)
+	}
 	size := 0
 	for v, l := range res.Persistent {
-		if size++; l < 0 {
-			size += m.NumLabels(v) - 1
-		}
+		size += alive(v, l)
 	}
 	d, all := make([][]int, m.NumVars()), make([]int, size) // the lists one after the other
 	for v, l := range res.Persistent {
-		k := 1
-		if l < 0 {
-			k = m.NumLabels(v)
-		}
+		k := alive(v, l)
 		d[v], all = all[:k:k], all[k:]
 		if l >= 0 {
 			d[v][0] = l

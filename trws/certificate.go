@@ -226,22 +226,19 @@ func (c *Certificate) later(e int) int {
 func (c *Certificate) edges(m *model.Model) (factor []int32, at []int, edgeOf []int32, err error) {
 	nf := m.NumFactors()
 	k := parts(nf)
-	edgesBefore := starts(nf, k, func(_, lo, hi int) (edges int) {
+	posBefore := make([]int, k+1) // the ranges' message entries, summed as starts sums the edges
+	edgesBefore := starts(nf, k, func(p, lo, hi int) (edges int) {
 		for f := lo; f < hi; f++ {
-			if len(m.FactorVars(f)) == 2 {
+			if vars := m.FactorVars(f); len(vars) == 2 {
 				edges++
+				posBefore[p+1] += m.NumLabels(int(vars[0])) + m.NumLabels(int(vars[1]))
 			}
 		}
 		return edges
 	})
-	posBefore := starts(nf, k, func(_, lo, hi int) (size int) {
-		for f := lo; f < hi; f++ {
-			if vars := m.FactorVars(f); len(vars) == 2 {
-				size += m.NumLabels(int(vars[0])) + m.NumLabels(int(vars[1]))
-			}
-		}
-		return size
-	})
+	for p := range k {
+		posBefore[p+1] += posBefore[p]
+	}
 	ne, pos := edgesBefore[k], posBefore[k]
 	factor, at, edgeOf = make([]int32, ne), make([]int, ne+1), make([]int32, nf)
 	errs := make([]error, k)
