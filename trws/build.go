@@ -104,6 +104,8 @@ type Solver struct {
 	// Column strips side by side (pipeline.go): the grid's width (0: not a grid, or
 	// too small), the goroutines of this Solve, each block's part of the
 	// bound, the other goroutines' D and h.
+	grid        int // W where the nodes are a W×H grid numbered row by row (gridWidth), else 0
+	regions     int // the strips whose messages lie apart (layoutOrder), 0: the nodes' order
 	rowWidth    int
 	threads     int
 	crew        *crew // the other strips' goroutines during a Solve
@@ -324,18 +326,27 @@ func (s *Solver) entry(v float64) float32 {
 
 // finishGraph builds the adjacency, lays out the messages, and sizes γ and the
 // scratch buffers from the edge list. Messages are grouped by receiving node, in
-// adjacency order, so that a node reads all its incoming messages as one block. When
-// s.msg is nil the messages start at zero.
+// adjacency order, so that a node reads all its incoming messages as one block,
+// the nodes in layoutOrder. When s.msg is nil the messages start at zero.
 func (s *Solver) finishGraph() {
 	n, ne := s.n, len(s.tail)
 	headPos, tailPos := s.adjacency()
+	s.grid = s.gridWidth()
 	// Each node's incoming messages one block after the other, by ranges of
-	// nodes on every core: the ranges' sizes, summed, then each range's
+	// the layout on every core: the ranges' sizes, summed, then each range's
 	// offsets from its start.
+	order := s.layoutOrder()
+	node := func(q int) int32 {
+		if order == nil {
+			return int32(q)
+		}
+		return order[q]
+	}
 	s.ain, s.aout = make([]int32, 2*ne), make([]int32, 2*ne)
 	k := parts(n)
 	before := starts(n, k, func(_, lo, hi int) (size int32) {
-		for v := lo; v < hi; v++ {
+		for q := lo; q < hi; q++ {
+			v := node(q)
 			size += (s.astart[v+1] - s.astart[v]) * s.labels[v]
 		}
 		return size
@@ -343,7 +354,8 @@ func (s *Solver) finishGraph() {
 	s.gamma = make([]float32, n)
 	spreadParts(n, k, func(p, lo, hi int) {
 		size := before[p]
-		for v := lo; v < hi; v++ {
+		for q := lo; q < hi; q++ {
+			v := node(q)
 			for a := s.astart[v]; a < s.astart[v+1]; a++ {
 				s.ain[a] = size
 				size += s.labels[v]

@@ -8,3 +8,11 @@ func SmallRanges(n int) (undo func()) {
 	spreadMin, heavyMin = n, n
 	return func() { spreadMin, heavyMin = light, heavy }
 }
+
+// byStrips makes New lay grids out for n strips (layoutOrder), whatever the
+// cores; it returns what undoes it.
+func byStrips(n int) (undo func()) {
+	was := layoutStrips
+	layoutStrips = func() int { return n }
+	return func() { layoutStrips = was }
+}

@@ -53,7 +53,41 @@ func (s *Solver) setupPipeline() {
 	if p := s.unrolled(); s.n < pipeMin || !(s.tl2 || s.table2 || p != nil && p.forwardNodes != nil) {
 		return
 	}
-	s.rowWidth = s.gridWidth()
+	s.rowWidth = s.grid
+}
+
+// layoutStrips is how many strips layoutOrder lays a grid out for: a Solve's on
+// every core (tests set others).
+var layoutStrips = func() int { return runtime.GOMAXPROCS(0) }
+
+// layoutOrder is the order of the nodes whose incoming messages finishGraph
+// lays out one after the other: on a grid of more than one block a row, strip
+// by strip (each strip's nodes row by row) for the strips of a Solve on every
+// core, so that side by side they write stretches of memory of their own; nil,
+// the nodes' order, elsewhere. Row by row, each strip's row ended where the
+// next strip's began, and a core's hardware prefetcher read ahead into the
+// lines the other core was about to write: a 96×96 stereo grid's passes took
+// 25 ms on two cores, 20.5 laid out by strips (37 on one core either way).
+// Strips rather than blocks: tsukuba's six blocks made six streams, 9% slower.
+func (s *Solver) layoutOrder() []int32 {
+	w := s.grid
+	blocks := blocksOf(w)
+	regions := min(layoutStrips(), blocks)
+	if w == 0 || regions < 2 {
+		return nil
+	}
+	s.regions = regions
+	rows := s.n / w
+	order := make([]int32, 0, s.n)
+	for t := range regions {
+		c0, c1 := t*blocks/regions*w/blocks, (t+1)*blocks/regions*w/blocks
+		for r := range rows {
+			for v := r*w + c0; v < r*w+c1; v++ {
+				order = append(order, int32(v))
+			}
+		}
+	}
+	return order
 }
 
 // gridWidth is W where the nodes are a W×H grid numbered row by row (every

@@ -157,3 +157,97 @@ func TestACrewEndsWithItsSolve(t *testing.T) {
 	}
 	t.Fatalf("%d goroutines after the solves, %d before", runtime.NumGoroutine(), before)
 }
+
+// TestStripsWriteMemoryOfTheirOwn: on a grid of more than one block a row,
+// laid out for two strips or one a block, each strip's incoming messages are
+// one stretch of memory, the strips in order, each node's one run within it,
+// every entry of the messages some arc's; and the passes, in strips or whole,
+// give the same messages edge by edge and the same bounds as the nodes'
+// order, which a grid of one block a row keeps.
+func TestStripsWriteMemoryOfTheirOwn(t *testing.T) {
+	models := map[string]*model.Model{"spin glass 130×130": random.FrustratedGrid(random.New(71), 130, 130)}
+	if vector {
+		models["stereo 160×120"] = truncLinearGridAny(72, 160, 120, 16)
+		models["potts K=4 130×130"] = random.PottsGrid(random.New(73), 130, 130, 4)
+	}
+	for name, m := range models {
+		for _, strips := range []int{2, 3} {
+			undo := byStrips(strips)
+			s, err := New(m)
+			undo()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := s.grid
+			blocks := blocksOf(w)
+			if w == 0 || blocks < 3 || s.regions != strips {
+				t.Fatalf("%s: width %d, %d blocks a row, laid out for %d strips", name, w, blocks, s.regions)
+			}
+			owner := make([]int, len(s.msg)) // the arc+1 whose message holds each entry
+			end := int32(0)                  // where the strips so far end
+			for j := range strips {
+				c0, c1 := j*blocks/strips*w/blocks, (j+1)*blocks/strips*w/blocks
+				lo, hi := int32(len(s.msg)), int32(0)
+				for r := range s.n / w {
+					for v := r*w + c0; v < r*w+c1; v++ {
+						run := s.ain[s.astart[v]]
+						for a := s.astart[v]; a < s.astart[v+1]; a++ {
+							if s.ain[a] != run {
+								t.Fatalf("%s: node %d's messages are not one run", name, v)
+							}
+							for i := s.ain[a]; i < s.ain[a]+s.labels[v]; i++ {
+								if owner[i] != 0 {
+									t.Fatalf("%s: entry %d belongs to two arcs", name, i)
+								}
+								owner[i] = int(a) + 1
+							}
+							run += s.labels[v]
+						}
+						lo, hi = min(lo, s.ain[s.astart[v]]), max(hi, run)
+					}
+				}
+				if lo != end {
+					t.Fatalf("%s, %d strips: strip %d starts at %d, the strips before it end at %d", name, strips, j, lo, end)
+				}
+				end = hi
+			}
+			if int(end) != len(s.msg) || slices.Contains(owner, 0) {
+				t.Fatalf("%s: the strips cover %d of %d entries", name, end, len(s.msg))
+			}
+		}
+		for _, threads := range []int{1, 2} {
+			undo := byStrips(2)
+			a, _ := New(m)
+			byStrips(1)
+			b, _ := New(m)
+			undo()
+			if !slices.IsSorted(b.ain) || b.regions != 0 {
+				t.Fatalf("%s: laid out for one strip, the nodes are not in order", name)
+			}
+			a.threads, b.threads = threads, threads
+			for it := range 8 {
+				a.forward()
+				b.forward()
+				if la, lb := a.backward(false), b.backward(false); la != lb || !slices.Equal(a.messages(), b.messages()) {
+					t.Fatalf("%s, %d goroutines, iteration %d: bound %v against %v in the nodes' order, messages equal %v", name, threads, it, la, lb, slices.Equal(a.messages(), b.messages()))
+				}
+			}
+			// Saved in one layout, loaded into the other, and taken across.
+			if !b.LoadMessages(a.SaveMessages()) || !slices.Equal(a.messages(), b.messages()) {
+				t.Fatalf("%s: messages saved in one layout load into the other unlike", name)
+			}
+			undo = byStrips(3)
+			c, _ := New(m)
+			undo()
+			if !c.TakeMessages(a) || !slices.Equal(a.messages(), c.messages()) {
+				t.Fatalf("%s: messages taken from another layout differ", name)
+			}
+		}
+	}
+	undo := byStrips(2)
+	defer undo()
+	narrow, _ := New(random.FrustratedGrid(random.New(74), 64, 80))
+	if narrow.grid != 64 || narrow.layoutOrder() != nil {
+		t.Fatalf("a grid 64 wide: width %d, laid out in another order than the nodes'", narrow.grid)
+	}
+}

@@ -163,8 +163,9 @@ func (s *Solver) NumMessages() int { return len(s.msg) }
 
 // SaveMessages returns a copy of the solver's messages, to be loaded
 // (LoadMessages) into a new solver of the same model once this one has gone
-// on: the state of a solve kept at the price of one copy.
-func (s *Solver) SaveMessages() []float32 { return slices.Clone(s.msg) }
+// on: the state of a solve kept at the price of one copy. The copy is in a
+// certificate's order, whatever the solver's layout (layoutOrder).
+func (s *Solver) SaveMessages() []float32 { return s.messages() }
 
 // LoadMessages replaces the messages by saved, a SaveMessages of a solver of
 // the same nodes, labels and edges, and reports whether their count fits.
@@ -172,7 +173,18 @@ func (s *Solver) LoadMessages(saved []float32) bool {
 	if len(saved) != len(s.msg) {
 		return false
 	}
-	copy(s.msg, saved)
+	k, before := s.edgeRanges()
+	spreadParts(len(s.tail), k, func(p, lo, hi int) {
+		in := saved[before[p]:before[p+1]]
+		for e := lo; e < hi; e++ {
+			first, second := s.msgInto(int32(e), s.tail[e]), s.msgInto(int32(e), s.head[e])
+			if s.swap[e] {
+				first, second = second, first
+			}
+			in = in[copy(first, in):]
+			in = in[copy(second, in):]
+		}
+	})
 	return true
 }
 
@@ -301,6 +313,16 @@ func (s *Solver) TakeMessages(prev *Solver) bool {
 		!slices.Equal(s.tail, prev.tail) || !slices.Equal(s.head, prev.head) {
 		return false
 	}
-	copy(s.msg, prev.msg)
+	if s.regions == prev.regions {
+		copy(s.msg, prev.msg)
+		return true
+	}
+	// Laid out for other strips (built on another number of cores): edge by edge.
+	spread(len(s.tail), func(lo, hi int) {
+		for e := lo; e < hi; e++ {
+			copy(s.msgInto(int32(e), s.tail[e]), prev.msgInto(int32(e), prev.tail[e]))
+			copy(s.msgInto(int32(e), s.head[e]), prev.msgInto(int32(e), prev.head[e]))
+		}
+	})
 	return true
 }
