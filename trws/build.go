@@ -101,11 +101,13 @@ type Solver struct {
 	envZ     []float64
 	iters    int // iterations run so far (all calls)
 
-	// Column strips side by side (pipeline.go): the grid's width (0: not a grid, or
-	// too small), the goroutines of this Solve, each block's part of the
-	// bound, the other goroutines' D and h.
-	grid        int // W where the nodes are a W×H grid numbered row by row (gridWidth), else 0
-	regions     int // the strips whose messages lie apart (layoutOrder), 0: the nodes' order
+	// Column strips side by side (pipeline.go): the grid's width (gridWidth, 0:
+	// not a grid), the strips its messages are laid out for (layoutOrder, 0: the
+	// nodes' order), the width the passes run in strips (0: not a grid, or too
+	// small), the goroutines of this Solve, each block's part of the bound, the
+	// other goroutines' D and h.
+	grid        int
+	regions     int
 	rowWidth    int
 	threads     int
 	crew        *crew // the other strips' goroutines during a Solve
@@ -335,7 +337,8 @@ func (s *Solver) finishGraph() {
 	// Each node's incoming messages one block after the other, by ranges of
 	// the layout on every core: the ranges' sizes, summed, then each range's
 	// offsets from its start.
-	order := s.layoutOrder()
+	var order []int32
+	order, s.regions = s.layoutOrder()
 	node := func(q int) int32 {
 		if order == nil {
 			return int32(q)

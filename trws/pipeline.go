@@ -61,33 +61,39 @@ func (s *Solver) setupPipeline() {
 var layoutStrips = func() int { return runtime.GOMAXPROCS(0) }
 
 // layoutOrder is the order of the nodes whose incoming messages finishGraph
-// lays out one after the other: on a grid of more than one block a row, strip
-// by strip (each strip's nodes row by row) for the strips of a Solve on every
-// core, so that side by side they write stretches of memory of their own; nil,
-// the nodes' order, elsewhere. Row by row, each strip's row ended where the
+// lays out one after the other, and the strips it is laid out for: on a grid
+// of more than one block a row, strip by strip (each strip's nodes row by row)
+// for the strips of a Solve on every core, so that side by side they write
+// stretches of memory of their own; nil and 0, the nodes' order, elsewhere. Row by row, each strip's row ended where the
 // next strip's began, and a core's hardware prefetcher read ahead into the
 // lines the other core was about to write: a 96×96 stereo grid's passes took
 // 25 ms on two cores, 20.5 laid out by strips (37 on one core either way).
 // Strips rather than blocks: tsukuba's six blocks made six streams, 9% slower.
-func (s *Solver) layoutOrder() []int32 {
+func (s *Solver) layoutOrder() (order []int32, strips int) {
 	w := s.grid
 	blocks := blocksOf(w)
-	regions := min(layoutStrips(), blocks)
-	if w == 0 || regions < 2 {
-		return nil
+	strips = min(layoutStrips(), blocks)
+	if w == 0 || strips < 2 {
+		return nil, 0
 	}
-	s.regions = regions
 	rows := s.n / w
-	order := make([]int32, 0, s.n)
-	for t := range regions {
-		c0, c1 := t*blocks/regions*w/blocks, (t+1)*blocks/regions*w/blocks
+	order = make([]int32, 0, s.n)
+	for t := range strips {
+		b0, b1 := stripBlocks(t, strips, blocks)
+		c0, c1 := b0*w/blocks, b1*w/blocks
 		for r := range rows {
 			for v := r*w + c0; v < r*w+c1; v++ {
 				order = append(order, int32(v))
 			}
 		}
 	}
-	return order
+	return order, strips
+}
+
+// stripBlocks are the blocks [b0, b1) of strip t of strips, counted from the
+// left.
+func stripBlocks(t, strips, blocks int) (b0, b1 int) {
+	return t * blocks / strips, (t + 1) * blocks / strips
 }
 
 // gridWidth is W where the nodes are a W×H grid numbered row by row (every
@@ -155,7 +161,7 @@ func (s *Solver) pipelined(backward bool, pass func(t int, lo, hi int32) float64
 		if backward {
 			t = strips - 1 - g
 		}
-		b0, b1 := t*blocks/strips, (t+1)*blocks/strips
+		b0, b1 := stripBlocks(t, strips, blocks)
 		for i := range rows {
 			if t > 0 {
 				done[t-1].await(int32(i + 1))
